@@ -1,0 +1,3 @@
+use proc_macro::TokenStream;
+#[proc_macro_attribute]
+pub fn a2a_agent(_a: TokenStream, i: TokenStream) -> TokenStream { i }
