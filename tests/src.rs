@@ -1,1 +1,295 @@
+//! Shared helpers for the cross-crate tests: a server on a random 127.0.0.1 port, JSON-RPC and
+//! REST calls, an SSE reader, and a hand-written test agent covering every pipeline path.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
+use a2a_kit::context::TaskContext;
+use a2a_kit::error::{A2aError, SkillError};
+use a2a_kit::extract::{FromSkillRequest, History, SkillRequest, Text};
+use a2a_kit::protocol::{Artifact, Message, Part};
+use a2a_kit::reply::{IntoOutcome, Outcome};
+use a2a_kit_axum::A2a;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// A running server.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    /// Shuts the server down when dropped.
+    _task: tokio::task::JoinHandle<()>,
+    /// The service behind it.
+    pub service: a2a_kit::server::AgentService,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self._task.abort();
+    }
+}
+
+/// Serve `a2a` on a random port.
+pub async fn serve(a2a: A2a) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let a2a = a2a.public_url(base.clone());
+    let service = a2a.service();
+    let app = a2a.into_router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    TestServer { base, _task: task, service }
+}
+
+/// Serve the [`TestAgent`] with default settings.
+pub async fn serve_test_agent() -> TestServer {
+    serve(A2a::new(TestAgent).with_builder(|b| {
+        b.push_notifications(true).execution(a2a_kit::runtime::ExecutionConfig {
+            cancel_grace: Duration::from_millis(300),
+            ..Default::default()
+        })
+    }))
+    .await
+}
+
+/// A reqwest client.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("client")
+}
+
+/// POST a JSON-RPC request; returns the whole response envelope.
+pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    client()
+        .post(base)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
+/// A user message with one text part and a fresh id.
+pub fn user_text(text: &str) -> Value {
+    json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+/// A user text message sent to skill `skill`.
+pub fn to_skill(skill: &str, text: &str) -> Value {
+    let mut m = user_text(text);
+    m["metadata"] = json!({"skillId": skill});
+    m
+}
+
+/// A fresh id.
+pub fn uuid() -> String {
+    format!("m-{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos())
+}
+
+/// One SSE event: its `id:` and its parsed `data:`.
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    /// `id:`
+    pub id: String,
+    /// `data:` as JSON.
+    pub data: Value,
+}
+
+/// Read SSE events from a response until the server closes it or `max` events arrived.
+pub async fn read_sse(resp: reqwest::Response, max: usize) -> Vec<SseEvent> {
+    use eventsource_stream::Eventsource;
+    let mut stream = resp.bytes_stream().eventsource();
+    let mut out = Vec::new();
+    while out.len() < max {
+        match tokio::time::timeout(Duration::from_secs(20), stream.next()).await {
+            Ok(Some(Ok(ev))) => out.push(SseEvent {
+                id: ev.id,
+                data: serde_json::from_str(&ev.data).expect("SSE data is JSON"),
+            }),
+            Ok(Some(Err(e))) => panic!("SSE error: {e}"),
+            Ok(None) => break,
+            Err(_) => panic!("SSE stream stalled"),
+        }
+    }
+    out
+}
+
+/// POST a streaming JSON-RPC request; returns the raw response.
+pub async fn rpc_stream(base: &str, method: &str, params: Value, last_event_id: Option<&str>) -> reqwest::Response {
+    let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
+    let mut req = client().post(base).header("A2A-Version", "1.0").json(&body);
+    if let Some(id) = last_event_id {
+        req = req.header("Last-Event-ID", id);
+    }
+    req.send().await.expect("send")
+}
+
+/// The StreamResponse key of a JSON-RPC SSE event (`task`, `statusUpdate`, ...).
+pub fn kind(ev: &Value) -> &str {
+    let r = &ev["result"];
+    ["task", "message", "statusUpdate", "artifactUpdate"].into_iter().find(|k| r.get(*k).is_some()).unwrap_or("?")
+}
+
+/// The state carried by a JSON-RPC SSE event, if any.
+pub fn state_of(ev: &Value) -> Option<String> {
+    let r = &ev["result"];
+    r["task"]["status"]["state"]
+        .as_str()
+        .or_else(|| r["statusUpdate"]["status"]["state"].as_str())
+        .map(str::to_string)
+}
+
+/// Poll GetTask until `pred` holds (bounded).
+pub async fn wait_task(base: &str, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..400 {
+        let r = rpc(base, "GetTask", json!({"id": id})).await;
+        if pred(&r["result"]) {
+            return r["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} never reached the expected state");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// A hand-written agent with one skill per pipeline path.
+pub struct TestAgent;
+
+macro_rules! skills {
+    ($($id:literal => $desc:literal),* $(,)?) => {
+        &[$(SkillInfo::new($id, $desc)),*]
+    };
+}
+
+static TEST_SKILLS: [SkillInfo; 12] = {
+    let s: &[SkillInfo] = skills![
+        "echo" => "Echo the text.",
+        "slow" => "Sleep for the number of milliseconds given, honouring cancellation.",
+        "stubborn" => "Sleep 30 s, ignoring cancellation.",
+        "chunks" => "Stream N chunks of one artifact.",
+        "ask" => "Ask a question with ctx.ask, then echo the reply.",
+        "stateless" => "Return input_required until the history has 3 messages.",
+        "panic" => "Panic.",
+        "fail" => "Return an error.",
+        "reject" => "Reject the task.",
+        "direct" => "Answer with a direct message.",
+        "status" => "Send three status updates, then complete.",
+        "auth" => "Require auth, then complete.",
+    ];
+    let mut out = [SkillInfo::new("", ""); 12];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = s[i];
+        i += 1;
+    }
+    out[9].direct_message = true;
+    out
+};
+
+static TEST_INFO: AgentInfo = AgentInfo {
+    name: "Test Agent",
+    description: "Exercises every pipeline path.",
+    version: "0.0.1",
+    provider: None,
+    documentation_url: None,
+    icon_url: None,
+    default_input_modes: &["text/plain"],
+    default_output_modes: &["text/plain"],
+    streaming: true,
+    push_notifications: false,
+    skills: &TEST_SKILLS,
+};
+
+fn arg<T: FromSkillRequest>(skill: &str, req: &SkillRequest) -> Result<T, A2aError> {
+    T::from_request(req).map_err(|e| e.into_a2a(skill))
+}
+
+impl Agent for TestAgent {
+    fn info(&self) -> &'static AgentInfo {
+        &TEST_INFO
+    }
+
+    fn prepare(self: Arc<Self>, skill: &str, req: &SkillRequest) -> Result<SkillCall, A2aError> {
+        let ctx: TaskContext = req.context().clone();
+        Ok(match skill {
+            "echo" => {
+                let Text(t) = arg(skill, req)?;
+                SkillCall::new(async move { t.into_outcome() })
+            }
+            "slow" => {
+                let Text(t) = arg(skill, req)?;
+                let ms: u64 = t.trim().parse().map_err(|_| A2aError::invalid_field("message.parts[0].text", "a number of milliseconds"))?;
+                SkillCall::new(async move {
+                    tokio::select! {
+                        _ = ctx.cancelled() => SkillError::Canceled.into(),
+                        _ = tokio::time::sleep(Duration::from_millis(ms)) => Outcome::completed(format!("slept {ms}")),
+                    }
+                })
+            }
+            "stubborn" => SkillCall::new(async move {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Outcome::completed("done anyway")
+            }),
+            "chunks" => {
+                let Text(t) = arg(skill, req)?;
+                let n: usize = t.trim().parse().unwrap_or(3);
+                SkillCall::new(async move {
+                    let mut w = ctx.artifact_writer("chunks");
+                    for i in 0..n {
+                        let r = if i + 1 == n { w.write_last(format!("c{i} ")).await } else { w.write(format!("c{i} ")).await };
+                        if let Err(e) = r {
+                            return e.into();
+                        }
+                    }
+                    Outcome::done()
+                })
+            }
+            "ask" => SkillCall::new(async move {
+                match ctx.ask::<Text>("What is your name?").await {
+                    Ok(Text(name)) => Outcome::completed(format!("Hello, {name}")),
+                    Err(e) => e.into(),
+                }
+            }),
+            "stateless" => {
+                let History(h) = arg(skill, req)?;
+                let users = h.iter().filter(|m| m.role == a2a_kit::protocol::Role::User).count();
+                SkillCall::new(async move {
+                    if users < 3 { Outcome::input_required(format!("need more ({users}/3)")) } else { Outcome::completed(format!("got {users}")) }
+                })
+            }
+            "panic" => SkillCall::new(async move {
+                if ctx.task_id() != "never" {
+                    panic!("boom");
+                }
+                Outcome::done()
+            }),
+            "fail" => SkillCall::new(async move { Err::<String, _>(SkillError::failed("it broke")).into_outcome() }),
+            "reject" => SkillCall::new(async move { Outcome::rejected("not today") }),
+            "direct" => {
+                let Text(t) = arg(skill, req)?;
+                SkillCall::new(async move { Message::agent_text(format!("direct: {t}")).into_outcome() })
+            }
+            "status" => SkillCall::new(async move {
+                for i in 1..=3 {
+                    if let Err(e) = ctx.status(format!("step {i}")).await {
+                        return e.into();
+                    }
+                }
+                Outcome::artifact(Artifact::new(vec![Part::text("final")]).with_name("answer"))
+            }),
+            "auth" => SkillCall::new(async move {
+                match ctx.require_auth::<Message>("please sign in").await {
+                    Ok(_) => Outcome::completed("authorized"),
+                    Err(e) => e.into(),
+                }
+            }),
+            other => return Err(A2aError::invalid_params(format!("unknown skill {other}"))),
+        })
+    }
+}

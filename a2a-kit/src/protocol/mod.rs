@@ -1,1 +1,74 @@
-//! placeholder
+//! A2A v1.0 wire types, serialized exactly as ProtoJSON.
+//!
+//! Every message of `specification/a2a.proto` (package `lf.a2a.v1`) has a
+//! plain Rust struct here with the proto's snake_case field names, so they
+//! can be built with struct literals. Serde does the ProtoJSON mapping:
+//!
+//! - lowerCamelCase names on output; snake_case names are accepted on input.
+//! - Defaults of implicit-presence fields (`""`, `false`, `[]`, `{}`) are
+//!   omitted; `optional` fields are `Option`s, so an explicit `0`/`false`
+//!   survives. Required strings and required arrays are always written.
+//! - Enums are written as their proto names (`"TASK_STATE_WORKING"`) and read
+//!   from the name or the number.
+//! - `oneof`s are Rust enums written as `{"member": value}`; reading requires
+//!   exactly one member. There is no `kind` field in v1.0.
+//! - int32 fields accept numbers and numeric strings; timestamps are written
+//!   as UTC with milliseconds (`2025-10-28T10:30:00.000Z`); `Part.raw` is
+//!   standard base64 on output and any base64 flavour on input.
+//! - Unknown fields are ignored.
+//!
+//! ```
+//! use a2a_kit::protocol::{Task, TaskState};
+//!
+//! let json = r#"{
+//!     "id": "task-1",
+//!     "context_id": "ctx-1",
+//!     "status": { "state": "TASK_STATE_COMPLETED", "timestamp": "2025-10-28T12:30:00+02:00" },
+//!     "artifacts": [{ "artifactId": "a-1", "parts": [{ "text": "sunny" }] }],
+//!     "someFutureField": true
+//! }"#;
+//! let task: Task = serde_json::from_str(json)?;
+//! assert_eq!(task.status.state, TaskState::Completed);
+//! assert!(task.status.state.is_terminal());
+//! assert_eq!(task.artifacts[0].parts[0].as_text(), Some("sunny"));
+//!
+//! let out = serde_json::to_value(&task)?;
+//! assert_eq!(
+//!     out,
+//!     serde_json::json!({
+//!         "id": "task-1",
+//!         "contextId": "ctx-1",
+//!         "status": { "state": "TASK_STATE_COMPLETED", "timestamp": "2025-10-28T10:30:00.000Z" },
+//!         "artifacts": [{ "artifactId": "a-1", "parts": [{ "text": "sunny" }] }]
+//!     })
+//! );
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod card;
+mod message;
+mod part;
+mod push;
+mod requests;
+pub(crate) mod serde_util;
+mod stream;
+mod task;
+mod timestamp;
+
+pub use card::*;
+pub use message::*;
+pub use part::*;
+pub use push::*;
+pub use requests::*;
+pub use serde_util::ParseEnumError;
+pub use stream::*;
+pub use task::*;
+pub use timestamp::*;
+
+/// The protocol version this crate speaks, as written in `A2A-Version` and
+/// `AgentInterface.protocolVersion` (`Major.Minor` only, never a patch).
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// A `google.protobuf.Struct`: the JSON object used for all `metadata`,
+/// extension `params` and JWS `header` fields.
+pub type Metadata = serde_json::Map<String, serde_json::Value>;

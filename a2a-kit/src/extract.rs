@@ -1,0 +1,321 @@
+//! Skill arguments: anything that implements [`FromSkillRequest`].
+//!
+//! Extraction runs **before** a task is created, so a request whose parts do not fit a skill is
+//! answered with InvalidParams (naming the skill, the expected part and the serde path) and
+//! leaves nothing behind. Write your own extractor by implementing the trait:
+//!
+//! ```
+//! use a2a_kit::extract::{ExtractError, FromSkillRequest, SkillRequest};
+//!
+//! /// The caller's locale, from request metadata `locale` (default "en").
+//! struct Locale(String);
+//!
+//! impl FromSkillRequest for Locale {
+//!     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+//!         let locale = req
+//!             .metadata()
+//!             .and_then(|m| m.get("locale"))
+//!             .and_then(|v| v.as_str())
+//!             .unwrap_or("en");
+//!         Ok(Locale(locale.to_string()))
+//!     }
+//! }
+//! ```
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::TaskContext;
+use crate::protocol::{Message, Metadata as MetadataMap, Part, PartContent};
+
+/// What a skill is invoked with: the message, the request metadata, the task history and the
+/// task context.
+#[derive(Debug, Clone)]
+pub struct SkillRequest {
+    pub(crate) skill_id: String,
+    pub(crate) message: Message,
+    pub(crate) metadata: Option<MetadataMap>,
+    pub(crate) history: Vec<Message>,
+    pub(crate) context: TaskContext,
+}
+
+impl SkillRequest {
+    /// Build a request by hand (tests, custom executors).
+    pub fn new(skill_id: impl Into<String>, message: Message, context: TaskContext) -> Self {
+        SkillRequest {
+            skill_id: skill_id.into(),
+            history: vec![message.clone()],
+            message,
+            metadata: None,
+            context,
+        }
+    }
+
+    /// The skill being invoked.
+    pub fn skill_id(&self) -> &str {
+        &self.skill_id
+    }
+    /// The message that triggered this invocation.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+    /// Request-level metadata (`SendMessageRequest.metadata`), else the message's metadata.
+    pub fn metadata(&self) -> Option<&MetadataMap> {
+        self.metadata.as_ref().or(self.message.metadata.as_ref())
+    }
+    /// The task's history so far, including this message.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+    /// The task context handed to the skill.
+    pub fn context(&self) -> &TaskContext {
+        &self.context
+    }
+}
+
+/// An argument that cannot be extracted. Becomes InvalidParams, naming the skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractError {
+    /// What the skill expected, e.g. "a text part".
+    pub expected: String,
+    /// The field path where it went wrong (`message.parts[1].data.passengers[0].age`).
+    pub path: String,
+    /// Why.
+    pub detail: String,
+}
+
+impl ExtractError {
+    /// An error at `path`.
+    pub fn new(expected: impl Into<String>, path: impl Into<String>, detail: impl Into<String>) -> Self {
+        ExtractError { expected: expected.into(), path: path.into(), detail: detail.into() }
+    }
+
+    /// The protocol error for `skill`.
+    pub fn into_a2a(self, skill: &str) -> crate::error::A2aError {
+        let description = format!("skill `{skill}` expected {}: {}", self.expected, self.detail);
+        crate::error::A2aError::InvalidParams {
+            message: format!("invalid `{}`: {description}", self.path),
+            violations: vec![crate::error::FieldViolation { field: self.path, description }],
+        }
+    }
+}
+
+/// Turns a [`SkillRequest`] into a skill argument.
+///
+/// The macros call it once per argument, in order, before any task exists.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a skill argument",
+    label = "this argument is not an extractor",
+    note = "skill arguments must implement `a2a_kit::extract::FromSkillRequest`: use `Text`, `Data<T>`, `File`, `Parts`, `Message`, `Metadata<T>`, `History`, `TaskContext`, `Option<E>`, or implement the trait"
+)]
+pub trait FromSkillRequest: Sized + Send + 'static {
+    /// Extract the argument.
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError>;
+
+    /// The JSON Schema of the input this extractor reads, published in the agent card.
+    fn input_schema() -> Option<Value> {
+        None
+    }
+}
+
+/// All text parts of the message, joined with `\n`. Fails when the message has no text part.
+///
+/// ```
+/// # use a2a_kit::extract::Text;
+/// async fn greet(Text(name): Text) -> String { format!("Hello, {name}!") }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text(pub String);
+
+impl FromSkillRequest for Text {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        let texts: Vec<&str> = req.message.parts.iter().filter_map(|p| p.as_text()).collect();
+        if texts.is_empty() {
+            return Err(ExtractError::new(
+                "a text part",
+                "message.parts",
+                format!("the message has no text part (it has {})", describe_parts(&req.message.parts)),
+            ));
+        }
+        Ok(Text(texts.join("\n")))
+    }
+}
+
+/// Structured data: the first data part, deserialized into `T`. A text part holding JSON is
+/// accepted too, so plain-text clients can call typed skills. `T`'s JSON Schema is published
+/// in the card (see [`crate::agent::SKILL_SCHEMA_EXTENSION`]). As a return value, `Data<T>`
+/// becomes a data part.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Data<T>(pub T);
+
+impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillRequest for Data<T> {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        let expected = format!("a data part holding {}", T::schema_name());
+        let parts = &req.message.parts;
+        let (index, value) = match parts.iter().enumerate().find_map(|(i, p)| p.as_data().map(|d| (i, d.clone()))) {
+            Some(found) => found,
+            None => {
+                let json_text = parts.iter().enumerate().find_map(|(i, p)| {
+                    p.as_text().and_then(|t| serde_json::from_str::<Value>(t.trim()).ok()).map(|v| (i, v))
+                });
+                match json_text {
+                    Some(found) => found,
+                    None => {
+                        return Err(ExtractError::new(
+                            expected,
+                            "message.parts",
+                            format!("the message has no data part (it has {})", describe_parts(parts)),
+                        ));
+                    }
+                }
+            }
+        };
+        match serde_path_to_error::deserialize::<_, T>(value) {
+            Ok(v) => Ok(Data(v)),
+            Err(e) => {
+                let inner = e.path().to_string();
+                let path = if inner == "." {
+                    format!("message.parts[{index}].data")
+                } else {
+                    format!("message.parts[{index}].data.{inner}")
+                };
+                Err(ExtractError::new(expected, path, e.into_inner().to_string()))
+            }
+        }
+    }
+
+    fn input_schema() -> Option<Value> {
+        serde_json::to_value(schemars::schema_for!(T)).ok()
+    }
+}
+
+/// A file: the first `raw` or `url` part, with its media type and file name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// The bytes or the reference.
+    pub content: FileContent,
+    /// `mediaType` of the part.
+    pub media_type: Option<String>,
+    /// `filename` of the part.
+    pub filename: Option<String>,
+}
+
+/// Inline bytes or a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileContent {
+    /// `raw`: the decoded bytes.
+    Bytes(Vec<u8>),
+    /// `url`: where the content lives (the kit does not fetch it).
+    Url(String),
+}
+
+impl File {
+    fn from_part(p: &Part) -> Option<Self> {
+        let content = match &p.content {
+            PartContent::Raw(b) => FileContent::Bytes(b.clone()),
+            PartContent::Url(u) => FileContent::Url(u.clone()),
+            _ => return None,
+        };
+        Some(File { content, media_type: p.media_type.clone(), filename: p.filename.clone() })
+    }
+}
+
+impl FromSkillRequest for File {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        req.message.parts.iter().find_map(File::from_part).ok_or_else(|| {
+            ExtractError::new(
+                "a file part (raw or url)",
+                "message.parts",
+                format!("the message has no file part (it has {})", describe_parts(&req.message.parts)),
+            )
+        })
+    }
+}
+
+/// Every file part of the message (possibly none).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Files(pub Vec<File>);
+
+impl FromSkillRequest for Files {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(Files(req.message.parts.iter().filter_map(File::from_part).collect()))
+    }
+}
+
+/// All parts of the message, as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parts(pub Vec<Part>);
+
+impl FromSkillRequest for Parts {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(Parts(req.message.parts.clone()))
+    }
+}
+
+impl FromSkillRequest for Message {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(req.message.clone())
+    }
+}
+
+/// Request metadata deserialized into `T` (request-level metadata, else the message's; an
+/// absent map deserializes from `{}` so all-optional structs always extract).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Metadata<T>(pub T);
+
+impl<T: DeserializeOwned + Send + 'static> FromSkillRequest for Metadata<T> {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        let value = Value::Object(req.metadata().cloned().unwrap_or_default());
+        serde_path_to_error::deserialize::<_, T>(value).map(Metadata).map_err(|e| {
+            let inner = e.path().to_string();
+            let path = if inner == "." { "metadata".to_string() } else { format!("metadata.{inner}") };
+            ExtractError::new(
+                format!("metadata matching {}", std::any::type_name::<T>()),
+                path,
+                e.into_inner().to_string(),
+            )
+        })
+    }
+}
+
+/// The task's history so far, oldest first, including the current message.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct History(pub Vec<Message>);
+
+impl FromSkillRequest for History {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(History(req.history.clone()))
+    }
+}
+
+impl FromSkillRequest for TaskContext {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(req.context.clone())
+    }
+}
+
+/// An optional argument: `None` when the inner extractor fails.
+impl<T: FromSkillRequest> FromSkillRequest for Option<T> {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        Ok(T::from_request(req).ok())
+    }
+    fn input_schema() -> Option<Value> {
+        T::input_schema()
+    }
+}
+
+fn describe_parts(parts: &[Part]) -> String {
+    if parts.is_empty() {
+        return "no parts".into();
+    }
+    let kinds: Vec<&str> = parts
+        .iter()
+        .map(|p| match p.content {
+            PartContent::Text(_) => "text",
+            PartContent::Raw(_) => "raw",
+            PartContent::Url(_) => "url",
+            PartContent::Data(_) => "data",
+        })
+        .collect();
+    format!("parts: {}", kinds.join(", "))
+}

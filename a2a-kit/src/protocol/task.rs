@@ -1,0 +1,202 @@
+//! `Task`, its status and artifacts, and the two streaming update events.
+
+use serde::{Deserialize, Serialize};
+
+use super::serde_util::{de_opt_string, is_false, proto_enum};
+use super::{Message, Metadata, Part, Timestamp};
+
+proto_enum! {
+    /// Where a task is in its lifecycle; drives whether clients keep waiting.
+    pub enum TaskState {
+        /// Not set; never a valid state for a real task.
+        #[default]
+        Unspecified = 0 => "TASK_STATE_UNSPECIFIED",
+        /// Accepted, not started.
+        Submitted = 1 => "TASK_STATE_SUBMITTED",
+        /// Being processed.
+        Working = 2 => "TASK_STATE_WORKING",
+        /// Finished successfully (terminal).
+        Completed = 3 => "TASK_STATE_COMPLETED",
+        /// Finished with an error (terminal).
+        Failed = 4 => "TASK_STATE_FAILED",
+        /// Canceled before completion (terminal).
+        Canceled = 5 => "TASK_STATE_CANCELED",
+        /// Waiting for more input from the user (interrupted).
+        InputRequired = 6 => "TASK_STATE_INPUT_REQUIRED",
+        /// The agent declined the task (terminal).
+        Rejected = 7 => "TASK_STATE_REJECTED",
+        /// Waiting for the client to authenticate (interrupted).
+        AuthRequired = 8 => "TASK_STATE_AUTH_REQUIRED",
+    }
+}
+
+impl TaskState {
+    /// True once the task can no longer change: completed, failed, canceled or rejected.
+    pub const fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
+    }
+
+    /// True when the task is paused waiting on the client (input or auth required).
+    pub const fn is_interrupted(self) -> bool {
+        matches!(self, Self::InputRequired | Self::AuthRequired)
+    }
+}
+
+/// A task's state at a point in time, optionally with an explanatory message.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    /// The lifecycle state.
+    #[serde(default)]
+    pub state: TaskState,
+    /// Agent note for this state (a question for INPUT_REQUIRED, a reason for FAILED, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// When the status was recorded; ListTasks sorts and filters on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<Timestamp>,
+}
+
+impl TaskStatus {
+    /// A status in `state`, stamped with the current time.
+    pub fn new(state: TaskState) -> Self {
+        Self {
+            state,
+            message: None,
+            timestamp: Some(Timestamp::now()),
+        }
+    }
+
+    /// Attaches an explanatory message.
+    #[must_use]
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.message = Some(message);
+        self
+    }
+}
+
+/// The unit of work in A2A: its status, its outputs, and the conversation so far.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    /// Server-generated identifier.
+    #[serde(default)]
+    pub id: String,
+    /// The conversation this task belongs to; `""` means unset.
+    #[serde(
+        alias = "context_id",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub context_id: String,
+    /// Current status; required, so a missing `status` is an error.
+    pub status: TaskStatus,
+    /// Outputs produced so far.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<Artifact>,
+    /// Messages exchanged during the task (possibly trimmed by `historyLength`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Message>,
+    /// Free-form data for extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// An output of a task (a document, an image, structured data), built from parts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Unique within the task; streaming chunks of one artifact share it.
+    #[serde(alias = "artifact_id", default)]
+    pub artifact_id: String,
+    /// Human-readable name.
+    #[serde(
+        default,
+        deserialize_with = "de_opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub name: Option<String>,
+    /// Human-readable description.
+    #[serde(
+        default,
+        deserialize_with = "de_opt_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub description: Option<String>,
+    /// The content; required on the wire, so a missing `parts` is an error.
+    pub parts: Vec<Part>,
+    /// Free-form data for extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// URIs of the extensions that contributed to this artifact.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+}
+
+impl Artifact {
+    /// An artifact with a fresh UUID v4 id.
+    pub fn new(parts: Vec<Part>) -> Self {
+        Self {
+            artifact_id: uuid::Uuid::new_v4().to_string(),
+            parts,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the human-readable name.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Sets the human-readable description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// Streamed when a task's status changes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// The task that changed.
+    #[serde(alias = "task_id", default)]
+    pub task_id: String,
+    /// The task's context.
+    #[serde(alias = "context_id", default)]
+    pub context_id: String,
+    /// The new status; required, so a missing `status` is an error.
+    pub status: TaskStatus,
+    /// Free-form data for extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// Streamed when an artifact is produced, or a chunk of it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// The task that produced the artifact.
+    #[serde(alias = "task_id", default)]
+    pub task_id: String,
+    /// The task's context.
+    #[serde(alias = "context_id", default)]
+    pub context_id: String,
+    /// The artifact or chunk; required, so a missing `artifact` is an error.
+    pub artifact: Artifact,
+    /// Add these parts to the artifact already sent under the same id.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub append: bool,
+    /// This is the artifact's final chunk.
+    #[serde(alias = "last_chunk", default, skip_serializing_if = "is_false")]
+    pub last_chunk: bool,
+    /// Free-form data for extensions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}

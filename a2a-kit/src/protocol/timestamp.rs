@@ -1,0 +1,107 @@
+//! `google.protobuf.Timestamp` as the A2A spec narrows it: UTC, `Z`, milliseconds.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Timelike, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+
+/// A point in time as A2A puts it on the wire (`2025-10-28T10:30:00.000Z`).
+///
+/// The spec asks for UTC with millisecond precision, so values are kept at
+/// millisecond precision everywhere ([`Timestamp::now`], `From`, parsing):
+/// a value read back from JSON then compares equal to the one written.
+/// Input with any RFC 3339 offset is accepted and converted to UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+/// Returned when a string is not an RFC 3339 timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid timestamp `{value}`: expected RFC 3339, e.g. `2025-10-28T10:30:00.000Z`")]
+pub struct ParseTimestampError {
+    value: String,
+}
+
+impl ParseTimestampError {
+    /// The rejected input, so callers can echo it back in their own errors.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+/// Drops sub-millisecond digits, which the wire format cannot carry.
+fn truncate_to_millis(dt: DateTime<Utc>) -> DateTime<Utc> {
+    let nanos = dt.nanosecond();
+    dt.with_nanosecond(nanos - nanos % 1_000_000).unwrap_or(dt)
+}
+
+impl Timestamp {
+    /// The current time, at wire precision, for status and event timestamps.
+    pub fn now() -> Self {
+        Self(truncate_to_millis(Utc::now()))
+    }
+
+    /// The underlying `chrono` value, for arithmetic and comparisons.
+    pub fn as_datetime(&self) -> &DateTime<Utc> {
+        &self.0
+    }
+}
+
+impl From<DateTime<Utc>> for Timestamp {
+    /// Truncates to milliseconds so the value survives a JSON round trip.
+    fn from(dt: DateTime<Utc>) -> Self {
+        Self(truncate_to_millis(dt))
+    }
+}
+
+impl From<Timestamp> for DateTime<Utc> {
+    fn from(ts: Timestamp) -> Self {
+        ts.0
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// Writes the wire form: UTC, exactly three fractional digits, `Z`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = ParseTimestampError;
+
+    /// Accepts any RFC 3339 timestamp (any offset, any precision).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|dt| Self::from(dt.with_timezone(&Utc)))
+            .map_err(|_| ParseTimestampError {
+                value: s.to_owned(),
+            })
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TimestampVisitor;
+
+        impl de::Visitor<'_> for TimestampVisitor {
+            type Value = Timestamp;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an RFC 3339 timestamp string")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+
+        d.deserialize_str(TimestampVisitor)
+    }
+}

@@ -1,0 +1,279 @@
+//! Skill return values: anything that implements [`IntoOutcome`] (and, for `#[streaming]`
+//! skills, stream items that implement [`IntoChunk`]).
+//!
+//! | returned | task ends |
+//! |---|---|
+//! | `String`, `&'static str`, `Part`, `Vec<Part>`, `Data<T>`, `Artifact` | COMPLETED, content in an artifact |
+//! | `()` | COMPLETED, no artifact |
+//! | `Message` | no task: a direct Message reply |
+//! | [`Outcome`] | as built: completed / input_required / auth_required / rejected / failed |
+//! | `Result<T, E>` | `Ok` as `T`; `Err` FAILED with the error's text, or REJECTED / CANCELED through [`SkillError`] |
+//!
+//! ```
+//! use a2a_kit::reply::{IntoOutcome, Outcome};
+//! let done = "all good".to_string().into_outcome();
+//! assert!(done.is_completed());
+//! let ask = Outcome::input_required("Which city?");
+//! assert!(!ask.is_completed());
+//! ```
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::SkillError;
+use crate::extract::Data;
+use crate::protocol::{Artifact, Message, Part, TaskState};
+
+/// How a skill invocation ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub(crate) kind: OutcomeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OutcomeKind {
+    /// COMPLETED; content (if any) becomes an artifact unless one was produced already.
+    Completed { content: Content, status_text: Option<String> },
+    /// INPUT_REQUIRED or AUTH_REQUIRED with this agent message.
+    Interrupted { state: TaskState, parts: Vec<Part> },
+    /// REJECTED / FAILED / CANCELED with a reason.
+    Ended { state: TaskState, reason: Option<String> },
+    /// A direct reply: no task.
+    Message(Message),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Content {
+    None,
+    Parts(Vec<Part>),
+    Artifact(Artifact),
+}
+
+impl Outcome {
+    /// COMPLETED with this content as the task's artifact.
+    pub fn completed(content: impl IntoParts) -> Self {
+        match content.into_parts() {
+            Ok(parts) if parts.is_empty() => Outcome::done(),
+            Ok(parts) => Outcome {
+                kind: OutcomeKind::Completed { content: Content::Parts(parts), status_text: None },
+            },
+            Err(e) => e.into(),
+        }
+    }
+
+    /// COMPLETED with no further content (artifacts already produced through the context).
+    pub fn done() -> Self {
+        Outcome { kind: OutcomeKind::Completed { content: Content::None, status_text: None } }
+    }
+
+    /// COMPLETED with this artifact.
+    pub fn artifact(artifact: Artifact) -> Self {
+        Outcome { kind: OutcomeKind::Completed { content: Content::Artifact(artifact), status_text: None } }
+    }
+
+    /// INPUT_REQUIRED, asking this question. The next message for the task invokes the skill
+    /// again, with the whole history available through the `History` extractor.
+    pub fn input_required(question: impl IntoParts) -> Self {
+        Self::interrupted(TaskState::InputRequired, question)
+    }
+
+    /// AUTH_REQUIRED, explaining what is needed (the spec requires a task and an explanation).
+    pub fn auth_required(explanation: impl IntoParts) -> Self {
+        Self::interrupted(TaskState::AuthRequired, explanation)
+    }
+
+    fn interrupted(state: TaskState, content: impl IntoParts) -> Self {
+        match content.into_parts() {
+            Ok(parts) => Outcome { kind: OutcomeKind::Interrupted { state, parts } },
+            Err(e) => e.into(),
+        }
+    }
+
+    /// REJECTED: the agent declines the task.
+    pub fn rejected(reason: impl Into<String>) -> Self {
+        Outcome { kind: OutcomeKind::Ended { state: TaskState::Rejected, reason: Some(reason.into()) } }
+    }
+
+    /// FAILED with a reason.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Outcome { kind: OutcomeKind::Ended { state: TaskState::Failed, reason: Some(reason.into()) } }
+    }
+
+    /// A direct Message reply (no task is created).
+    pub fn message(message: Message) -> Self {
+        Outcome { kind: OutcomeKind::Message(message) }
+    }
+
+    /// Put this text in the COMPLETED status message (by default a text-only result is used).
+    pub fn with_status_text(mut self, text: impl Into<String>) -> Self {
+        if let OutcomeKind::Completed { status_text, .. } = &mut self.kind {
+            *status_text = Some(text.into());
+        }
+        self
+    }
+
+    /// Whether the task ends COMPLETED.
+    pub fn is_completed(&self) -> bool {
+        matches!(self.kind, OutcomeKind::Completed { .. })
+    }
+
+    /// The task state this outcome leads to (`None` for a direct message).
+    pub fn state(&self) -> Option<TaskState> {
+        match &self.kind {
+            OutcomeKind::Completed { .. } => Some(TaskState::Completed),
+            OutcomeKind::Interrupted { state, .. } | OutcomeKind::Ended { state, .. } => Some(*state),
+            OutcomeKind::Message(_) => None,
+        }
+    }
+}
+
+impl From<SkillError> for Outcome {
+    fn from(e: SkillError) -> Self {
+        match e {
+            SkillError::Failed(r) => Outcome::failed(r),
+            SkillError::Rejected(r) => Outcome::rejected(r),
+            SkillError::Canceled => Outcome { kind: OutcomeKind::Ended { state: TaskState::Canceled, reason: None } },
+        }
+    }
+}
+
+/// Content that becomes message or artifact parts.
+pub trait IntoParts {
+    /// The parts (an error when serialization fails).
+    fn into_parts(self) -> Result<Vec<Part>, SkillError>;
+}
+
+impl IntoParts for String {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        Ok(vec![Part::text(self)])
+    }
+}
+impl IntoParts for &str {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        Ok(vec![Part::text(self)])
+    }
+}
+impl IntoParts for Part {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        Ok(vec![self])
+    }
+}
+impl IntoParts for Vec<Part> {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        Ok(self)
+    }
+}
+impl<T: Serialize> IntoParts for Data<T> {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        let v = serde_json::to_value(&self.0)
+            .map_err(|e| SkillError::failed(format!("could not serialize the skill's result: {e}")))?;
+        Ok(vec![Part::data(v)])
+    }
+}
+
+/// A skill return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a skill",
+    label = "not a skill result",
+    note = "skills return `String`, `&'static str`, `Data<T>`, `Part`, `Vec<Part>`, `Artifact`, `Message`, `()`, `Outcome`, or `Result<T, E>` of those with `E: Into<SkillError>`"
+)]
+pub trait IntoOutcome: Send + 'static {
+    /// `true` when this type is a direct Message reply: the kit then creates no task.
+    const DIRECT_MESSAGE: bool = false;
+
+    /// The outcome.
+    fn into_outcome(self) -> Outcome;
+
+    /// The JSON Schema of the output, published in the card (for `Data<T>`).
+    fn output_schema() -> Option<Value> {
+        None
+    }
+}
+
+impl IntoOutcome for Outcome {
+    fn into_outcome(self) -> Outcome {
+        self
+    }
+}
+impl IntoOutcome for String {
+    fn into_outcome(self) -> Outcome {
+        Outcome::completed(self)
+    }
+}
+impl IntoOutcome for &'static str {
+    fn into_outcome(self) -> Outcome {
+        Outcome::completed(self)
+    }
+}
+impl IntoOutcome for Part {
+    fn into_outcome(self) -> Outcome {
+        Outcome::completed(self)
+    }
+}
+impl IntoOutcome for Vec<Part> {
+    fn into_outcome(self) -> Outcome {
+        Outcome::completed(self)
+    }
+}
+impl IntoOutcome for Artifact {
+    fn into_outcome(self) -> Outcome {
+        Outcome::artifact(self)
+    }
+}
+impl IntoOutcome for () {
+    fn into_outcome(self) -> Outcome {
+        Outcome::done()
+    }
+}
+impl IntoOutcome for Message {
+    const DIRECT_MESSAGE: bool = true;
+    fn into_outcome(self) -> Outcome {
+        Outcome::message(self)
+    }
+}
+impl<T: Serialize + schemars::JsonSchema + Send + 'static> IntoOutcome for Data<T> {
+    fn into_outcome(self) -> Outcome {
+        Outcome::completed(self)
+    }
+    fn output_schema() -> Option<Value> {
+        serde_json::to_value(schemars::schema_for!(T)).ok()
+    }
+}
+impl<T: IntoOutcome, E: Into<SkillError> + Send + 'static> IntoOutcome for Result<T, E> {
+    const DIRECT_MESSAGE: bool = T::DIRECT_MESSAGE;
+    fn into_outcome(self) -> Outcome {
+        match self {
+            Ok(v) => v.into_outcome(),
+            Err(e) => e.into().into(),
+        }
+    }
+    fn output_schema() -> Option<Value> {
+        T::output_schema()
+    }
+}
+
+/// An item of a `#[streaming]` skill's stream: one chunk of the skill's artifact.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a streaming skill's item",
+    label = "not a chunk",
+    note = "stream items are `String`, `&'static str`, `Part`, `Vec<Part>`, `Data<T>`, or `Result<T, E>` of those"
+)]
+pub trait IntoChunk: Send + 'static {
+    /// The chunk's parts, or the error that fails the task.
+    fn into_chunk(self) -> Result<Vec<Part>, SkillError>;
+}
+
+impl<T: IntoParts + Send + 'static> IntoChunk for T {
+    fn into_chunk(self) -> Result<Vec<Part>, SkillError> {
+        self.into_parts()
+    }
+}
+
+/// `Result` items: `Err` fails the task.
+pub type ChunkResult<T, E> = Result<T, E>;
+
+impl<T: IntoParts, E: Into<SkillError>> IntoParts for Result<T, E> {
+    fn into_parts(self) -> Result<Vec<Part>, SkillError> {
+        self.map_err(Into::into)?.into_parts()
+    }
+}

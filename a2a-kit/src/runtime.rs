@@ -1,0 +1,548 @@
+//! Execution: one spawned tokio task per running A2A task, owning the skill future and a
+//! cancellation token, writing every event through the [`TaskManager`](crate::store::TaskManager).
+//!
+//! Readers (blocking SendMessage, streams, SubscribeToTask) never receive events from the
+//! executor directly: they subscribe to a per-task doorbell, then read the store's event log
+//! after the last sequence number they saw. The store is the single source of truth, so a
+//! late, slow or reconnecting reader sees every event exactly once, in log order, and a slow
+//! reader can never hold events in memory for the others.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::json;
+use tokio::sync::{oneshot, watch};
+use tokio::task::AbortHandle;
+
+use crate::context::TaskContext;
+use crate::error::{A2aError, SkillError};
+use crate::protocol::{
+    Artifact, Message, Metadata, Part, Role, StreamResponse, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use crate::reply::{Content, Outcome, OutcomeKind};
+use crate::store::{EventRecord, Seq, StoreError, TaskManager, TaskView};
+
+/// Message metadata key marking working-state status messages.
+pub const STATUS_MESSAGE_KIND_KEY: &str = "kind";
+/// Its value.
+pub const STATUS_MESSAGE_KIND: &str = "status-message";
+
+/// How [`TaskContext::status`] texts travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusStyle {
+    /// A data part `{"type":"status-indicator","text":...}`, message metadata
+    /// `kind: "status-message"`. Clients that accumulate text parts never mix progress into
+    /// the answer.
+    #[default]
+    Indicator,
+    /// A text part, with the same metadata.
+    Text,
+    /// No message: a bare WORKING status update.
+    None,
+}
+
+/// What a [`StatusNarrator`] is told each time it is asked.
+#[derive(Debug, Clone)]
+pub struct NarrationContext {
+    /// The task.
+    pub task_id: String,
+    /// The skill running it.
+    pub skill_id: String,
+    /// Time since the skill started.
+    pub elapsed: Duration,
+    /// How many times the narrator has been asked for this task (from 1).
+    pub tick: u32,
+    /// The task's most recent status texts, read from the store (oldest first), so a narrator
+    /// can avoid repeating itself, even after a restart.
+    pub recent_statuses: Vec<String>,
+}
+
+/// Periodic progress narration: asked every [`ExecutionConfig::narration_interval`] while a
+/// skill runs, until it produces its first artifact or the task ends. `None` says nothing.
+///
+/// ```
+/// use a2a_kit::runtime::{NarrationContext, StatusNarrator};
+/// struct Elapsed;
+/// #[async_trait::async_trait]
+/// impl StatusNarrator for Elapsed {
+///     async fn narrate(&self, n: &NarrationContext) -> Option<String> {
+///         Some(format!("Still working ({}s)", n.elapsed.as_secs()))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait StatusNarrator: Send + Sync + 'static {
+    /// The next status text, or `None`.
+    async fn narrate(&self, n: &NarrationContext) -> Option<String>;
+}
+
+/// Knobs of the execution pipeline.
+#[derive(Clone)]
+pub struct ExecutionConfig {
+    /// How working-state status texts are sent.
+    pub status_style: StatusStyle,
+    /// How long a canceled skill may keep running before it is aborted.
+    pub cancel_grace: Duration,
+    /// Fail a skill that runs longer than this (`None`: no limit).
+    pub skill_timeout: Option<Duration>,
+    /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
+    /// terminal states). The spec contradicts itself here; closing is the default.
+    pub close_streams_on_auth_required: bool,
+    /// The narrator, if any.
+    pub narrator: Option<Arc<dyn StatusNarrator>>,
+    /// How often the narrator is asked.
+    pub narration_interval: Duration,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        ExecutionConfig {
+            status_style: StatusStyle::Indicator,
+            cancel_grace: Duration::from_secs(5),
+            skill_timeout: None,
+            close_streams_on_auth_required: true,
+            narrator: None,
+            narration_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+impl std::fmt::Debug for ExecutionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutionConfig")
+            .field("status_style", &self.status_style)
+            .field("cancel_grace", &self.cancel_grace)
+            .field("skill_timeout", &self.skill_timeout)
+            .field("narrator", &self.narrator.is_some())
+            .field("narration_interval", &self.narration_interval)
+            .finish()
+    }
+}
+
+/// Per-task doorbells: a watch channel carrying the last sequence number written.
+#[derive(Default)]
+pub(crate) struct EventBus {
+    bells: Mutex<HashMap<String, watch::Sender<Seq>>>,
+}
+
+pub(crate) struct BusSubscription {
+    bus: Arc<EventBus>,
+    task_id: String,
+    rx: Option<watch::Receiver<Seq>>,
+}
+
+impl BusSubscription {
+    async fn changed(&mut self) {
+        if let Some(rx) = &mut self.rx {
+            // The sender lives in the map while any receiver exists, so this only errs if the
+            // bus itself is gone; then there is nothing left to wait for.
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+impl Drop for BusSubscription {
+    fn drop(&mut self) {
+        drop(self.rx.take());
+        let mut bells = self.bus.bells.lock().unwrap_or_else(|p| p.into_inner());
+        if bells.get(&self.task_id).is_some_and(|tx| tx.receiver_count() == 0) {
+            bells.remove(&self.task_id);
+        }
+    }
+}
+
+impl EventBus {
+    pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> BusSubscription {
+        let mut bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
+        let rx = bells.entry(task_id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe();
+        BusSubscription { bus: self.clone(), task_id: task_id.to_string(), rx: Some(rx) }
+    }
+
+    pub(crate) fn notify(&self, task_id: &str, seq: Seq) {
+        let bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = bells.get(task_id) {
+            tx.send_replace(seq);
+        }
+    }
+}
+
+struct Running {
+    /// Distinguishes successive runs of one task (stateless multi-turn re-invokes the skill).
+    generation: u64,
+    cancel: tokio_util::sync::CancellationToken,
+    waiter: Option<oneshot::Sender<Message>>,
+    abort: Option<AbortHandle>,
+}
+
+/// The shared execution state behind an [`AgentService`](crate::server::AgentService).
+pub(crate) struct Runtime {
+    pub(crate) store: Arc<dyn TaskManager>,
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) config: ExecutionConfig,
+    running: Mutex<HashMap<String, Running>>,
+    generations: std::sync::atomic::AtomicU64,
+}
+
+/// Whether `event` ends a stream: terminal states, INPUT_REQUIRED, and AUTH_REQUIRED unless
+/// configured otherwise.
+pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bool {
+    match state {
+        Some(s) if s.is_terminal() => true,
+        Some(TaskState::InputRequired) => true,
+        Some(TaskState::AuthRequired) => close_on_auth,
+        _ => false,
+    }
+}
+
+impl Runtime {
+    pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
+        Runtime {
+            store,
+            bus: Arc::new(EventBus::default()),
+            config,
+            running: Mutex::new(HashMap::new()),
+            generations: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Append an event and ring the task's doorbell.
+    pub(crate) async fn emit(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+        let seq = self.store.append_event(task_id, event).await?;
+        self.bus.notify(task_id, seq);
+        Ok(seq)
+    }
+
+    /// Append a status update for the context's task.
+    pub(crate) async fn emit_status(
+        &self,
+        ctx: &TaskContext,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<Seq, SkillError> {
+        self.emit_status_for(&ctx.inner.task_id, &ctx.inner.context_id, state, message)
+            .await
+            .map_err(|e| match e {
+                StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => SkillError::Canceled,
+                other => SkillError::failed(other.to_string()),
+            })
+    }
+
+    pub(crate) async fn emit_status_for(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<Seq, StoreError> {
+        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: task_id.to_string(),
+            context_id: context_id.to_string(),
+            status: TaskStatus { state, message, timestamp: Some(crate::protocol::Timestamp::now()) },
+            metadata: None,
+        });
+        self.emit(task_id, event).await
+    }
+
+    /// An agent message for this task.
+    pub(crate) fn agent_message(task_id: &str, context_id: &str, parts: Vec<Part>) -> Message {
+        Message::agent(parts).with_task_id(task_id).with_context_id(context_id)
+    }
+
+    /// The working-state status message for `text`, per the configured style.
+    pub(crate) fn status_message(&self, ctx: &TaskContext, text: String) -> Option<Message> {
+        let part = match self.config.status_style {
+            StatusStyle::None => return None,
+            StatusStyle::Text => Part::text(text),
+            StatusStyle::Indicator => Part::data(json!({"type": "status-indicator", "text": text})),
+        };
+        let mut meta = Metadata::new();
+        meta.insert(STATUS_MESSAGE_KIND_KEY.into(), STATUS_MESSAGE_KIND.into());
+        Some(Self::agent_message(&ctx.inner.task_id, &ctx.inner.context_id, vec![part]).with_metadata(meta))
+    }
+
+    /// Run a skill future for `ctx`'s task in the background.
+    pub(crate) fn spawn(self: &Arc<Self>, ctx: TaskContext, fut: BoxFuture<'static, Outcome>, emit_working: bool) {
+        let task_id = ctx.inner.task_id.clone();
+        let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.running().insert(
+            task_id.clone(),
+            Running { generation, cancel: ctx.inner.cancel.clone(), waiter: None, abort: None },
+        );
+        let rt = self.clone();
+        let handle = tokio::spawn(async move {
+            if emit_working && rt.emit_status(&ctx, TaskState::Working, None).await.is_err() {
+                rt.forget(&ctx.inner.task_id, generation);
+                return;
+            }
+            let narration = rt.config.narrator.clone().map(|n| {
+                let (rt, ctx) = (rt.clone(), ctx.clone());
+                tokio::spawn(async move { rt.narrate(n, ctx).await })
+            });
+            let outcome = rt.run_guarded(fut).await;
+            if let Some(n) = narration {
+                n.abort();
+            }
+            // Leave the running set before the final event is visible, so a follow-up message
+            // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
+            rt.forget(&ctx.inner.task_id, generation);
+            rt.finish(&ctx, outcome).await;
+        });
+        if let Some(r) = self.running().get_mut(&task_id).filter(|r| r.generation == generation) {
+            r.abort = Some(handle.abort_handle());
+        }
+    }
+
+    fn forget(&self, task_id: &str, generation: u64) {
+        let mut running = self.running();
+        if running.get(task_id).is_some_and(|r| r.generation == generation) {
+            running.remove(task_id);
+        }
+    }
+
+    async fn run_guarded(&self, fut: BoxFuture<'static, Outcome>) -> Outcome {
+        let guarded = AssertUnwindSafe(fut).catch_unwind();
+        let result = match self.config.skill_timeout {
+            Some(limit) => match tokio::time::timeout(limit, guarded).await {
+                Ok(r) => r,
+                Err(_) => return Outcome::failed(format!("the skill timed out after {limit:?}")),
+            },
+            None => guarded.await,
+        };
+        result.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(panic = %what, "skill panicked");
+            Outcome::failed(format!("the skill panicked: {what}"))
+        })
+    }
+
+    /// Turn an outcome into the task's final (or interrupted) events.
+    pub(crate) async fn finish(&self, ctx: &TaskContext, outcome: Outcome) {
+        let (task_id, context_id) = (&ctx.inner.task_id, &ctx.inner.context_id);
+        let result = match outcome.kind {
+            OutcomeKind::Completed { content, status_text } => {
+                let mut final_text = status_text;
+                let artifact = match content {
+                    Content::None => None,
+                    Content::Artifact(a) => Some(a),
+                    Content::Parts(parts) => {
+                        if final_text.is_none() && parts.iter().all(|p| p.as_text().is_some()) {
+                            final_text = Some(parts.iter().filter_map(|p| p.as_text()).collect());
+                        }
+                        Some(Artifact::new(parts).with_name("result"))
+                    }
+                };
+                // Forced artifact: content returned without an artifact produced goes through
+                // the same artifact path a streaming skill uses.
+                let mut ok = true;
+                if let Some(a) = artifact {
+                    if !ctx.produced_artifact() || !a.parts.is_empty() {
+                        ok = ctx.emit_artifact(a, false, true).await.is_ok();
+                    }
+                }
+                if ok {
+                    let msg = final_text.map(|t| Self::agent_message(task_id, context_id, vec![Part::text(t)]));
+                    self.emit_status_for(task_id, context_id, TaskState::Completed, msg).await.map(|_| ())
+                } else {
+                    Ok(())
+                }
+            }
+            OutcomeKind::Interrupted { state, parts } => {
+                let msg = Self::agent_message(task_id, context_id, parts);
+                self.emit_status_for(task_id, context_id, state, Some(msg)).await.map(|_| ())
+            }
+            OutcomeKind::Ended { state, reason } => {
+                let msg = reason.map(|r| Self::agent_message(task_id, context_id, vec![Part::text(r)]));
+                self.emit_status_for(task_id, context_id, state, msg).await.map(|_| ())
+            }
+            OutcomeKind::Message(mut m) => {
+                m.task_id = Some(task_id.clone());
+                m.context_id = Some(context_id.clone());
+                m.role = Role::Agent;
+                self.emit_status_for(task_id, context_id, TaskState::Completed, Some(m)).await.map(|_| ())
+            }
+        };
+        match result {
+            Ok(()) | Err(StoreError::IllegalTransition(_)) | Err(StoreError::TaskNotFound(_)) => {}
+            Err(e) => tracing::error!(task_id, error = %e, "could not record the end of a task"),
+        }
+    }
+
+    async fn narrate(&self, narrator: Arc<dyn StatusNarrator>, ctx: TaskContext) {
+        let mut tick = 0u32;
+        let mut interval = tokio::time::interval(self.config.narration_interval);
+        interval.tick().await;
+        loop {
+            interval.tick().await;
+            if ctx.produced_artifact() || ctx.is_cancelled() {
+                return;
+            }
+            let Ok(Some(rec)) = self.store.get_task(&ctx.inner.task_id, TaskView::FULL).await else { return };
+            if rec.task.status.state != TaskState::Working {
+                if rec.task.status.state.is_terminal() {
+                    return;
+                }
+                continue;
+            }
+            tick += 1;
+            let recent: Vec<String> = rec.task.history.iter().filter_map(status_text).collect();
+            let recent = recent[recent.len().saturating_sub(5)..].to_vec();
+            let n = NarrationContext {
+                task_id: ctx.inner.task_id.clone(),
+                skill_id: ctx.inner.skill_id.clone(),
+                elapsed: ctx.elapsed(),
+                tick,
+                recent_statuses: recent.clone(),
+            };
+            if let Some(text) = narrator.narrate(&n).await {
+                if !recent.contains(&text) && !ctx.produced_artifact() && ctx.status(text).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Suspend a skill in `state` until the next message for its task arrives.
+    pub(crate) async fn wait_for_reply(
+        &self,
+        ctx: &TaskContext,
+        state: TaskState,
+        parts: Vec<Part>,
+    ) -> Result<Message, SkillError> {
+        let (tx, rx) = oneshot::channel();
+        // Register the waiter before the state change is visible, so a client that sees the
+        // interrupted state always finds someone to deliver its reply to.
+        match self.running().get_mut(&ctx.inner.task_id) {
+            Some(r) => r.waiter = Some(tx),
+            None => return Err(SkillError::Canceled),
+        }
+        let msg = Self::agent_message(&ctx.inner.task_id, &ctx.inner.context_id, parts);
+        if let Err(e) = self.emit_status(ctx, state, Some(msg)).await {
+            if let Some(r) = self.running().get_mut(&ctx.inner.task_id) {
+                r.waiter = None;
+            }
+            return Err(e);
+        }
+        tokio::select! {
+            reply = rx => reply.map_err(|_| SkillError::Canceled),
+            _ = ctx.cancelled() => Err(SkillError::Canceled),
+        }
+    }
+
+    /// Take the suspended skill's reply channel, if a skill is waiting on this task.
+    pub(crate) fn take_waiter(&self, task_id: &str) -> Option<oneshot::Sender<Message>> {
+        self.running().get_mut(task_id).and_then(|r| r.waiter.take())
+    }
+
+    /// Fire the task's cancellation token and abort it after the grace period.
+    pub(crate) fn signal_cancel(self: &Arc<Self>, task_id: &str) {
+        let (token, abort, generation) = match self.running().get_mut(task_id) {
+            Some(r) => {
+                r.waiter = None;
+                (r.cancel.clone(), r.abort.clone(), r.generation)
+            }
+            None => return,
+        };
+        token.cancel();
+        if let Some(abort) = abort {
+            let grace = self.config.cancel_grace;
+            let rt = self.clone();
+            let task_id = task_id.to_string();
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if !abort.is_finished() {
+                    tracing::warn!(task_id, "skill ignored cancellation; aborting it");
+                    abort.abort();
+                }
+                rt.forget(&task_id, generation);
+            });
+        }
+    }
+
+    /// Ids of tasks with a skill executing.
+    pub(crate) fn running_ids(&self) -> Vec<String> {
+        self.running().keys().cloned().collect()
+    }
+
+    /// Wait until the task reaches a terminal or interrupted state (after event `after`).
+    pub(crate) async fn wait_settled(&self, task_id: &str, after: Seq) -> Result<(), A2aError> {
+        let mut sub = self.bus.subscribe(task_id);
+        let mut last = after;
+        loop {
+            let events = self.store.events_after(task_id, last, 256).await?;
+            for ev in &events {
+                last = ev.seq;
+                let s = ev.event.state();
+                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+                    return Ok(());
+                }
+            }
+            if events.len() < 256 {
+                sub.changed().await;
+            }
+        }
+    }
+
+    /// The task's events after `after`, live, ending after an event that closes streams.
+    pub(crate) fn event_stream(
+        self: &Arc<Self>,
+        task_id: String,
+        after: Seq,
+    ) -> BoxStream<'static, Result<EventRecord, A2aError>> {
+        let rt = self.clone();
+        let close_on_auth = self.config.close_streams_on_auth_required;
+        Box::pin(async_stream::stream! {
+            let mut sub = rt.bus.subscribe(&task_id);
+            let mut last = after;
+            loop {
+                let events = match rt.store.events_after(&task_id, last, 256).await {
+                    Ok(e) => e,
+                    Err(e) => { yield Err(A2aError::from(e)); return; }
+                };
+                let n = events.len();
+                for ev in events {
+                    last = ev.seq;
+                    let closes = closes_stream(ev.event.state(), close_on_auth);
+                    yield Ok(ev);
+                    if closes { return; }
+                }
+                if n < 256 {
+                    sub.changed().await;
+                }
+            }
+        })
+    }
+}
+
+/// The text of a status message (indicator data part or text part), if `m` is one.
+pub(crate) fn status_text(m: &Message) -> Option<String> {
+    let is_status = m
+        .metadata
+        .as_ref()
+        .and_then(|md| md.get(STATUS_MESSAGE_KIND_KEY))
+        .is_some_and(|k| k == STATUS_MESSAGE_KIND);
+    if !is_status {
+        return None;
+    }
+    m.parts.iter().find_map(|p| {
+        p.as_text()
+            .map(str::to_string)
+            .or_else(|| p.as_data().and_then(|d| d.get("text")).and_then(|t| t.as_str()).map(str::to_string))
+    })
+}

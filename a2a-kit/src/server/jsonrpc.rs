@@ -1,0 +1,231 @@
+//! The JSON-RPC 2.0 binding: `POST` a request envelope, get a response envelope (or an SSE
+//! stream of envelopes for the two streaming methods).
+//!
+//! Decisions:
+//! - Errors travel with HTTP 200, as JSON-RPC over HTTP conventionally does; `error.data` is
+//!   the spec's array of `google.rpc.ErrorInfo` (plus `BadRequest` for field violations).
+//! - A Content-Type other than JSON is ContentTypeNotSupportedError (-32005), checked before
+//!   the body is parsed.
+//! - **Batch requests** (a JSON array) are InvalidRequest: A2A defines single calls only, and
+//!   two of its methods answer with a stream, which a batch cannot carry.
+//! - **Notifications** (no `id`) are InvalidRequest: every A2A method has a result the caller
+//!   needs (even Delete returns `{}`), so a call that cannot receive it is a client mistake.
+//!   `"id": null` is accepted as an id, as JSON-RPC 2.0 allows.
+//! - SSE `id:` lines carry the event's sequence number in its task's log, so a
+//!   `SubscribeToTask` with a `Last-Event-ID` header resumes after it.
+
+use bytes::Bytes;
+use futures::StreamExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{AgentService, BindingResponse, EventStream, is_json_content_type, sse};
+use crate::error::A2aError;
+
+/// The A2A 1.0 JSON-RPC methods.
+pub const METHODS: [&str; 11] = [
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
+];
+
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    method: Option<String>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// `Some(Value::Null)` for an explicit `"id": null`, `None` when absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+use serde::Deserialize;
+
+#[derive(Serialize)]
+struct Success<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    error: Value,
+}
+
+/// A success envelope.
+pub fn success<T: Serialize>(id: &Value, result: &T) -> Bytes {
+    match serde_json::to_vec(&Success { jsonrpc: "2.0", id, result }) {
+        Ok(v) => Bytes::from(v),
+        Err(e) => failure(id, &A2aError::Internal(format!("could not serialize the result: {e}"))),
+    }
+}
+
+/// An error envelope.
+pub fn failure(id: &Value, err: &A2aError) -> Bytes {
+    Bytes::from(serde_json::to_vec(&Failure { jsonrpc: "2.0", id, error: err.to_jsonrpc_error() }).unwrap_or_default())
+}
+
+fn error_response(id: &Value, err: &A2aError) -> BindingResponse {
+    BindingResponse::json(http::StatusCode::OK, failure(id, err))
+}
+
+fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
+    let text = raw.map(RawValue::get).unwrap_or("{}");
+    if !text.trim_start().starts_with('{') {
+        return Err(A2aError::invalid_field("params", "must be a JSON object (by-name parameters)"));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "params".to_string() } else { format!("params.{path}") };
+        A2aError::invalid_field(field, e.into_inner().to_string())
+    })
+}
+
+/// Handle one JSON-RPC request.
+pub async fn handle(
+    service: &AgentService,
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+    body: &[u8],
+) -> BindingResponse {
+    let null = Value::Null;
+    if !is_json_content_type(headers) {
+        let got = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+        return error_response(
+            &null,
+            &A2aError::ContentTypeNotSupported(format!(
+                "JSON-RPC requests must be sent as application/json, not `{got}`"
+            )),
+        );
+    }
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return error_response(&null, &A2aError::InvalidRequest("batch requests are not supported by A2A; send one request per call".into()));
+    }
+    let env: Envelope<'_> = match serde_json::from_slice(body) {
+        Ok(env) => env,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return error_response(&null, &A2aError::JsonParse(format!("request body is not valid JSON: {e}")));
+        }
+        Err(e) => {
+            return error_response(&null, &A2aError::InvalidRequest(format!("not a JSON-RPC 2.0 request: {e}")));
+        }
+    };
+    let Some(id) = env.id else {
+        return error_response(&null, &A2aError::InvalidRequest(
+            "`id` is required: A2A methods always return a result, so notifications are not supported".into(),
+        ));
+    };
+    if !matches!(id, Value::String(_) | Value::Number(_) | Value::Null) {
+        return error_response(&null, &A2aError::InvalidRequest("`id` must be a string, a number or null".into()));
+    }
+    if env.jsonrpc != Some("2.0") {
+        return error_response(&id, &A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()));
+    }
+    let Some(method) = env.method else {
+        return error_response(&id, &A2aError::InvalidRequest("`method` is required".into()));
+    };
+    if !METHODS.contains(&method.as_str()) {
+        let hint = if method.contains('/') { " (that is an A2A 0.3 method name; this agent speaks 1.0)" } else { "" };
+        return error_response(
+            &id,
+            &A2aError::MethodNotFound(format!("method `{method}` does not exist{hint}; A2A 1.0 methods are {}", METHODS.join(", "))),
+        );
+    }
+    let meta = match service.check_request(headers, query) {
+        Ok(m) => m,
+        Err(e) => return error_response(&id, &e),
+    };
+    let raw = env.params;
+    let result: Result<Bytes, A2aError> = match method.as_str() {
+        "SendMessage" => match params(raw) {
+            Ok(p) => service.send_message(p).await.map(|r| success(&id, &r)),
+            Err(e) => Err(e),
+        },
+        "SendStreamingMessage" => {
+            let stream = match params(raw) {
+                Ok(p) => service.send_streaming_message(p).await,
+                Err(e) => Err(e),
+            };
+            return match stream {
+                Ok(s) => BindingResponse::sse(sse_envelopes(id, s)).with_extensions(&meta),
+                Err(e) => error_response(&id, &e),
+            };
+        }
+        "SubscribeToTask" => {
+            let last = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+                Some(v) => match sse::parse_last_event_id(v) {
+                    Ok(n) => Some(n),
+                    Err(e) => return error_response(&id, &e),
+                },
+                None => None,
+            };
+            let stream = match params(raw) {
+                Ok(p) => service.subscribe_to_task(p, last).await,
+                Err(e) => Err(e),
+            };
+            return match stream {
+                Ok(s) => BindingResponse::sse(sse_envelopes(id, s)).with_extensions(&meta),
+                Err(e) => error_response(&id, &e),
+            };
+        }
+        "GetTask" => async { service.get_task(params(raw)?).await.map(|r| success(&id, &r)) }.await,
+        "ListTasks" => async { service.list_tasks(params(raw)?).await.map(|r| success(&id, &r)) }.await,
+        "CancelTask" => async { service.cancel_task(params(raw)?).await.map(|r| success(&id, &r)) }.await,
+        "CreateTaskPushNotificationConfig" => {
+            async { service.create_push_config(params(raw)?).await.map(|r| success(&id, &r)) }.await
+        }
+        "GetTaskPushNotificationConfig" => {
+            async { service.get_push_config(params(raw)?).await.map(|r| success(&id, &r)) }.await
+        }
+        "ListTaskPushNotificationConfigs" => {
+            async { service.list_push_configs(params(raw)?).await.map(|r| success(&id, &r)) }.await
+        }
+        "DeleteTaskPushNotificationConfig" => {
+            async { service.delete_push_config(params(raw)?).await.map(|()| success(&id, &serde_json::json!({}))) }.await
+        }
+        "GetExtendedAgentCard" => {
+            async { service.get_extended_agent_card(params(raw)?).await.map(|r| success(&id, &r)) }.await
+        }
+        _ => Err(A2aError::MethodNotFound(method.clone())),
+    };
+    match result {
+        Ok(body) => BindingResponse::json(http::StatusCode::OK, body).with_extensions(&meta),
+        Err(e) => error_response(&id, &e),
+    }
+}
+
+fn sse_envelopes(id: Value, events: EventStream) -> futures::stream::BoxStream<'static, Bytes> {
+    let frames = events.scan(false, move |done, item| {
+        if *done {
+            return futures::future::ready(None);
+        }
+        let frame = match item {
+            Ok(item) => sse::frame(item.seq, &success(&id, &item.event)),
+            Err(e) => {
+                *done = true;
+                sse::frame(None, &failure(&id, &e))
+            }
+        };
+        futures::future::ready(Some(frame))
+    });
+    sse::with_keep_alive(frames, sse::KEEP_ALIVE)
+}

@@ -1,0 +1,855 @@
+//! Binding-independent request handling: [`AgentService`] implements the 11 A2A operations;
+//! [`jsonrpc`] and [`rest`] map bytes to them; [`sse`] frames streams. No web framework types
+//! appear here (only the `http` crate's), so any framework can host an agent;
+//! `a2a-kit-axum` is the one we ship.
+
+pub mod jsonrpc;
+pub mod params;
+pub mod rest;
+pub mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+
+use crate::agent::{Agent, DynAgent, Route, RouteRequest, SkillRouter, explicit_skill_id, no_skill_error};
+use crate::context::TaskContext;
+use crate::error::A2aError;
+use crate::extract::SkillRequest;
+use crate::protocol::{
+    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Role,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskState, TaskStatus,
+};
+use crate::reply::OutcomeKind;
+use crate::runtime::{ExecutionConfig, Runtime};
+use crate::store::{InMemoryTaskManager, ListQuery, Seq, TaskManager, TaskView};
+
+pub use params::RequestMeta;
+
+/// One item of an event stream: the event and its sequence number in the task's log (the SSE
+/// `id:`). A direct-message stream has no sequence number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamItem {
+    /// Sequence number within the task's event log.
+    pub seq: Option<Seq>,
+    /// The event.
+    pub event: StreamResponse,
+}
+
+/// A stream of events for SendStreamingMessage / SubscribeToTask. An `Err` item ends it.
+pub type EventStream = BoxStream<'static, Result<StreamItem, A2aError>>;
+
+/// Hosts one agent: card, task lifecycle, streams, push configs.
+///
+/// ```
+/// # use a2a_kit::server::AgentService;
+/// # fn demo(agent: impl a2a_kit::agent::Agent) {
+/// let service = AgentService::builder(agent).public_url("http://127.0.0.1:3000").build();
+/// assert_eq!(service.card().supported_interfaces[0].url, "http://127.0.0.1:3000");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AgentService {
+    inner: Arc<ServiceInner>,
+}
+
+struct ServiceInner {
+    agent: DynAgent,
+    runtime: Arc<Runtime>,
+    router: Option<Arc<dyn SkillRouter>>,
+    card: AgentCard,
+    card_json: Bytes,
+    card_etag: String,
+    card_last_modified: String,
+    extended_card: Option<AgentCard>,
+    required_extensions: Vec<String>,
+    supported_extensions: Vec<String>,
+    streaming: bool,
+    push: bool,
+}
+
+/// Configures an [`AgentService`].
+#[must_use]
+pub struct AgentServiceBuilder {
+    agent: DynAgent,
+    public_url: String,
+    store: Option<Arc<dyn TaskManager>>,
+    execution: ExecutionConfig,
+    router: Option<Arc<dyn SkillRouter>>,
+    extended_card: Option<AgentCard>,
+    required_extensions: Vec<String>,
+    streaming: Option<bool>,
+    push: Option<bool>,
+    customize: Vec<Box<dyn FnOnce(&mut AgentCard) + Send>>,
+}
+
+impl AgentServiceBuilder {
+    /// The absolute URL clients reach the agent at (JSON-RPC there, HTTP+JSON below it).
+    /// Default `http://127.0.0.1:3000`.
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = url.into();
+        self
+    }
+    /// The task store (default: [`InMemoryTaskManager`] with default limits).
+    pub fn task_manager(mut self, store: impl TaskManager) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+    /// The task store, shared.
+    pub fn shared_task_manager(mut self, store: Arc<dyn TaskManager>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    /// Execution knobs (status style, cancel grace, timeouts, narration).
+    pub fn execution(mut self, config: ExecutionConfig) -> Self {
+        self.execution = config;
+        self
+    }
+    /// Routing step 5 (see [`crate::agent`]).
+    pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
+        self.router = Some(Arc::new(router));
+        self
+    }
+    /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`).
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+    /// Declare an extension as required: requests that do not activate it through
+    /// `A2A-Extensions` get ExtensionSupportRequiredError.
+    pub fn require_extension(mut self, uri: impl Into<String>) -> Self {
+        self.required_extensions.push(uri.into());
+        self
+    }
+    /// Override the streaming capability (default: the agent's).
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = Some(on);
+        self
+    }
+    /// Override the push notification capability (default: the agent's).
+    pub fn push_notifications(mut self, on: bool) -> Self {
+        self.push = Some(on);
+        self
+    }
+    /// Edit the card after the kit built it.
+    pub fn card(mut self, f: impl FnOnce(&mut AgentCard) + Send + 'static) -> Self {
+        self.customize.push(Box::new(f));
+        self
+    }
+
+    /// Build the service.
+    pub fn build(self) -> AgentService {
+        let info = self.agent.info();
+        let mut card = info.card(&self.public_url);
+        self.agent.customize_card(&mut card);
+        let streaming = self.streaming.unwrap_or(info.streaming);
+        let push = self.push.unwrap_or(info.push_notifications);
+        card.capabilities.streaming = Some(streaming);
+        card.capabilities.push_notifications = Some(push);
+        card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
+        for uri in &self.required_extensions {
+            match card.capabilities.extensions.iter_mut().find(|e| e.uri.as_deref() == Some(uri)) {
+                Some(e) => e.required = true,
+                None => card.capabilities.extensions.push(crate::protocol::AgentExtension {
+                    uri: Some(uri.clone()),
+                    description: None,
+                    required: true,
+                    params: None,
+                }),
+            }
+        }
+        for f in self.customize {
+            f(&mut card);
+        }
+        let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
+        let card_etag = format!("\"{:016x}\"", fnv1a(&card_json));
+        let card_last_modified = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        let supported_extensions =
+            card.capabilities.extensions.iter().filter_map(|e| e.uri.clone()).collect();
+        let store = self.store.unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        AgentService {
+            inner: Arc::new(ServiceInner {
+                agent: self.agent,
+                runtime: Arc::new(Runtime::new(store, self.execution)),
+                router: self.router,
+                card,
+                card_json,
+                card_etag,
+                card_last_modified,
+                extended_card: self.extended_card,
+                required_extensions: self.required_extensions,
+                supported_extensions,
+                streaming,
+                push,
+            }),
+        }
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+}
+
+impl AgentService {
+    /// Start configuring a service for `agent`.
+    pub fn builder(agent: impl Agent) -> AgentServiceBuilder {
+        Self::builder_arc(Arc::new(agent))
+    }
+
+    /// Start configuring a service for a shared agent.
+    pub fn builder_arc(agent: Arc<dyn Agent>) -> AgentServiceBuilder {
+        AgentServiceBuilder {
+            agent,
+            public_url: "http://127.0.0.1:3000".into(),
+            store: None,
+            execution: ExecutionConfig::default(),
+            router: None,
+            extended_card: None,
+            required_extensions: Vec::new(),
+            streaming: None,
+            push: None,
+            customize: Vec::new(),
+        }
+    }
+
+    /// The public agent card.
+    pub fn card(&self) -> &AgentCard {
+        &self.inner.card
+    }
+
+    /// The card as served (JSON bytes), its `ETag` and `Last-Modified` values.
+    pub fn card_document(&self) -> (&Bytes, &str, &str) {
+        (&self.inner.card_json, &self.inner.card_etag, &self.inner.card_last_modified)
+    }
+
+    /// The task store.
+    pub fn task_manager(&self) -> &Arc<dyn TaskManager> {
+        &self.inner.runtime.store
+    }
+
+    /// Validate the A2A service parameters of a request (version, extensions).
+    pub fn check_request(&self, headers: &http::HeaderMap, query: Option<&str>) -> Result<RequestMeta, A2aError> {
+        params::check(headers, query, &self.inner.required_extensions, &self.inner.supported_extensions)
+    }
+
+    fn rt(&self) -> &Arc<Runtime> {
+        &self.inner.runtime
+    }
+
+    // ----- SendMessage / SendStreamingMessage -----
+
+    /// SendMessage: blocking unless `configuration.returnImmediately`.
+    pub async fn send_message(&self, req: SendMessageRequest) -> Result<SendMessageResponse, A2aError> {
+        let history_length = validate_send(&req)?;
+        let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
+        let view = TaskView { history_length, include_artifacts: true };
+        match self.start(req).await? {
+            Started::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Started::Task { task_id, after } => {
+                if !return_immediately {
+                    self.rt().wait_settled(&task_id, after).await?;
+                }
+                Ok(SendMessageResponse::Task(self.read_task(&task_id, view).await?))
+            }
+        }
+    }
+
+    /// SendStreamingMessage: the Task first, then its events, closing on terminal and
+    /// interrupted states; a direct-message reply is exactly one Message.
+    pub async fn send_streaming_message(&self, req: SendMessageRequest) -> Result<EventStream, A2aError> {
+        if !self.inner.streaming {
+            return Err(A2aError::unsupported("streaming is not supported by this agent"));
+        }
+        validate_send(&req)?;
+        match self.start(req).await? {
+            Started::Message(m) => {
+                let item = StreamItem { seq: None, event: StreamResponse::Message(m) };
+                Ok(futures::stream::once(async move { Ok(item) }).boxed())
+            }
+            Started::Task { task_id, after: 0 } => Ok(self.log_stream(task_id, 0)),
+            Started::Task { task_id, after: _ } => self.snapshot_stream(&task_id).await,
+        }
+    }
+
+    fn log_stream(&self, task_id: String, after: Seq) -> EventStream {
+        self.rt()
+            .event_stream(task_id, after)
+            .map(|r| r.map(|rec| StreamItem { seq: Some(rec.seq), event: rec.event }))
+            .boxed()
+    }
+
+    /// A Task snapshot (its `seq` is the last event it reflects), then the live tail.
+    async fn snapshot_stream(&self, task_id: &str) -> Result<EventStream, A2aError> {
+        let rec = self
+            .rt()
+            .store
+            .get_task(task_id, TaskView::FULL)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let first = StreamItem { seq: Some(rec.last_seq), event: StreamResponse::Task(rec.task) };
+        let tail = self.log_stream(task_id.to_string(), rec.last_seq);
+        Ok(futures::stream::once(async move { Ok(first) }).chain(tail).boxed())
+    }
+
+    async fn read_task(&self, task_id: &str, view: TaskView) -> Result<Task, A2aError> {
+        self.rt()
+            .store
+            .get_task(task_id, view)
+            .await?
+            .map(|r| r.task)
+            .ok_or_else(|| A2aError::task_not_found(task_id))
+    }
+
+    /// Route, extract, create or continue the task, start the skill.
+    async fn start(&self, req: SendMessageRequest) -> Result<Started, A2aError> {
+        let SendMessageRequest { message, configuration, metadata, .. } = req;
+        let push_config = configuration.and_then(|c| c.task_push_notification_config);
+        if push_config.is_some() && !self.inner.push {
+            return Err(A2aError::PushNotificationNotSupported);
+        }
+        let started = match message.task_id.clone() {
+            Some(task_id) => self.continue_task(task_id, message, metadata).await?,
+            None => self.new_task(message, metadata).await?,
+        };
+        if let (Some(mut config), Started::Task { task_id, .. }) = (push_config, &started) {
+            config.task_id = Some(task_id.clone());
+            self.store_push_config(config).await?;
+        }
+        Ok(started)
+    }
+
+    async fn new_task(
+        &self,
+        mut message: Message,
+        metadata: Option<crate::protocol::Metadata>,
+    ) -> Result<Started, A2aError> {
+        let info = self.inner.agent.info();
+        let skill = match explicit_skill_id(&message, metadata.as_ref()) {
+            Some(id) => info
+                .skill(id)
+                .ok_or_else(|| no_skill_error(info, &format!("this agent has no skill `{id}`")))?,
+            None => match info.skills {
+                [only] => only,
+                skills => match skills.iter().find(|s| s.default) {
+                    Some(d) => d,
+                    None => {
+                        let route = match &self.inner.router {
+                            Some(r) => {
+                                r.route(RouteRequest { message: &message, metadata: metadata.as_ref(), skills })
+                                    .await
+                            }
+                            None => Route::NoMatch,
+                        };
+                        match route {
+                            Route::Skill(id) => info.skill(&id).ok_or_else(|| {
+                                A2aError::Internal(format!("the skill router chose `{id}`, which does not exist"))
+                            })?,
+                            Route::Reply(reply) => {
+                                let context_id = message.context_id.clone().unwrap_or_else(new_id);
+                                return Ok(Started::Message(direct_reply(reply, context_id)));
+                            }
+                            Route::NoMatch => {
+                                return Err(no_skill_error(info, "the message does not name a skill"));
+                            }
+                        }
+                    }
+                },
+            },
+        };
+        let context_id = message.context_id.clone().unwrap_or_else(new_id);
+        let task_id = new_id();
+        message.context_id = Some(context_id.clone());
+        let direct = skill.direct_message;
+        if !direct {
+            message.task_id = Some(task_id.clone());
+        }
+        let rt = (!direct).then(|| self.rt().clone());
+        let ctx = TaskContext::new(task_id.clone(), context_id.clone(), skill.id.to_string(), message.clone(), rt);
+        let sreq = SkillRequest {
+            skill_id: skill.id.to_string(),
+            message: message.clone(),
+            metadata,
+            history: vec![message.clone()],
+            context: ctx.clone(),
+        };
+        let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
+        drop(sreq);
+
+        if direct {
+            let outcome = AssertUnwindFuture(call.future).await;
+            if let OutcomeKind::Message(reply) = outcome.kind {
+                return Ok(Started::Message(direct_reply(reply, context_id)));
+            }
+            // A direct-message skill that failed: record the failure as a task.
+            message.task_id = Some(task_id.clone());
+            let ctx = TaskContext::new(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id.to_string(),
+                message.clone(),
+                Some(self.rt().clone()),
+            );
+            self.create_task(&task_id, &context_id, skill.id, message).await?;
+            self.rt().finish(&ctx, outcome).await;
+            return Ok(Started::Task { task_id, after: 0 });
+        }
+
+        self.create_task(&task_id, &context_id, skill.id, message).await?;
+        self.rt().spawn(ctx, call.future, true);
+        Ok(Started::Task { task_id, after: 0 })
+    }
+
+    async fn create_task(&self, task_id: &str, context_id: &str, skill_id: &str, message: Message) -> Result<(), A2aError> {
+        let task = Task {
+            id: task_id.to_string(),
+            context_id: context_id.to_string(),
+            status: TaskStatus::new(TaskState::Submitted),
+            artifacts: Vec::new(),
+            history: vec![message],
+            metadata: None,
+        };
+        self.rt().store.create_task(task, Some(skill_id.to_string())).await?;
+        Ok(())
+    }
+
+    async fn continue_task(
+        &self,
+        task_id: String,
+        mut message: Message,
+        metadata: Option<crate::protocol::Metadata>,
+    ) -> Result<Started, A2aError> {
+        let rt = self.rt();
+        let rec = rt
+            .store
+            .get_task(&task_id, TaskView::FULL)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+        let state = rec.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::unsupported(format!(
+                "task {task_id} is {} and cannot take more messages; start a new task in context {} \
+                 (list the old one in referenceTaskIds)",
+                state.as_str(),
+                rec.task.context_id
+            )));
+        }
+        match message.context_id.as_deref() {
+            Some(c) if c != rec.task.context_id => {
+                return Err(A2aError::invalid_field(
+                    "message.contextId",
+                    format!("task {task_id} belongs to context {}, not {c}", rec.task.context_id),
+                ));
+            }
+            _ => message.context_id = Some(rec.task.context_id.clone()),
+        }
+        let context_id = rec.task.context_id.clone();
+        let info = self.inner.agent.info();
+        let skill_id = rec.skill_id.clone().unwrap_or_default();
+        let after = rec.last_seq;
+
+        if state.is_interrupted() {
+            if let Some(waiter) = rt.take_waiter(&task_id) {
+                // A skill is suspended in `ask`: hand it the reply.
+                rt.store.add_message(&task_id, message.clone()).await?;
+                rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
+                // If the skill vanished meanwhile it was canceled, and the task says so.
+                let _ = waiter.send(message);
+                return Ok(Started::Task { task_id, after });
+            }
+            // Stateless multi-turn: invoke the task's skill again with the whole history.
+            let skill = info.skill(&skill_id).ok_or_else(|| {
+                A2aError::Internal(format!("task {task_id} belongs to skill `{skill_id}`, which no longer exists"))
+            })?;
+            let ctx = TaskContext::new(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id.to_string(),
+                message.clone(),
+                Some(rt.clone()),
+            );
+            let mut history = rec.task.history;
+            history.push(message.clone());
+            let sreq = SkillRequest {
+                skill_id: skill.id.to_string(),
+                message: message.clone(),
+                metadata,
+                history,
+                context: ctx.clone(),
+            };
+            let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
+            drop(sreq);
+            rt.store.add_message(&task_id, message).await?;
+            rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
+            rt.spawn(ctx, call.future, false);
+            return Ok(Started::Task { task_id, after });
+        }
+        // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
+        rt.store.add_message(&task_id, message).await?;
+        Ok(Started::Task { task_id, after })
+    }
+
+    // ----- Tasks -----
+
+    /// GetTask.
+    pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
+        require_id("id", &req.id)?;
+        let history_length = history_length("historyLength", req.history_length)?;
+        self.read_task(&req.id, TaskView { history_length, include_artifacts: true }).await
+    }
+
+    /// ListTasks.
+    pub async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
+        let page_size = match req.page_size {
+            None | Some(0) => 50,
+            Some(n @ 1..=100) => n as usize,
+            Some(n) => return Err(A2aError::invalid_field("pageSize", format!("must be between 1 and 100, got {n}"))),
+        };
+        let query = ListQuery {
+            context_id: req.context_id.filter(|c| !c.is_empty()),
+            status: req.status.filter(|s| *s != TaskState::Unspecified),
+            status_timestamp_after: req.status_timestamp_after,
+            page_size,
+            page_token: req.page_token.filter(|t| !t.is_empty()),
+            view: TaskView {
+                history_length: history_length("historyLength", req.history_length)?,
+                include_artifacts: req.include_artifacts.unwrap_or(false),
+            },
+        };
+        Ok(self.rt().store.list_tasks(&query).await?)
+    }
+
+    /// CancelTask: CANCELED is recorded at once (so a late COMPLETED can never overwrite it),
+    /// the skill's token fires, and a skill that ignores it is aborted after the grace period.
+    /// Canceling a terminal task (including a canceled one) is TaskNotCancelableError.
+    pub async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, A2aError> {
+        require_id("id", &req.id)?;
+        let rt = self.rt();
+        let rec = rt.store.get_task(&req.id, TaskView::FULL).await?.ok_or_else(|| A2aError::task_not_found(&req.id))?;
+        if rec.task.status.state.is_terminal() {
+            return Err(A2aError::TaskNotCancelable { task_id: req.id, state: rec.task.status.state });
+        }
+        match rt.emit_status_for(&req.id, &rec.task.context_id, TaskState::Canceled, None).await {
+            Ok(_) => {}
+            Err(crate::store::StoreError::IllegalTransition(t)) => {
+                return Err(A2aError::TaskNotCancelable { task_id: req.id, state: t.from });
+            }
+            Err(e) => return Err(e.into()),
+        }
+        rt.signal_cancel(&req.id);
+        self.read_task(&req.id, TaskView::FULL).await
+    }
+
+    /// SubscribeToTask: a Task snapshot, then the live tail with no gap and no duplicate. With
+    /// `last_event_id` (SSE `Last-Event-ID`), replays the events after it instead, even when
+    /// the task has ended meanwhile. A fresh subscription to a terminal task is
+    /// UnsupportedOperationError.
+    pub async fn subscribe_to_task(
+        &self,
+        req: SubscribeToTaskRequest,
+        last_event_id: Option<Seq>,
+    ) -> Result<EventStream, A2aError> {
+        if !self.inner.streaming {
+            return Err(A2aError::unsupported("streaming is not supported by this agent"));
+        }
+        require_id("id", &req.id)?;
+        let rec = self
+            .rt()
+            .store
+            .get_task(&req.id, TaskView { history_length: Some(0), include_artifacts: false })
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(&req.id))?;
+        let terminal = rec.task.status.state.is_terminal();
+        match last_event_id {
+            None if terminal => Err(A2aError::unsupported(format!(
+                "task {} is {}; there is nothing to subscribe to (use GetTask)",
+                req.id,
+                rec.task.status.state.as_str()
+            ))),
+            None => self.snapshot_stream(&req.id).await,
+            Some(seen) if terminal && seen >= rec.last_seq => Ok(futures::stream::empty().boxed()),
+            Some(seen) => Ok(self.log_stream(req.id, seen)),
+        }
+    }
+
+    // ----- Push notification configs -----
+
+    fn require_push(&self) -> Result<(), A2aError> {
+        if self.inner.push { Ok(()) } else { Err(A2aError::PushNotificationNotSupported) }
+    }
+
+    async fn store_push_config(&self, mut config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, A2aError> {
+        validate_webhook_url(&config.url)?;
+        if config.id.as_deref().is_none_or(str::is_empty) {
+            config.id = Some(new_id());
+        }
+        self.rt().store.put_push_config(config.clone()).await?;
+        Ok(config)
+    }
+
+    /// CreateTaskPushNotificationConfig: `taskId` is required; `id` is generated when absent.
+    pub async fn create_push_config(&self, config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.require_push()?;
+        let task_id = config.task_id.clone().unwrap_or_default();
+        require_id("taskId", &task_id)?;
+        self.read_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await?;
+        self.store_push_config(config).await
+    }
+
+    /// GetTaskPushNotificationConfig: a missing config is TaskNotFoundError (the spec has no
+    /// dedicated code; not-found is what it means).
+    pub async fn get_push_config(&self, req: GetTaskPushNotificationConfigRequest) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        require_id("id", &req.id)?;
+        self.rt().store.get_push_config(&req.task_id, &req.id).await?.ok_or_else(|| A2aError::TaskNotFound {
+            task_id: req.task_id.clone(),
+        })
+    }
+
+    /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all).
+    pub async fn list_push_configs(
+        &self,
+        req: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        let all = self.rt().store.list_push_configs(&req.task_id).await?;
+        let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+            None => 0,
+            Some(t) => t.parse::<usize>().map_err(|_| A2aError::invalid_field("pageToken", "not a token this server issued"))?,
+        };
+        let size = match req.page_size {
+            None | Some(0) => usize::MAX,
+            Some(n) if n < 0 => return Err(A2aError::invalid_field("pageSize", "must not be negative")),
+            Some(n) => n as usize,
+        };
+        let end = start.saturating_add(size).min(all.len());
+        let configs = all.get(start.min(all.len())..end).unwrap_or_default().to_vec();
+        let next_page_token = (end < all.len()).then(|| end.to_string());
+        Ok(ListTaskPushNotificationConfigsResponse { configs, next_page_token })
+    }
+
+    /// DeleteTaskPushNotificationConfig: idempotent (deleting a missing config succeeds).
+    pub async fn delete_push_config(&self, req: DeleteTaskPushNotificationConfigRequest) -> Result<(), A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        require_id("id", &req.id)?;
+        self.rt().store.delete_push_config(&req.task_id, &req.id).await?;
+        Ok(())
+    }
+
+    // ----- Extended card -----
+
+    /// GetExtendedAgentCard. Authentication is the host application's job (axum middleware);
+    /// without an extended card the capability is off and this is UnsupportedOperationError.
+    pub async fn get_extended_agent_card(&self, _req: GetExtendedAgentCardRequest) -> Result<AgentCard, A2aError> {
+        match (&self.inner.extended_card, self.inner.card.capabilities.extended_agent_card) {
+            (Some(card), _) => Ok(card.clone()),
+            (None, Some(true)) => Err(A2aError::ExtendedAgentCardNotConfigured),
+            (None, _) => Err(A2aError::unsupported("this agent has no extended agent card")),
+        }
+    }
+
+    // ----- Lifecycle -----
+
+    /// Let running tasks finish for up to `deadline`, then end the rest FAILED with a reason.
+    /// No task is left WORKING.
+    pub async fn shutdown(&self, deadline: Duration) {
+        let rt = self.rt();
+        let until = tokio::time::Instant::now() + deadline;
+        while !rt.running_ids().is_empty() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for task_id in rt.running_ids() {
+            if let Ok(Some(rec)) = rt.store.get_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await {
+                let msg = Runtime::agent_message(
+                    &task_id,
+                    &rec.task.context_id,
+                    vec![crate::protocol::Part::text("the server shut down before the task finished")],
+                );
+                let _ = rt.emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg)).await;
+            }
+            rt.signal_cancel(&task_id);
+        }
+    }
+}
+
+enum Started {
+    Message(Message),
+    /// The task, and the sequence number its stream starts after (0: a new task, from its
+    /// creation snapshot).
+    Task { task_id: String, after: Seq },
+}
+
+/// Poll a skill future with panics turned into failures.
+struct AssertUnwindFuture(futures::future::BoxFuture<'static, crate::reply::Outcome>);
+
+impl std::future::Future for AssertUnwindFuture {
+    type Output = crate::reply::Outcome;
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(p) => p,
+            Err(_) => std::task::Poll::Ready(crate::reply::Outcome::failed("the skill panicked")),
+        }
+    }
+}
+
+fn direct_reply(mut reply: Message, context_id: String) -> Message {
+    reply.role = Role::Agent;
+    reply.task_id = None;
+    if reply.context_id.is_none() {
+        reply.context_id = Some(context_id);
+    }
+    reply
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn require_id(field: &str, value: &str) -> Result<(), A2aError> {
+    if value.is_empty() { Err(A2aError::invalid_field(field, "is required")) } else { Ok(()) }
+}
+
+fn history_length(field: &str, v: Option<i32>) -> Result<Option<usize>, A2aError> {
+    match v {
+        Some(n) if n < 0 => Err(A2aError::invalid_field(field, format!("must not be negative, got {n}"))),
+        Some(n) => Ok(Some(n as usize)),
+        None => Ok(None),
+    }
+}
+
+/// Check a SendMessage request; returns its history length.
+fn validate_send(req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
+    let m = &req.message;
+    if m.message_id.is_empty() {
+        return Err(A2aError::invalid_field("message.messageId", "is required"));
+    }
+    if m.role != Role::User {
+        return Err(A2aError::invalid_field(
+            "message.role",
+            format!("must be ROLE_USER for messages sent to an agent, got {}", m.role.as_str()),
+        ));
+    }
+    if m.parts.is_empty() {
+        return Err(A2aError::invalid_field("message.parts", "must contain at least one part"));
+    }
+    let hl = history_length("configuration.historyLength", req.configuration.as_ref().and_then(|c| c.history_length))?;
+    if let Some(p) = req.configuration.as_ref().and_then(|c| c.task_push_notification_config.as_ref()) {
+        validate_webhook_url(&p.url).map_err(|e| match e {
+            A2aError::InvalidParams { violations, .. } => A2aError::invalid_field(
+                "configuration.taskPushNotificationConfig.url",
+                violations.first().map(|v| v.description.clone()).unwrap_or_default(),
+            ),
+            other => other,
+        })?;
+    }
+    Ok(hl)
+}
+
+fn validate_webhook_url(url: &str) -> Result<(), A2aError> {
+    if url.is_empty() {
+        return Err(A2aError::invalid_field("url", "is required"));
+    }
+    let uri: http::Uri = url.parse().map_err(|e| A2aError::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") if uri.host().is_some() => Ok(()),
+        _ => Err(A2aError::invalid_field("url", format!("`{url}` must be an absolute http or https URL"))),
+    }
+}
+
+/// What a binding produces: a status, headers, and a complete body or an SSE stream.
+pub struct BindingResponse {
+    /// HTTP status.
+    pub status: http::StatusCode,
+    /// Headers (content type included).
+    pub headers: http::HeaderMap,
+    /// The body.
+    pub body: BindingBody,
+}
+
+/// A complete body or a stream of SSE frames.
+pub enum BindingBody {
+    /// The whole body.
+    Full(Bytes),
+    /// SSE frames, keep-alives included.
+    Sse(BoxStream<'static, Bytes>),
+}
+
+impl std::fmt::Debug for BindingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let body = match &self.body {
+            BindingBody::Full(b) => format!("Full({} bytes)", b.len()),
+            BindingBody::Sse(_) => "Sse".into(),
+        };
+        f.debug_struct("BindingResponse").field("status", &self.status).field("headers", &self.headers).field("body", &body).finish()
+    }
+}
+
+impl BindingResponse {
+    /// A JSON response.
+    pub fn json(status: http::StatusCode, body: impl Into<Bytes>) -> Self {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        BindingResponse { status, headers, body: BindingBody::Full(body.into()) }
+    }
+
+    /// An SSE response.
+    pub fn sse(frames: BoxStream<'static, Bytes>) -> Self {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
+        headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
+        BindingResponse { status: http::StatusCode::OK, headers, body: BindingBody::Sse(frames) }
+    }
+
+    /// Echo the activated extensions.
+    pub fn with_extensions(mut self, meta: &RequestMeta) -> Self {
+        if !meta.extensions.is_empty() {
+            if let Ok(v) = http::HeaderValue::from_str(&meta.extensions.join(", ")) {
+                self.headers.insert(params::EXTENSIONS_HEADER, v);
+            }
+        }
+        self
+    }
+}
+
+/// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).
+pub fn is_json_content_type(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .is_some_and(|ct| ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json")))
+}
+
+impl AgentService {
+    /// The agent card response, honouring `If-None-Match` (304).
+    pub fn card_response(&self, headers: &http::HeaderMap) -> BindingResponse {
+        let (json, etag, last_modified) = self.card_document();
+        let not_modified = headers
+            .get(http::header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+        let mut resp = if not_modified {
+            let mut r = BindingResponse::json(http::StatusCode::NOT_MODIFIED, Bytes::new());
+            r.headers.remove(http::header::CONTENT_TYPE);
+            r
+        } else {
+            BindingResponse::json(http::StatusCode::OK, json.clone())
+        };
+        resp.headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("public, max-age=300"));
+        if let Ok(v) = http::HeaderValue::from_str(etag) {
+            resp.headers.insert(http::header::ETAG, v);
+        }
+        if let Ok(v) = http::HeaderValue::from_str(last_modified) {
+            resp.headers.insert(http::header::LAST_MODIFIED, v);
+        }
+        resp
+    }
+}

@@ -1,0 +1,112 @@
+//! A2A service parameters: `A2A-Version` and `A2A-Extensions`.
+//!
+//! Decisions (the spec leaves room):
+//! - The version comes from the `A2A-Version` header, else the `A2A-Version` query parameter.
+//!   A missing or empty value means 0.3 (spec §3.4), which this release does not serve, so it
+//!   is VersionNotSupportedError, as is any version other than 1.0. A patch part (`1.0.2`) is
+//!   ignored, as the spec says.
+//! - `A2A-Extensions` (and v0.3's `X-A2A-Extensions`) is a comma-separated URI list. Unknown
+//!   URIs are ignored; the activated ones the agent supports are echoed back.
+
+use crate::error::A2aError;
+use crate::protocol::PROTOCOL_VERSION;
+
+/// Header and query parameter naming the protocol version.
+pub const VERSION_HEADER: &str = "A2A-Version";
+/// Header listing activated extensions.
+pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
+
+/// The service parameters of an accepted request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestMeta {
+    /// The negotiated `Major.Minor` version.
+    pub version: String,
+    /// Activated extensions this agent supports (echo them in `A2A-Extensions`).
+    pub extensions: Vec<String>,
+}
+
+fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<String> {
+    let q = query?;
+    form_urlencoded::parse(q.as_bytes())
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Check the version and the required extensions.
+///
+/// ```
+/// use a2a_kit::server::params::check;
+/// let mut headers = http::HeaderMap::new();
+/// assert_eq!(check(&headers, None, &[], &[]).unwrap_err().code(), -32009);
+/// headers.insert("a2a-version", "1.0".parse().unwrap());
+/// assert_eq!(check(&headers, None, &[], &[]).unwrap().version, "1.0");
+/// ```
+pub fn check(
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+    required: &[String],
+    supported: &[String],
+) -> Result<RequestMeta, A2aError> {
+    let version = match headers.get(VERSION_HEADER) {
+        Some(v) => v.to_str().unwrap_or("<not ASCII>").trim().to_string(),
+        None => query_param(query, VERSION_HEADER).unwrap_or_default().trim().to_string(),
+    };
+    let major_minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    if major_minor != PROTOCOL_VERSION {
+        let message = if version.is_empty() {
+            format!(
+                "no A2A-Version was sent, which means protocol 0.3; this agent speaks {PROTOCOL_VERSION}: send the header `A2A-Version: {PROTOCOL_VERSION}`"
+            )
+        } else {
+            format!("A2A-Version `{version}` is not supported; this agent speaks {PROTOCOL_VERSION}")
+        };
+        return Err(A2aError::VersionNotSupported { version, message });
+    }
+    let mut activated: Vec<String> = Vec::new();
+    for name in [EXTENSIONS_HEADER, "X-A2A-Extensions"] {
+        for value in headers.get_all(name) {
+            if let Ok(v) = value.to_str() {
+                activated.extend(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+            }
+        }
+    }
+    if let Some(missing) = required.iter().find(|r| !activated.contains(r)) {
+        return Err(A2aError::ExtensionSupportRequired { uri: missing.clone() });
+    }
+    activated.retain(|a| supported.contains(a));
+    activated.dedup();
+    Ok(RequestMeta { version: PROTOCOL_VERSION.to_string(), extensions: activated })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(pairs: &[(&str, &str)]) -> http::HeaderMap {
+        let mut m = http::HeaderMap::new();
+        for (k, v) in pairs {
+            m.append(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn version_rules() {
+        assert!(check(&h(&[("A2A-Version", "1.0")]), None, &[], &[]).is_ok());
+        assert!(check(&h(&[("a2a-version", "1.0.3")]), None, &[], &[]).is_ok());
+        assert!(check(&h(&[]), Some("A2A-Version=1.0"), &[], &[]).is_ok());
+        let e = check(&h(&[("A2A-Version", "")]), None, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("0.3"));
+        assert_eq!(check(&h(&[("A2A-Version", "2.0")]), None, &[], &[]).unwrap_err().code(), -32009);
+        assert_eq!(check(&h(&[("A2A-Version", "0.3")]), None, &[], &[]).unwrap_err().code(), -32009);
+    }
+
+    #[test]
+    fn extensions_required_and_echoed() {
+        let req = vec!["urn:x".to_string()];
+        let e = check(&h(&[("A2A-Version", "1.0")]), None, &req, &req).unwrap_err();
+        assert_eq!(e.code(), -32008);
+        let ok = check(&h(&[("A2A-Version", "1.0"), ("A2A-Extensions", "urn:y, urn:x")]), None, &req, &req).unwrap();
+        assert_eq!(ok.extensions, vec!["urn:x".to_string()]);
+    }
+}

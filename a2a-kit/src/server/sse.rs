@@ -1,0 +1,65 @@
+//! Server-Sent Events framing: one JSON document per `data:` line, `id:` carrying the event's
+//! sequence number within its task (so `Last-Event-ID` can resume), and `: keep-alive`
+//! comments while a stream is idle, so proxies do not time it out.
+
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures::stream::{BoxStream, Stream, StreamExt};
+
+/// The default interval between keep-alive comments.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Frame one event. `json` must be a single line (serde_json's compact output is).
+///
+/// ```
+/// let frame = a2a_kit::server::sse::frame(Some(3), br#"{"a":1}"#);
+/// assert_eq!(&frame[..], b"id: 3\ndata: {\"a\":1}\n\n");
+/// ```
+pub fn frame(id: Option<u64>, json: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(json.len() + 32);
+    if let Some(id) = id {
+        b.put_slice(b"id: ");
+        b.put_slice(itoa_u64(id).as_bytes());
+        b.put_u8(b'\n');
+    }
+    b.put_slice(b"data: ");
+    b.put_slice(json);
+    b.put_slice(b"\n\n");
+    b.freeze()
+}
+
+fn itoa_u64(n: u64) -> String {
+    n.to_string()
+}
+
+/// Interleave `: keep-alive` comments into a framed stream whenever it is idle for `every`.
+pub fn with_keep_alive(
+    frames: impl Stream<Item = Bytes> + Send + 'static,
+    every: Duration,
+) -> BoxStream<'static, Bytes> {
+    let mut frames = Box::pin(frames);
+    Box::pin(async_stream::stream! {
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                next = frames.next() => match next {
+                    Some(b) => { ticker.reset(); yield b; }
+                    None => return,
+                },
+                _ = ticker.tick() => yield Bytes::from_static(b": keep-alive\n\n"),
+            }
+        }
+    })
+}
+
+/// Parse a `Last-Event-ID` header value.
+pub fn parse_last_event_id(value: &str) -> Result<u64, crate::error::A2aError> {
+    value.trim().parse().map_err(|_| {
+        crate::error::A2aError::invalid_field(
+            "Last-Event-ID",
+            format!("`{value}` is not an event id this server issued (a sequence number)"),
+        )
+    })
+}

@@ -1,0 +1,339 @@
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{
+    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
+    decode_cursor, encode_cursor,
+};
+use crate::protocol::{
+    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    Timestamp,
+};
+
+/// Limits of an [`InMemoryTaskManager`].
+///
+/// ```
+/// use std::time::Duration;
+/// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// let store = InMemoryTaskManager::new(InMemoryConfig {
+///     max_tasks: 10_000,
+///     terminal_ttl: Some(Duration::from_secs(600)),
+/// });
+/// # let _ = store;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InMemoryConfig {
+    /// At most this many tasks are kept. When full, the oldest terminal tasks are evicted
+    /// first; if every task is still live, creating a task fails.
+    pub max_tasks: usize,
+    /// Terminal tasks are evicted this long after their final status (`None`: kept until
+    /// capacity forces eviction).
+    pub terminal_ttl: Option<Duration>,
+}
+
+impl Default for InMemoryConfig {
+    fn default() -> Self {
+        InMemoryConfig { max_tasks: 100_000, terminal_ttl: Some(Duration::from_secs(3600)) }
+    }
+}
+
+/// The default task manager: everything in memory, bounded by [`InMemoryConfig`].
+///
+/// One mutex guards the state; it is never held across an `.await`, and every operation is
+/// O(log n) except ListTasks with filters, which scans the time index.
+#[derive(Debug, Default)]
+pub struct InMemoryTaskManager {
+    config: InMemoryConfig,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    tasks: HashMap<String, Entry>,
+    /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
+    by_time: BTreeSet<(i64, String)>,
+    /// (terminal-at millis, task id): eviction order.
+    terminal: BTreeSet<(i64, String)>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    task: Task,
+    skill_id: Option<String>,
+    events: Vec<StreamResponse>,
+    push: Vec<TaskPushNotificationConfig>,
+    time_key: i64,
+}
+
+fn millis(ts: Option<Timestamp>) -> i64 {
+    ts.unwrap_or_else(Timestamp::now).0.timestamp_millis()
+}
+
+impl InMemoryTaskManager {
+    /// A store with these limits.
+    pub fn new(config: InMemoryConfig) -> Self {
+        InMemoryTaskManager { config, inner: Mutex::new(Inner::default()) }
+    }
+
+    /// Number of tasks held.
+    pub fn len(&self) -> usize {
+        self.lock().tasks.len()
+    }
+
+    /// Whether the store holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave an entry half-updated (every mutation
+        // is computed first, then written), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Inner {
+    fn evict_expired(&mut self, ttl: Option<Duration>) {
+        let Some(ttl) = ttl else { return };
+        let cutoff = Timestamp::now().0.timestamp_millis() - ttl.as_millis() as i64;
+        self.evict_terminal_before(cutoff + 1);
+    }
+
+    /// Evict terminal tasks that ended strictly before `cutoff` (millis); returns how many.
+    fn evict_terminal_before(&mut self, cutoff: i64) -> usize {
+        let mut n = 0;
+        while self.terminal.first().is_some_and(|(at, _)| *at < cutoff) {
+            let Some((_, id)) = self.terminal.pop_first() else { break };
+            if let Some(e) = self.tasks.remove(&id) {
+                self.by_time.remove(&(e.time_key, id));
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn evict_for_capacity(&mut self, max: usize) -> Result<(), StoreError> {
+        while self.tasks.len() >= max {
+            let Some((_, id)) = self.terminal.pop_first() else {
+                return Err(StoreError::Full(self.tasks.len()));
+            };
+            if let Some(e) = self.tasks.remove(&id) {
+                self.by_time.remove(&(e.time_key, id));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TaskManager for InMemoryTaskManager {
+    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+        crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        let mut inner = self.lock();
+        if inner.tasks.contains_key(&task.id) {
+            return Err(StoreError::TaskExists(task.id));
+        }
+        inner.evict_expired(self.config.terminal_ttl);
+        inner.evict_for_capacity(self.config.max_tasks.max(1))?;
+        let time_key = millis(task.status.timestamp);
+        let id = task.id.clone();
+        if task.status.state.is_terminal() {
+            inner.terminal.insert((time_key, id.clone()));
+        }
+        inner.by_time.insert((time_key, id.clone()));
+        let entry = Entry {
+            events: vec![StreamResponse::Task(task.clone())],
+            task,
+            skill_id,
+            push: Vec::new(),
+            time_key,
+        };
+        inner.tasks.insert(id, entry);
+        Ok(1)
+    }
+
+    async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+        let mut inner = self.lock();
+        let entry = inner
+            .tasks
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let mut task = entry.task.clone();
+        apply_event(&mut task, &event)?;
+        let old_key = entry.time_key;
+        let new_key = millis(task.status.timestamp);
+        let became_terminal = task.status.state.is_terminal() && !entry.task.status.state.is_terminal();
+        entry.task = task;
+        entry.events.push(event);
+        entry.time_key = new_key;
+        let seq = entry.events.len() as Seq;
+        if old_key != new_key {
+            inner.by_time.remove(&(old_key, task_id.to_string()));
+            inner.by_time.insert((new_key, task_id.to_string()));
+        }
+        if became_terminal {
+            inner.terminal.insert((new_key, task_id.to_string()));
+        }
+        Ok(seq)
+    }
+
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        let entry = inner
+            .tasks
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        entry.task.history.push(message);
+        Ok(())
+    }
+
+    async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.tasks.get(task_id).map(|e| TaskRecord {
+            task: view_of(&e.task, view),
+            skill_id: e.skill_id.clone(),
+            last_seq: e.events.len() as Seq,
+        }))
+    }
+
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let inner = self.lock();
+        let entry = inner
+            .tasks
+            .get(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let start = (after as usize).min(entry.events.len());
+        Ok(entry.events[start..]
+            .iter()
+            .take(limit)
+            .enumerate()
+            .map(|(i, ev)| EventRecord { seq: (start + i + 1) as Seq, event: ev.clone() })
+            .collect())
+    }
+
+    async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
+        let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
+        let after_ms = q.status_timestamp_after.map(|t| t.0.timestamp_millis());
+        let mut inner = self.lock();
+        inner.evict_expired(self.config.terminal_ttl);
+        let matches = |key: &(i64, String), e: &Entry| {
+            after_ms.is_none_or(|a| key.0 >= a)
+                && q.status.is_none_or(|s| e.task.status.state == s)
+                && q.context_id.as_deref().is_none_or(|c| e.task.context_id == c)
+        };
+        let mut total = 0usize;
+        let mut page = Vec::with_capacity(q.page_size.min(100));
+        let mut has_more = false;
+        for key in inner.by_time.iter().rev() {
+            let Some(e) = inner.tasks.get(&key.1) else { continue };
+            if !matches(key, e) {
+                continue;
+            }
+            total += 1;
+            let past_cursor = cursor.as_ref().is_none_or(|(ts, id)| (key.0, &key.1) < (*ts, id));
+            if !past_cursor {
+                continue;
+            }
+            if page.len() < q.page_size {
+                page.push((key.0, e));
+            } else {
+                has_more = true;
+            }
+        }
+        let next_page_token = match (has_more, page.last()) {
+            (true, Some((ts, e))) => encode_cursor(*ts, &e.task.id),
+            _ => String::new(),
+        };
+        Ok(ListTasksResponse {
+            tasks: page.into_iter().map(|(_, e)| view_of(&e.task, q.view)).collect(),
+            next_page_token,
+            page_size: q.page_size as i32,
+            total_size: total as i32,
+        })
+    }
+
+    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+        let task_id = config
+            .task_id
+            .clone()
+            .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
+        let mut inner = self.lock();
+        let entry = inner.tasks.get_mut(&task_id).ok_or(StoreError::TaskNotFound(task_id))?;
+        match entry.push.iter_mut().find(|c| c.id == config.id) {
+            Some(existing) => *existing = config,
+            None => entry.push.push(config),
+        }
+        Ok(())
+    }
+
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        let inner = self.lock();
+        let entry = inner
+            .tasks
+            .get(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        Ok(entry.push.iter().find(|c| c.id.as_deref() == Some(id)).cloned())
+    }
+
+    async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        let inner = self.lock();
+        let entry = inner
+            .tasks
+            .get(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        Ok(entry.push.clone())
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        let entry = inner
+            .tasks
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let before = entry.push.len();
+        entry.push.retain(|c| c.id.as_deref() != Some(id));
+        Ok(entry.push.len() != before)
+    }
+
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        Ok(self.lock().evict_terminal_before(before.0.timestamp_millis()))
+    }
+
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .tasks
+            .values()
+            .filter(|e| states.contains(&e.task.status.state))
+            .map(|e| e.task.id.clone())
+            .collect())
+    }
+}
+
+fn view_of(task: &Task, view: TaskView) -> Task {
+    // Clone only what the view keeps.
+    let history = match view.history_length {
+        None => task.history.clone(),
+        Some(n) => task.history[task.history.len().saturating_sub(n)..].to_vec(),
+    };
+    Task {
+        id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status: task.status.clone(),
+        artifacts: if view.include_artifacts { task.artifacts.clone() } else { Vec::new() },
+        history,
+        metadata: task.metadata.clone(),
+    }
+}

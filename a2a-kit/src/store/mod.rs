@@ -1,0 +1,294 @@
+//! Task storage: the [`TaskManager`] trait and its default, [`InMemoryTaskManager`].
+//!
+//! A task manager owns tasks, their history and artifacts, push notification configs and one
+//! ordered **event log per task**. Every change to a task goes through
+//! [`TaskManager::append_event`], which checks the transition with
+//! [`TaskStateMachine`](crate::task::TaskStateMachine), applies it to the stored task and appends
+//! the event to the log under one sequence number, atomically. Streams, `SubscribeToTask` and
+//! `Last-Event-ID` replay read that log, so every reader sees the same events in the same order.
+//!
+//! The trait is object-safe (`Arc<dyn TaskManager>`) through `async_trait`: the kit picks the
+//! store at run time (`--store sqlite:PATH`), and one boxed future per store call is noise next
+//! to the HTTP work around it.
+
+mod memory;
+
+use async_trait::async_trait;
+
+pub use memory::{InMemoryConfig, InMemoryTaskManager};
+
+use crate::error::A2aError;
+use crate::protocol::{
+    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    Timestamp,
+};
+use crate::task::TransitionError;
+
+/// A sequence number in a task's event log. The task's creation snapshot is event 1.
+pub type Seq = u64;
+
+/// One entry of a task's event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRecord {
+    /// Position in the task's log, starting at 1.
+    pub seq: Seq,
+    /// The event as clients receive it: the creation snapshot is a `Task`, later events are
+    /// `StatusUpdate` and `ArtifactUpdate`.
+    pub event: StreamResponse,
+}
+
+/// A task as stored, with what the runtime needs besides the wire object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The task (history and artifacts trimmed as the query asked).
+    pub task: Task,
+    /// The skill that owns the task, so follow-up messages reach it.
+    pub skill_id: Option<String>,
+    /// The sequence number of the last event applied to `task`.
+    pub last_seq: Seq,
+}
+
+/// How much of a task to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskView {
+    /// `None`: the whole history; `Some(0)`: none; `Some(n)`: the `n` most recent messages.
+    pub history_length: Option<usize>,
+    /// Whether to include artifacts.
+    pub include_artifacts: bool,
+}
+
+impl TaskView {
+    /// Everything: full history and artifacts.
+    pub const FULL: TaskView = TaskView { history_length: None, include_artifacts: true };
+
+    /// Trim `task` to this view.
+    pub fn apply(&self, task: &mut Task) {
+        match self.history_length {
+            None => {}
+            Some(0) => task.history.clear(),
+            Some(n) if task.history.len() > n => {
+                task.history.drain(..task.history.len() - n);
+            }
+            Some(_) => {}
+        }
+        if !self.include_artifacts {
+            task.artifacts.clear();
+        }
+    }
+}
+
+/// A validated ListTasks query (the server checks the wire request before building it).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListQuery {
+    /// Only tasks in this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub status: Option<TaskState>,
+    /// Only tasks whose status timestamp is at or after this instant.
+    pub status_timestamp_after: Option<Timestamp>,
+    /// Page size, 1..=100.
+    pub page_size: usize,
+    /// The opaque cursor from a previous page's `nextPageToken`.
+    pub page_token: Option<String>,
+    /// How much of each task to return.
+    pub view: TaskView,
+}
+
+/// Errors a task manager reports.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    /// No task with that id.
+    #[error("task {0} was not found")]
+    TaskNotFound(String),
+    /// A task with that id exists already.
+    #[error("task {0} exists already")]
+    TaskExists(String),
+    /// The event would make an illegal state transition; nothing was written.
+    #[error(transparent)]
+    IllegalTransition(#[from] TransitionError),
+    /// The event does not fit the task (wrong task id, a second creation snapshot, ...).
+    #[error("invalid event: {0}")]
+    InvalidEvent(String),
+    /// A page token this store did not issue.
+    #[error("pageToken is not a token this server issued")]
+    InvalidPageToken,
+    /// The store is at capacity and nothing can be evicted.
+    #[error("task store is full ({0} live tasks); retry later")]
+    Full(usize),
+    /// The backend failed (I/O, database).
+    #[error("storage backend error: {0}")]
+    Backend(String),
+}
+
+impl From<StoreError> for A2aError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::TaskNotFound(id) => A2aError::task_not_found(id),
+            StoreError::IllegalTransition(t) => {
+                A2aError::unsupported(format!("{t}: the task cannot change state"))
+            }
+            StoreError::InvalidPageToken => A2aError::invalid_field("pageToken", e.to_string()),
+            other => A2aError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Storage for tasks, history, artifacts, push configs and per-task event logs.
+///
+/// Implementations must make [`append_event`](Self::append_event) atomic: the transition check,
+/// the change to the task and the log entry happen together or not at all. The shared
+/// conformance tests in this crate's `tests/` run against every implementation.
+///
+/// ```
+/// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
+/// use a2a_kit::protocol::{Message, Task, TaskState, TaskStatus};
+/// # tokio_test_block(async {
+/// let store = InMemoryTaskManager::default();
+/// let task = Task {
+///     id: "t-1".into(),
+///     context_id: "c-1".into(),
+///     status: TaskStatus::new(TaskState::Submitted),
+///     artifacts: vec![],
+///     history: vec![Message::user_text("hi")],
+///     metadata: None,
+/// };
+/// store.create_task(task, Some("greet".into())).await.unwrap();
+/// let rec = store.get_task("t-1", TaskView::FULL).await.unwrap().unwrap();
+/// assert_eq!(rec.last_seq, 1);
+/// # });
+/// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[async_trait]
+pub trait TaskManager: Send + Sync + 'static {
+    /// Store a new task; its snapshot becomes event 1 of its log.
+    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError>;
+
+    /// Apply a `StatusUpdate` or `ArtifactUpdate` to the task and append it to the log.
+    ///
+    /// A status update that carries a message also appends that message to the history.
+    /// An artifact update with `append` adds its parts to the stored artifact of that id;
+    /// without `append` it replaces it (or adds a new artifact).
+    async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError>;
+
+    /// Append a message to a task's history without logging an event (a client follow-up).
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
+
+    /// Read a task.
+    async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError>;
+
+    /// Events with `seq > after`, in order, at most `limit`.
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// One page of tasks, newest status timestamp first.
+    async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError>;
+
+    /// Store (insert or replace by `id`) a push config; `config.id` and `config.task_id` are set.
+    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError>;
+
+    /// One push config.
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError>;
+
+    /// All push configs of a task, in creation order.
+    async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
+
+    /// Delete a push config; `Ok(false)` when there was none.
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError>;
+
+    /// Delete terminal tasks whose last status change is older than `before`; returns how many.
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError>;
+
+    /// Ids of tasks in any of `states` (used at start-up to end tasks a crash left running).
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError>;
+}
+
+/// Build the opaque keyset cursor shared by the kit's stores: (status timestamp, task id).
+pub(crate) fn encode_cursor(ts_millis: i64, task_id: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ts_millis}:{task_id}"))
+}
+
+/// Parse a cursor made by [`encode_cursor`].
+pub(crate) fn decode_cursor(token: &str) -> Result<(i64, String), StoreError> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| StoreError::InvalidPageToken)?;
+    let s = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
+    let (ts, id) = s.split_once(':').ok_or(StoreError::InvalidPageToken)?;
+    let ts = ts.parse().map_err(|_| StoreError::InvalidPageToken)?;
+    Ok((ts, id.to_string()))
+}
+
+/// Apply a status or artifact event to a task in place: the shared semantics of every store.
+pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreError> {
+    match event {
+        StreamResponse::StatusUpdate(u) => {
+            if u.task_id != task.id {
+                return Err(StoreError::InvalidEvent(format!(
+                    "status update for task {} applied to task {}",
+                    u.task_id, task.id
+                )));
+            }
+            crate::task::TaskStateMachine::check(task.status.state, u.status.state)?;
+            if let Some(m) = &u.status.message {
+                task.history.push(m.clone());
+            }
+            task.status = u.status.clone();
+            Ok(())
+        }
+        StreamResponse::ArtifactUpdate(u) => {
+            if u.task_id != task.id {
+                return Err(StoreError::InvalidEvent(format!(
+                    "artifact update for task {} applied to task {}",
+                    u.task_id, task.id
+                )));
+            }
+            if task.status.state.is_terminal() {
+                return Err(StoreError::InvalidEvent(format!(
+                    "task {} is {} and cannot take more artifacts",
+                    task.id,
+                    task.status.state.as_str()
+                )));
+            }
+            let incoming = &u.artifact;
+            let existing = task.artifacts.iter_mut().find(|a| a.artifact_id == incoming.artifact_id);
+            match (existing, u.append) {
+                (Some(a), true) => {
+                    a.parts.extend(incoming.parts.iter().filter(|p| !is_closing_part(p)).cloned());
+                    if incoming.metadata.is_some() {
+                        a.metadata.clone_from(&incoming.metadata);
+                    }
+                }
+                (Some(a), false) => *a = incoming.clone(),
+                (None, _) => {
+                    let mut a = incoming.clone();
+                    a.parts.retain(|p| !is_closing_part(p));
+                    task.artifacts.push(a);
+                }
+            }
+            Ok(())
+        }
+        StreamResponse::Task(_) | StreamResponse::Message(_) => Err(StoreError::InvalidEvent(
+            "only status and artifact updates can be appended to a task".into(),
+        )),
+    }
+}
+
+/// The empty text part that closes a streamed artifact (see `ArtifactWriter::finish`); stores
+/// drop it from the assembled artifact since it carries no content.
+fn is_closing_part(p: &crate::protocol::Part) -> bool {
+    matches!(&p.content, crate::protocol::PartContent::Text(t) if t.is_empty())
+        && p.metadata.is_none()
+        && p.filename.is_none()
+}

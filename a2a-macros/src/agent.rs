@@ -1,0 +1,402 @@
+//! `#[a2a_agent]`: the impl block, the static `AgentInfo`, `impl Agent` and the card helpers.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
+use syn::spanned::Spanned;
+use syn::{ImplItem, Item, ItemImpl, Type};
+
+use crate::args::{Errors, Keys, StrValue, doc_comment, str_slice};
+use crate::skill::{Skill, is_skill_attr, is_streaming_attr};
+
+const AGENT_KEYS: Keys = Keys {
+    attr: "#[a2a_agent]",
+    allowed: &[
+        "name",
+        "description",
+        "version",
+        "provider",
+        "documentation_url",
+        "icon_url",
+        "input_modes",
+        "output_modes",
+        "streaming",
+        "push_notifications",
+    ],
+};
+
+const PROVIDER_KEYS: Keys = Keys { attr: "provider(..)", allowed: &["organization", "url"] };
+
+/// The media types an agent accepts and produces unless told otherwise.
+const DEFAULT_MODES: &[&str] = &["text/plain", "application/json"];
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let item = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Impl(imp)) => imp,
+        Ok(other) => {
+            errors.at(
+                item_span(&other),
+                "`#[a2a_agent]` goes on the inherent impl block holding the skills: `impl MyAgent { ... }`",
+            );
+            return with_errors(&errors, other.into_token_stream());
+        }
+        Err(e) => {
+            errors.push(e);
+            return with_errors(&errors, item);
+        }
+    };
+    expand_impl(attr, item, errors)
+}
+
+fn item_span(item: &Item) -> Span {
+    match item {
+        Item::Struct(s) => s.ident.span(),
+        Item::Enum(e) => e.ident.span(),
+        Item::Fn(f) => f.sig.ident.span(),
+        Item::Trait(t) => t.ident.span(),
+        _ => Span::call_site(),
+    }
+}
+
+fn with_errors(errors: &Errors, item: TokenStream) -> TokenStream {
+    let errors = errors.to_compile_errors();
+    quote!(#errors #item)
+}
+
+/// The agent's attribute values.
+struct AgentArgs {
+    name: Option<StrValue>,
+    description: Option<StrValue>,
+    version: Option<StrValue>,
+    provider: Option<(StrValue, StrValue)>,
+    documentation_url: Option<StrValue>,
+    icon_url: Option<StrValue>,
+    input_modes: Option<Vec<StrValue>>,
+    output_modes: Option<Vec<StrValue>>,
+    streaming: bool,
+    push_notifications: bool,
+}
+
+fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
+    let mut a = AgentArgs {
+        name: None,
+        description: None,
+        version: None,
+        provider: None,
+        documentation_url: None,
+        icon_url: None,
+        input_modes: None,
+        output_modes: None,
+        streaming: true,
+        push_notifications: false,
+    };
+    for e in AGENT_KEYS.parse(attr, errors) {
+        match e.key.as_str() {
+            "name" => a.name = e.string(errors),
+            "description" => a.description = e.string(errors),
+            "version" => a.version = e.string(errors),
+            "documentation_url" => a.documentation_url = e.string(errors),
+            "icon_url" => a.icon_url = e.string(errors),
+            "input_modes" => a.input_modes = e.strings(errors),
+            "output_modes" => a.output_modes = e.strings(errors),
+            "streaming" => a.streaming = e.flag(errors).unwrap_or(true),
+            "push_notifications" => a.push_notifications = e.flag(errors).unwrap_or(false),
+            "provider" => {
+                if let Some(entries) = e.nested(&PROVIDER_KEYS, errors) {
+                    let mut org = None;
+                    let mut url = None;
+                    for p in &entries {
+                        match p.key.as_str() {
+                            "organization" => org = p.string(errors),
+                            _ => url = p.string(errors),
+                        }
+                    }
+                    let missing: Vec<&str> = [("organization", org.is_none()), ("url", url.is_none())]
+                        .into_iter()
+                        .filter_map(|(k, m)| m.then_some(k))
+                        .collect();
+                    match (org, url) {
+                        (Some(o), Some(u)) => a.provider = Some((o, u)),
+                        _ if entries.len() < 2 => errors.spanned(
+                            &e.meta,
+                            format!(
+                                "A2A's AgentProvider needs both `organization` and `url`: missing {}",
+                                missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and ")
+                            ),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            _ => unreachable!("key list and match agree"),
+        }
+    }
+    a
+}
+
+fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> TokenStream {
+    let args = parse_args(attr, &mut errors);
+
+    let mut usable = true; // whether fallback items for the type can be emitted
+    if let Some((_, path, _)) = &imp.trait_ {
+        errors.spanned(
+            path,
+            "`#[a2a_agent]` goes on an inherent impl block (`impl MyAgent { ... }`), not on a trait impl",
+        );
+        usable = false;
+    }
+    if !imp.generics.params.is_empty() || imp.generics.where_clause.is_some() {
+        errors.spanned(
+            &imp.generics,
+            "`#[a2a_agent]` does not support generic impl blocks: the agent's card and skills are \
+             static; use a concrete type (e.g. a type alias or a newtype) per agent",
+        );
+        usable = false;
+    }
+
+    // Skills, attributes stripped from the methods.
+    let mut skills: Vec<Skill> = Vec::new();
+    for item in &mut imp.items {
+        match item {
+            ImplItem::Fn(method) => {
+                if let Some(skill) = Skill::take(method, &mut errors) {
+                    skills.push(skill);
+                }
+            }
+            ImplItem::Const(c) => strip_misplaced(&mut c.attrs, &mut errors),
+            ImplItem::Type(t) => strip_misplaced(&mut t.attrs, &mut errors),
+            ImplItem::Macro(m) => strip_misplaced(&mut m.attrs, &mut errors),
+            _ => {}
+        }
+    }
+    if skills.is_empty() && imp.trait_.is_none() {
+        errors.at(
+            Span::call_site(),
+            "this agent has no skills: mark at least one `async fn` in the impl block with `#[skill]`",
+        );
+    }
+    for (i, s) in skills.iter().enumerate() {
+        if let Some(first) = skills[..i].iter().find(|o| o.id == s.id) {
+            errors.at(
+                s.id_span,
+                format!(
+                    "duplicate skill id `{}` (method `{}` uses it too): set a distinct `#[skill(id = \"...\")]`",
+                    s.id, first.method
+                ),
+            );
+        }
+        if let Some(span) = s.default {
+            if let Some(first) = skills[..i].iter().find(|o| o.default.is_some()) {
+                errors.at(
+                    span,
+                    format!(
+                        "only one skill can be the default, and `{}` already is: remove one `default`",
+                        first.id
+                    ),
+                );
+            }
+        }
+    }
+
+    let self_ty = (*imp.self_ty).clone();
+    let description = args
+        .description
+        .clone()
+        .or_else(|| doc_comment(&imp.attrs).map(|d| StrValue::lit(&d, Span::call_site())));
+    if description.is_none() {
+        errors.at(
+            Span::call_site(),
+            "the agent has no description (A2A requires one): add a `///` doc comment above \
+             `#[a2a_agent]` or `#[a2a_agent(description = \"...\")]`",
+        );
+    }
+
+    if !errors.is_empty() {
+        let errs = errors.to_compile_errors();
+        let fallback = if usable { fallback(&self_ty) } else { quote!() };
+        // The skills are not called from the fallback: no dead-code noise next to the error.
+        return quote! {
+            #errs
+            #[allow(dead_code)]
+            #imp
+            #fallback
+        };
+    }
+
+    let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
+    let name = args.name.unwrap_or_else(|| StrValue::lit(&type_name(&self_ty), Span::call_site()));
+    let description = description.expect("checked above");
+    let version = match args.version {
+        Some(v) => quote!(#v),
+        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+    };
+    let provider = match args.provider {
+        Some((o, u)) => quote!(::core::option::Option::Some((#o, #u))),
+        None => quote!(::core::option::Option::None),
+    };
+    let opt = |v: Option<StrValue>| match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    let documentation_url = opt(args.documentation_url);
+    let icon_url = opt(args.icon_url);
+    let default_modes = || DEFAULT_MODES.iter().map(|m| StrValue::lit(m, Span::call_site())).collect::<Vec<_>>();
+    let input_modes = str_slice(&args.input_modes.unwrap_or_else(default_modes));
+    let output_modes = str_slice(&args.output_modes.unwrap_or_else(default_modes));
+    let streaming = args.streaming;
+    let push = args.push_notifications;
+
+    let mut skill_items = Vec::new();
+    let mut skill_infos = Vec::new();
+    for (i, s) in skills.iter().enumerate() {
+        let (items, info) = s.info(i, &subst);
+        skill_items.push(items);
+        skill_infos.push(info);
+    }
+    let arms = skills.iter().map(Skill::prepare_arm);
+
+    quote! {
+        #imp
+
+        impl #self_ty {
+            /// This agent's card, served at `base_url` (JSON-RPC at `base_url`, HTTP+JSON below
+            /// it). Generated by `#[a2a_agent]`.
+            #[allow(dead_code)]
+            pub fn agent_card(base_url: &str) -> ::a2a_kit::__private::AgentCard {
+                Self::agent_info().card(base_url)
+            }
+
+            /// This agent's static description: card fields and skills. Generated by
+            /// `#[a2a_agent]`.
+            #[allow(dead_code)]
+            pub fn agent_info() -> &'static ::a2a_kit::__private::AgentInfo {
+                #(#skill_items)*
+                static __A2A_AGENT_INFO: ::a2a_kit::__private::AgentInfo = ::a2a_kit::__private::AgentInfo {
+                    name: #name,
+                    description: #description,
+                    version: #version,
+                    provider: #provider,
+                    documentation_url: #documentation_url,
+                    icon_url: #icon_url,
+                    default_input_modes: #input_modes,
+                    default_output_modes: #output_modes,
+                    streaming: #streaming,
+                    push_notifications: #push,
+                    skills: &[#(#skill_infos),*],
+                };
+                &__A2A_AGENT_INFO
+            }
+        }
+
+        #[automatically_derived]
+        impl ::a2a_kit::__private::Agent for #self_ty {
+            fn info(&self) -> &'static ::a2a_kit::__private::AgentInfo {
+                Self::agent_info()
+            }
+
+            #[allow(unused_variables)]
+            fn prepare(
+                self: ::a2a_kit::__private::Arc<Self>,
+                __a2a_skill_id: &str,
+                __a2a_req: &::a2a_kit::__private::SkillRequest,
+            ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
+                match __a2a_skill_id {
+                    #(#arms)*
+                    __a2a_other => ::core::result::Result::Err(
+                        ::a2a_kit::__private::unknown_skill(Self::agent_info(), __a2a_other),
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// After an error: the items user code refers to, so one mistake is one error.
+fn fallback(self_ty: &Type) -> TokenStream {
+    quote! {
+        impl #self_ty {
+            #[allow(dead_code)]
+            pub fn agent_card(_: &str) -> ::a2a_kit::__private::AgentCard {
+                ::core::unreachable!("#[a2a_agent] failed to expand")
+            }
+            #[allow(dead_code)]
+            pub fn agent_info() -> &'static ::a2a_kit::__private::AgentInfo {
+                ::core::unreachable!("#[a2a_agent] failed to expand")
+            }
+        }
+        impl ::a2a_kit::__private::Agent for #self_ty {
+            fn info(&self) -> &'static ::a2a_kit::__private::AgentInfo {
+                ::core::unreachable!("#[a2a_agent] failed to expand")
+            }
+            fn prepare(
+                self: ::a2a_kit::__private::Arc<Self>,
+                _: &str,
+                _: &::a2a_kit::__private::SkillRequest,
+            ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
+                ::core::unreachable!("#[a2a_agent] failed to expand")
+            }
+        }
+    }
+}
+
+/// `#[skill]` / `#[streaming]` on an associated const, type or macro: report and remove.
+fn strip_misplaced(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) {
+    attrs.retain(|a| {
+        let misplaced = is_skill_attr(a) || is_streaming_attr(a);
+        if misplaced {
+            errors.spanned(a, "`#[skill]` and `#[streaming]` go on methods (`async fn name(&self, ..)`)");
+        }
+        !misplaced
+    });
+}
+
+/// The last path segment's name (`crate::agents::Travel` -> `Travel`).
+fn type_name(ty: &Type) -> String {
+    match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        other => other.to_token_stream().to_string(),
+    }
+}
+
+/// Replace `Self` by the concrete type (for items nested in a function body, which cannot
+/// name `Self`): `Self` -> `T`, `Self::X` -> `<T>::X`.
+fn replace_self(tokens: TokenStream, self_ty: &Type) -> TokenStream {
+    let mut out = TokenStream::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Ident(ref i) if i == "Self" => {
+                let followed_by_path = matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if followed_by_path {
+                    out.extend(quote!(<#self_ty>));
+                } else {
+                    self_ty.to_tokens(&mut out);
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), replace_self(g.stream(), self_ty));
+                ng.set_span(g.span());
+                out.extend([TokenTree::Group(ng)]);
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_is_replaced() {
+        let ty: Type = syn::parse_quote!(Agent);
+        let out = replace_self(quote!(Vec<Self>, Self::Out, Option<Data<Self>>), &ty);
+        assert_eq!(out.to_string(), quote!(Vec<Agent>, <Agent>::Out, Option<Data<Agent>>).to_string());
+    }
+
+    #[test]
+    fn type_names() {
+        assert_eq!(type_name(&syn::parse_quote!(crate::a::Travel)), "Travel");
+    }
+}

@@ -1,0 +1,381 @@
+//! One `#[skill]` method: its attributes, its signature checks and its generated code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, Ident, ImplItemFn, Meta, ReturnType, Type};
+
+use crate::args::{Errors, Keys, StrValue, doc_comment, str_slice};
+
+pub(crate) const SKILL_KEYS: Keys = Keys {
+    attr: "#[skill]",
+    allowed: &["id", "name", "description", "tags", "examples", "input_modes", "output_modes", "default"],
+};
+
+/// Whether `attr` is `#[skill]` / `#[a2a_kit::skill]`.
+pub(crate) fn is_skill_attr(attr: &Attribute) -> bool {
+    last_segment_is(attr, "skill")
+}
+
+/// Whether `attr` is `#[streaming]` / `#[a2a_kit::streaming]`.
+pub(crate) fn is_streaming_attr(attr: &Attribute) -> bool {
+    last_segment_is(attr, "streaming")
+}
+
+fn last_segment_is(attr: &Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+/// A parsed, checked skill.
+pub(crate) struct Skill {
+    pub(crate) method: Ident,
+    pub(crate) id: String,
+    /// Where the id comes from (the `id = ".."` literal or the method name), for errors.
+    pub(crate) id_span: Span,
+    pub(crate) name: StrValue,
+    pub(crate) description: StrValue,
+    pub(crate) tags: Vec<StrValue>,
+    pub(crate) examples: Vec<StrValue>,
+    pub(crate) input_modes: Vec<StrValue>,
+    pub(crate) output_modes: Vec<StrValue>,
+    /// The `default` key, when set.
+    pub(crate) default: Option<Span>,
+    pub(crate) streaming: bool,
+    /// Argument types after `&self`, in order.
+    pub(crate) args: Vec<Type>,
+    /// The declared return type (`None`: `()`).
+    pub(crate) ret: Option<Type>,
+}
+
+impl Skill {
+    /// Read the skill from `method`, removing its `#[skill]` and `#[streaming]` attributes.
+    /// Returns `None` when the method is not a skill (or the skill is too broken to use; the
+    /// errors say why).
+    pub(crate) fn take(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Skill> {
+        let mut skill_attrs = Vec::new();
+        let mut streaming_attrs = Vec::new();
+        method.attrs.retain(|a| {
+            if is_skill_attr(a) {
+                skill_attrs.push(a.clone());
+                false
+            } else if is_streaming_attr(a) {
+                streaming_attrs.push(a.clone());
+                false
+            } else {
+                true
+            }
+        });
+        for extra in skill_attrs.iter().skip(1) {
+            errors.spanned(extra, "duplicate `#[skill]` attribute");
+        }
+        for extra in streaming_attrs.iter().skip(1) {
+            errors.spanned(extra, "duplicate `#[streaming]` attribute");
+        }
+        for s in &streaming_attrs {
+            if !matches!(s.meta, Meta::Path(_)) {
+                errors.spanned(&s.meta, "`#[streaming]` takes no arguments");
+            }
+        }
+        let Some(attr) = skill_attrs.first() else {
+            if let Some(s) = streaming_attrs.first() {
+                errors.spanned(s, "`#[streaming]` marks a skill's result as a stream: add `#[skill]` to this method too");
+            }
+            return None;
+        };
+        let streaming = !streaming_attrs.is_empty();
+
+        // Attribute keys.
+        let entries = match &attr.meta {
+            Meta::Path(_) => Vec::new(),
+            Meta::List(list) => SKILL_KEYS.parse(list.tokens.clone(), errors),
+            Meta::NameValue(nv) => {
+                errors.spanned(nv, "expected `#[skill]` or `#[skill(key = value, ...)]`");
+                Vec::new()
+            }
+        };
+        let sig = &method.sig;
+        let mut id = None;
+        let mut name = None;
+        let mut description = None;
+        let (mut tags, mut examples, mut input_modes, mut output_modes) = Default::default();
+        let mut default = None;
+        for e in &entries {
+            match e.key.as_str() {
+                "id" => {
+                    if let Some(lit) = e.lit_str(errors) {
+                        let value = lit.value();
+                        if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                            errors.spanned(&lit, "a skill id must be non-empty and contain no whitespace");
+                        }
+                        id = Some((value, lit.span()));
+                    }
+                }
+                "name" => name = e.string(errors),
+                "description" => description = e.string(errors),
+                "tags" => tags = e.strings(errors).unwrap_or_default(),
+                "examples" => examples = e.strings(errors).unwrap_or_default(),
+                "input_modes" => input_modes = e.strings(errors).unwrap_or_default(),
+                "output_modes" => output_modes = e.strings(errors).unwrap_or_default(),
+                "default" => {
+                    if e.flag(errors) == Some(true) {
+                        default = Some(e.meta.path().span());
+                    }
+                }
+                _ => unreachable!("key list and match agree"),
+            }
+        }
+        let method_name = sig.ident.to_string();
+        let (id, id_span) = id.unwrap_or_else(|| (method_name.clone(), sig.ident.span()));
+        let name = name.unwrap_or_else(|| StrValue::lit(&humanize(&method_name), sig.ident.span()));
+        let description = match description.or_else(|| {
+            doc_comment(&method.attrs).map(|d| StrValue::lit(&d, sig.ident.span()))
+        }) {
+            Some(d) => d,
+            None => {
+                errors.spanned(
+                    &sig.ident,
+                    format!(
+                        "skill `{id}` has no description (A2A requires one): add a `///` doc comment \
+                         to the method or `#[skill(description = \"...\")]`"
+                    ),
+                );
+                StrValue::lit("", sig.ident.span())
+            }
+        };
+
+        // Signature.
+        if !sig.generics.params.is_empty() {
+            errors.spanned(
+                &sig.generics,
+                "skills cannot be generic: the kit must know every argument and result type to \
+                 extract arguments and describe the skill in the card",
+            );
+        } else if let Some(w) = &sig.generics.where_clause {
+            errors.spanned(w, "skills cannot have a `where` clause: the kit needs concrete types");
+        }
+        if let Some(c) = &sig.constness {
+            errors.spanned(c, "a skill cannot be a `const fn`");
+        }
+        if let Some(u) = &sig.unsafety {
+            errors.spanned(u, "a skill cannot be an `unsafe fn`");
+        }
+        match (streaming, &sig.asyncness) {
+            (false, None) => errors.spanned(
+                sig.fn_token,
+                format!(
+                    "skill `{method_name}` must be an `async fn`; a method that returns a `Stream` \
+                     (each item one artifact chunk) is a skill too when also marked `#[streaming]`"
+                ),
+            ),
+            (true, Some(a)) => errors.spanned(
+                a,
+                "a `#[streaming]` skill is a plain (non-async) `fn` returning a `Stream`: remove `async` \
+                 and return `impl Stream<Item = T> + Send + 'static` (e.g. built with `a2a_kit::stream!`)",
+            ),
+            _ => {}
+        }
+
+        let mut inputs = sig.inputs.iter();
+        match inputs.next() {
+            Some(FnArg::Receiver(r)) if is_shared_self(r) => {}
+            Some(FnArg::Receiver(r)) => errors.spanned(
+                r,
+                "skills take `&self`: the agent is shared between concurrent tasks (use interior \
+                 mutability such as a `Mutex` for state)",
+            ),
+            Some(FnArg::Typed(t)) => errors.spanned(
+                t,
+                format!("skill `{method_name}` must take `&self` as its first parameter, before its arguments"),
+            ),
+            None => errors.at(
+                sig.paren_token.span.join(),
+                format!("skill `{method_name}` must take `&self` as its first parameter"),
+            ),
+        }
+        let mut args = Vec::new();
+        for input in inputs {
+            match input {
+                FnArg::Typed(t) => {
+                    if contains_impl_trait(&t.ty) {
+                        errors.spanned(
+                            &t.ty,
+                            "skills cannot be generic: `impl Trait` arguments are not supported, name the extractor type",
+                        );
+                    }
+                    args.push((*t.ty).clone());
+                }
+                FnArg::Receiver(r) => errors.spanned(r, "unexpected `self`"),
+            }
+        }
+        let ret = match &sig.output {
+            ReturnType::Default => None,
+            ReturnType::Type(_, ty) => Some((**ty).clone()),
+        };
+        if !streaming {
+            if let Some(ty) = &ret {
+                if contains_impl_trait(ty) {
+                    errors.spanned(
+                        ty,
+                        "a skill's return type must be a named type, not `impl Trait`: the kit reads \
+                         from it whether the skill answers with a Message and its output schema",
+                    );
+                }
+            }
+        }
+
+        Some(Skill {
+            method: sig.ident.clone(),
+            id,
+            id_span,
+            name,
+            description,
+            tags,
+            examples,
+            input_modes,
+            output_modes,
+            default,
+            streaming,
+            args,
+            ret,
+        })
+    }
+
+    /// The return type as written, `()` when omitted.
+    fn ret_type(&self) -> TokenStream {
+        match &self.ret {
+            Some(t) => quote!(#t),
+            None => quote!(()),
+        }
+    }
+
+    /// The `SkillInfo { .. }` literal, plus the nested items it needs. `subst` replaces `Self`
+    /// (these items live inside a function body, where `Self` is not available).
+    pub(crate) fn info(&self, index: usize, subst: &dyn Fn(TokenStream) -> TokenStream) -> (TokenStream, TokenStream) {
+        let Skill { id, name, description, default, streaming, .. } = self;
+        let tags = str_slice(&self.tags);
+        let examples = str_slice(&self.examples);
+        let input_modes = str_slice(&self.input_modes);
+        let output_modes = str_slice(&self.output_modes);
+        let default = default.is_some();
+        let input_fn = format_ident!("__a2a_input_schema_{}", index);
+        let arg_schemas = self.args.iter().map(|ty| {
+            let ty = subst(quote!(#ty));
+            quote!(<#ty as ::a2a_kit::__private::FromSkillRequest>::input_schema)
+        });
+        let items = quote! {
+            fn #input_fn() -> ::core::option::Option<::a2a_kit::__private::Value> {
+                ::a2a_kit::__private::first_schema(&[#(#arg_schemas),*])
+            }
+        };
+        let (direct, output) = if *streaming {
+            (quote!(false), quote!(::a2a_kit::__private::no_schema))
+        } else {
+            let ret = subst(self.ret_type());
+            (
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::DIRECT_MESSAGE),
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::output_schema),
+            )
+        };
+        let info = quote! {
+            ::a2a_kit::__private::SkillInfo {
+                id: #id,
+                name: #name,
+                description: #description,
+                tags: #tags,
+                examples: #examples,
+                input_modes: #input_modes,
+                output_modes: #output_modes,
+                default: #default,
+                streaming: #streaming,
+                direct_message: #direct,
+                input_schema: #input_fn,
+                output_schema: #output,
+            }
+        };
+        (items, info)
+    }
+
+    /// The `match` arm of `Agent::prepare` for this skill.
+    pub(crate) fn prepare_arm(&self) -> TokenStream {
+        let id = &self.id;
+        let method = &self.method;
+        let vars: Vec<Ident> = (0..self.args.len()).map(|i| format_ident!("__a2a_arg{}", i)).collect();
+        // Each argument is extracted through the trait path written on the user's type, so an
+        // argument that is no extractor is one error on that type (the same obligation in the
+        // card's schema function is deduplicated by the compiler).
+        let extract = self.args.iter().zip(&vars).map(|(ty, var)| {
+            quote! {
+                let #var = ::a2a_kit::__private::extracted(
+                    #id,
+                    <#ty as ::a2a_kit::__private::FromSkillRequest>::from_request(__a2a_req),
+                )?;
+            }
+        });
+        let call = quote!(__a2a_this.#method(#(#vars),*));
+        let (setup, body) = if self.streaming {
+            let span = self.ret.as_ref().map_or(method.span(), |t| t.span());
+            let stream = quote_spanned!(span=> ::a2a_kit::__private::SkillStream::into_skill_stream(#call));
+            (
+                quote!(let __a2a_ctx = ::core::clone::Clone::clone(__a2a_req.context());),
+                quote!(::a2a_kit::__private::drive_stream(#stream, __a2a_ctx, #id).await),
+            )
+        } else {
+            let ret = self.ret_type();
+            (quote!(), quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await)))
+        };
+        // Spanned on the method name: a future that is not `Send` is reported at the skill.
+        let assert_send = quote_spanned!(method.span()=> ::a2a_kit::__private::assert_send);
+        quote! {
+            #id => {
+                #(#extract)*
+                #setup
+                let __a2a_this = self;
+                ::core::result::Result::Ok(::a2a_kit::__private::SkillCall::new(#assert_send(async move {
+                    #body
+                })))
+            }
+        }
+    }
+}
+
+fn is_shared_self(r: &syn::Receiver) -> bool {
+    match &*r.ty {
+        Type::Reference(rt) => {
+            rt.mutability.is_none() && matches!(&*rt.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+        }
+        _ => false,
+    }
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    fn walk(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == "impl",
+            proc_macro2::TokenTree::Group(g) => walk(g.stream()),
+            _ => false,
+        })
+    }
+    walk(quote!(#ty))
+}
+
+/// `plan_trip` -> `Plan trip`.
+fn humanize(method: &str) -> String {
+    let words = method.trim_matches('_').replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => method.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::humanize;
+
+    #[test]
+    fn humanized_names() {
+        assert_eq!(humanize("plan_trip"), "Plan trip");
+        assert_eq!(humanize("greet"), "Greet");
+        assert_eq!(humanize("_x"), "X");
+    }
+}
