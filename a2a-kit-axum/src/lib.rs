@@ -190,6 +190,11 @@ impl A2a {
             if unset && !self.url_set { self.public_url(format!("http://{local}")) } else { self }
         };
         let service = me.service();
+        match service.recover().await {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!(tasks = n, "ended tasks left running by a previous process"),
+            Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
+        }
         let app = me.into_router();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.

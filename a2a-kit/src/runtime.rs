@@ -83,6 +83,24 @@ pub trait StatusNarrator: Send + Sync + 'static {
     async fn narrate(&self, n: &NarrationContext) -> Option<String>;
 }
 
+/// Sees every event right after it is stored, in log order per task. Implementations must not
+/// block: they hand the event to their own task (the push outbox does this).
+///
+/// ```
+/// use a2a_kit::runtime::EventObserver;
+/// use a2a_kit::protocol::StreamResponse;
+/// struct Log;
+/// impl EventObserver for Log {
+///     fn on_event(&self, task_id: &str, seq: u64, event: &StreamResponse) {
+///         println!("{task_id}#{seq}: {:?}", event.state());
+///     }
+/// }
+/// ```
+pub trait EventObserver: Send + Sync + 'static {
+    /// Called after event `seq` of `task_id` was stored.
+    fn on_event(&self, task_id: &str, seq: Seq, event: &StreamResponse);
+}
+
 /// Knobs of the execution pipeline.
 #[derive(Clone)]
 pub struct ExecutionConfig {
@@ -190,6 +208,7 @@ pub(crate) struct Runtime {
     pub(crate) config: ExecutionConfig,
     running: Mutex<HashMap<String, Running>>,
     generations: std::sync::atomic::AtomicU64,
+    pub(crate) observers: Vec<Arc<dyn EventObserver>>,
 }
 
 /// Whether `event` ends a stream: terminal states, INPUT_REQUIRED, and AUTH_REQUIRED unless
@@ -211,6 +230,7 @@ impl Runtime {
             config,
             running: Mutex::new(HashMap::new()),
             generations: std::sync::atomic::AtomicU64::new(0),
+            observers: Vec::new(),
         }
     }
 
@@ -220,8 +240,16 @@ impl Runtime {
 
     /// Append an event and ring the task's doorbell.
     pub(crate) async fn emit(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
-        let seq = self.store.append_event(task_id, event).await?;
+        if self.observers.is_empty() {
+            let seq = self.store.append_event(task_id, event).await?;
+            self.bus.notify(task_id, seq);
+            return Ok(seq);
+        }
+        let seq = self.store.append_event(task_id, event.clone()).await?;
         self.bus.notify(task_id, seq);
+        for o in &self.observers {
+            o.on_event(task_id, seq, &event);
+        }
         Ok(seq)
     }
 

@@ -2,7 +2,6 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
-use syn::spanned::Spanned;
 use syn::{ImplItem, Item, ItemImpl, Type};
 
 use crate::args::{Errors, Keys, StrValue, doc_comment, str_slice};

@@ -51,14 +51,6 @@ impl StrValue {
     pub(crate) fn lit(value: &str, span: Span) -> Self {
         StrValue::Lit(LitStr::new(value, span))
     }
-
-    /// The literal's text, when it is a literal.
-    pub(crate) fn literal(&self) -> Option<String> {
-        match self {
-            StrValue::Lit(l) => Some(l.value()),
-            StrValue::Macro(_) => None,
-        }
-    }
 }
 
 impl ToTokens for StrValue {

@@ -27,7 +27,7 @@ use crate::protocol::{
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use crate::reply::OutcomeKind;
-use crate::runtime::{ExecutionConfig, Runtime};
+use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
 use crate::store::{InMemoryTaskManager, ListQuery, Seq, TaskManager, TaskView};
 
 pub use params::RequestMeta;
@@ -72,7 +72,16 @@ struct ServiceInner {
     supported_extensions: Vec<String>,
     streaming: bool,
     push: bool,
+    webhook_validator: WebhookValidator,
 }
+
+/// Checks a push notification URL when a config is created; `Err` is the reason it is refused
+/// (sent back as InvalidParams). The default accepts absolute http and https URLs; the push
+/// module's SSRF guard installs a stricter one.
+pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// Builds an observer once the store is known.
+type ObserverFactory = Box<dyn FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObserver> + Send>;
 
 /// Configures an [`AgentService`].
 #[must_use]
@@ -87,9 +96,24 @@ pub struct AgentServiceBuilder {
     streaming: Option<bool>,
     push: Option<bool>,
     customize: Vec<Box<dyn FnOnce(&mut AgentCard) + Send>>,
+    observers: Vec<ObserverFactory>,
+    webhook_validator: Option<WebhookValidator>,
 }
 
 impl AgentServiceBuilder {
+    /// Add an observer of every stored event (built with the service's store).
+    pub fn observe_with(
+        mut self,
+        factory: impl FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObserver> + Send + 'static,
+    ) -> Self {
+        self.observers.push(Box::new(factory));
+        self
+    }
+    /// Replace the check applied to push notification URLs when configs are created.
+    pub fn webhook_validator(mut self, check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        self.webhook_validator = Some(Arc::new(check));
+        self
+    }
     /// The absolute URL clients reach the agent at (JSON-RPC there, HTTP+JSON below it).
     /// Default `http://127.0.0.1:3000`.
     pub fn public_url(mut self, url: impl Into<String>) -> Self {
@@ -173,10 +197,12 @@ impl AgentServiceBuilder {
         let supported_extensions =
             card.capabilities.extensions.iter().filter_map(|e| e.uri.clone()).collect();
         let store = self.store.unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        let mut runtime = Runtime::new(store.clone(), self.execution);
+        runtime.observers = self.observers.into_iter().map(|f| f(&store)).collect();
         AgentService {
             inner: Arc::new(ServiceInner {
                 agent: self.agent,
-                runtime: Arc::new(Runtime::new(store, self.execution)),
+                runtime: Arc::new(runtime),
                 router: self.router,
                 card,
                 card_json,
@@ -187,6 +213,7 @@ impl AgentServiceBuilder {
                 supported_extensions,
                 streaming,
                 push,
+                webhook_validator: self.webhook_validator.unwrap_or_else(|| Arc::new(check_webhook_url)),
             }),
         }
     }
@@ -215,6 +242,8 @@ impl AgentService {
             streaming: None,
             push: None,
             customize: Vec::new(),
+            observers: Vec::new(),
+            webhook_validator: None,
         }
     }
 
@@ -246,7 +275,7 @@ impl AgentService {
 
     /// SendMessage: blocking unless `configuration.returnImmediately`.
     pub async fn send_message(&self, req: SendMessageRequest) -> Result<SendMessageResponse, A2aError> {
-        let history_length = validate_send(&req)?;
+        let history_length = self.validate_send(&req)?;
         let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
         let view = TaskView { history_length, include_artifacts: true };
         match self.start(req).await? {
@@ -266,7 +295,7 @@ impl AgentService {
         if !self.inner.streaming {
             return Err(A2aError::unsupported("streaming is not supported by this agent"));
         }
-        validate_send(&req)?;
+        self.validate_send(&req)?;
         match self.start(req).await? {
             Started::Message(m) => {
                 let item = StreamItem { seq: None, event: StreamResponse::Message(m) };
@@ -494,6 +523,13 @@ impl AgentService {
         Ok(Started::Task { task_id, after })
     }
 
+    fn check_webhook(&self, field: &str, url: &str) -> Result<(), A2aError> {
+        if url.is_empty() {
+            return Err(A2aError::invalid_field(field, "is required"));
+        }
+        (self.inner.webhook_validator)(url).map_err(|why| A2aError::invalid_field(field, why))
+    }
+
     // ----- Tasks -----
 
     /// GetTask.
@@ -584,7 +620,7 @@ impl AgentService {
     }
 
     async fn store_push_config(&self, mut config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, A2aError> {
-        validate_webhook_url(&config.url)?;
+        self.check_webhook("url", &config.url)?;
         if config.id.as_deref().is_none_or(str::is_empty) {
             config.id = Some(new_id());
         }
@@ -658,6 +694,32 @@ impl AgentService {
 
     // ----- Lifecycle -----
 
+    /// End the tasks a previous process left SUBMITTED or WORKING (it crashed or was killed):
+    /// each ends FAILED with a "server restarted" status message, so no task stays WORKING.
+    /// Call it once at start-up with a durable store (`A2a::serve` does); returns how many.
+    pub async fn recover(&self) -> Result<usize, A2aError> {
+        let rt = self.rt();
+        let stale = rt.store.task_ids_in_states(&[TaskState::Submitted, TaskState::Working]).await?;
+        let mut n = 0;
+        for task_id in stale {
+            if rt.running_ids().contains(&task_id) {
+                continue;
+            }
+            let Some(rec) = rt.store.get_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await? else {
+                continue;
+            };
+            let msg = Runtime::agent_message(
+                &task_id,
+                &rec.task.context_id,
+                vec![crate::protocol::Part::text("the server restarted while the task was running")],
+            );
+            if rt.emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg)).await.is_ok() {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// Let running tasks finish for up to `deadline`, then end the rest FAILED with a reason.
     /// No task is left WORKING.
     pub async fn shutdown(&self, deadline: Duration) {
@@ -725,8 +787,9 @@ fn history_length(field: &str, v: Option<i32>) -> Result<Option<usize>, A2aError
     }
 }
 
+impl AgentService {
 /// Check a SendMessage request; returns its history length.
-fn validate_send(req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
+fn validate_send(&self, req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
     let m = &req.message;
     if m.message_id.is_empty() {
         return Err(A2aError::invalid_field("message.messageId", "is required"));
@@ -742,25 +805,21 @@ fn validate_send(req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
     }
     let hl = history_length("configuration.historyLength", req.configuration.as_ref().and_then(|c| c.history_length))?;
     if let Some(p) = req.configuration.as_ref().and_then(|c| c.task_push_notification_config.as_ref()) {
-        validate_webhook_url(&p.url).map_err(|e| match e {
-            A2aError::InvalidParams { violations, .. } => A2aError::invalid_field(
-                "configuration.taskPushNotificationConfig.url",
-                violations.first().map(|v| v.description.clone()).unwrap_or_default(),
-            ),
-            other => other,
-        })?;
+        if !self.inner.push {
+            return Err(A2aError::PushNotificationNotSupported);
+        }
+        self.check_webhook("configuration.taskPushNotificationConfig.url", &p.url)?;
     }
     Ok(hl)
 }
+}
 
-fn validate_webhook_url(url: &str) -> Result<(), A2aError> {
-    if url.is_empty() {
-        return Err(A2aError::invalid_field("url", "is required"));
-    }
-    let uri: http::Uri = url.parse().map_err(|e| A2aError::invalid_field("url", format!("`{url}` is not a URL: {e}")))?;
+/// The default webhook check: an absolute http or https URL with a host.
+pub fn check_webhook_url(url: &str) -> Result<(), String> {
+    let uri: http::Uri = url.parse().map_err(|e| format!("`{url}` is not a URL: {e}"))?;
     match uri.scheme_str() {
         Some("http") | Some("https") if uri.host().is_some() => Ok(()),
-        _ => Err(A2aError::invalid_field("url", format!("`{url}` must be an absolute http or https URL"))),
+        _ => Err(format!("`{url}` must be an absolute http or https URL")),
     }
 }
 
