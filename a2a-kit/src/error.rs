@@ -112,6 +112,28 @@ impl A2aError {
         A2aError::InvalidParams { message: message.into(), violations: Vec::new() }
     }
 
+    /// InvalidParams for a serde failure at `path` (serde_path_to_error's rendering, `.` for
+    /// the root) under `prefix`: names the field, including a missing one.
+    pub fn from_serde(prefix: &str, path: &str, err: &serde_json::Error) -> Self {
+        let mut text = err.to_string();
+        if let Some(i) = text.find(" at line ") {
+            text.truncate(i);
+        }
+        let mut field = match (prefix.is_empty(), path == ".") {
+            (_, true) => prefix.to_string(),
+            (true, false) => path.to_string(),
+            (false, false) => format!("{prefix}.{path}"),
+        };
+        if let Some(name) = text.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+            field = if field.is_empty() { name.to_string() } else { format!("{field}.{name}") };
+            text = "is required".to_string();
+        }
+        if field.is_empty() {
+            field = "body".into();
+        }
+        A2aError::invalid_field(field, text)
+    }
+
     /// TaskNotFoundError for `task_id`.
     pub fn task_not_found(task_id: impl Into<String>) -> Self {
         A2aError::TaskNotFound { task_id: task_id.into() }

@@ -259,7 +259,7 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
         }
         if let Meta::NameValue(nv) = &attr.meta {
             if let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value {
-                for line in s.value().lines() {
+                for line in s.value().split('\n') {
                     let line = line.strip_prefix(' ').unwrap_or(line);
                     lines.push(line.trim_end().to_string());
                 }

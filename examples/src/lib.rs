@@ -1,1 +1,100 @@
-pub fn x(){}
+//! Runnable a2a-kit example agents. Each binary (`cargo run --bin hello`) is a thin `main`
+//! over a module here, so tests can build the same agent and serve it on a random port.
+//!
+//! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
+//! the agent card JSON and exit), `--public-url URL` and `--store memory|sqlite:PATH`.
+
+pub mod hello;
+pub mod streaming;
+pub mod travel;
+pub mod workshop;
+
+use std::net::SocketAddr;
+
+use a2a_kit_axum::A2a;
+use clap::Parser;
+
+/// The command line every example shares.
+#[derive(Debug, Clone, Parser)]
+pub struct Cli {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub bind: SocketAddr,
+    /// Print the agent card JSON and exit.
+    #[arg(long)]
+    pub print_card: bool,
+    /// The URL clients use to reach the agent (default: http://BIND).
+    #[arg(long)]
+    pub public_url: Option<String>,
+    /// Task store: `memory` (default) or `sqlite:PATH`.
+    #[arg(long, default_value = "memory")]
+    pub store: StoreSpec,
+}
+
+/// Where tasks are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// In memory (lost on restart).
+    Memory,
+    /// A SQLite file.
+    Sqlite(String),
+}
+
+impl std::str::FromStr for StoreSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "memory" => Ok(StoreSpec::Memory),
+            _ => match s.strip_prefix("sqlite:") {
+                Some(path) if !path.is_empty() => Ok(StoreSpec::Sqlite(path.to_string())),
+                _ => Err(format!("`{s}` is not a store: use `memory` or `sqlite:PATH`")),
+            },
+        }
+    }
+}
+
+impl Cli {
+    /// The public URL (explicit, else from the bind address).
+    pub fn url(&self) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.bind))
+    }
+
+    /// Apply the store and URL options to an agent.
+    pub async fn configure(&self, a2a: A2a) -> Result<A2a, Box<dyn std::error::Error>> {
+        let a2a = a2a.public_url(self.url());
+        match &self.store {
+            StoreSpec::Memory => Ok(a2a),
+            StoreSpec::Sqlite(path) => open_sqlite(a2a, path).await,
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(a2a: A2a, path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+    let store = a2a_kit::store::SqliteTaskManager::open(path).await?;
+    Ok(a2a.task_manager(store))
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_a2a: A2a, _path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+    Err("this binary was built without the `sqlite` feature".into())
+}
+
+/// Run an example: parse the command line, print the card or serve until Ctrl-C.
+pub async fn run(make: impl FnOnce(&Cli) -> A2a) -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
+    init_tracing();
+    let a2a = cli.configure(make(&cli)).await?;
+    if cli.print_card {
+        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        return Ok(());
+    }
+    let listener = tokio::net::TcpListener::bind(cli.bind).await?;
+    eprintln!("A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)", listener.local_addr()?, cli.url());
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    Ok(())
+}
+
+fn init_tracing() {
+    // Examples stay dependency-light: log through `tracing` only when a subscriber is installed.
+}

@@ -92,11 +92,8 @@ fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
         return Err(A2aError::invalid_field("params", "must be a JSON object (by-name parameters)"));
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { "params".to_string() } else { format!("params.{path}") };
-        A2aError::invalid_field(field, e.into_inner().to_string())
-    })
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| A2aError::from_serde("params", &e.path().to_string(), e.inner()))
 }
 
 /// Handle one JSON-RPC request.

@@ -125,11 +125,7 @@ fn body_json<T: DeserializeOwned>(headers: &http::HeaderMap, body: &[u8], extra:
 }
 
 fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, A2aError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { "body".to_string() } else { format!("{prefix}{path}") };
-        A2aError::invalid_field(field, e.into_inner().to_string())
-    })
+    serde_path_to_error::deserialize(value).map_err(|e| A2aError::from_serde(prefix, &e.path().to_string(), e.inner()))
 }
 
 /// Query parameters as a JSON object; `bools` are converted to JSON booleans.

@@ -1,0 +1,6 @@
+//! `cargo run --bin hello -- [--bind HOST:PORT] [--print-card] [--store sqlite:PATH]`
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    a2a_examples::run(|_| a2a_examples::hello::a2a()).await
+}

@@ -1,0 +1,28 @@
+//! The smallest useful agent: one skill that greets by name.
+
+use a2a_kit::prelude::*;
+use a2a_kit_axum::A2a;
+
+/// The hello agent (it holds no state, but could: clients, pools, config).
+#[derive(Clone, Default)]
+pub struct HelloAgent;
+
+/// A friendly agent that greets people.
+#[a2a_agent(name = "Hello Agent")]
+impl HelloAgent {
+    /// Greet the user by name.
+    #[skill(tags = ["greeting"], examples = ["Alice"])]
+    async fn greet(&self, Text(name): Text) -> String {
+        format!("Hello, {}!", name.trim())
+    }
+}
+
+/// The agent, ready to configure or mount.
+pub fn a2a() -> A2a {
+    A2a::new(HelloAgent)
+}
+
+/// A complete axum app serving the agent at `/` (JSON-RPC and HTTP+JSON) and its card.
+pub fn app() -> axum::Router {
+    a2a().into_router()
+}

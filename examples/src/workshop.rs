@@ -1,0 +1,95 @@
+//! The whole task pipeline in one agent: progress statuses, a chunked artifact, a question to
+//! the user (INPUT_REQUIRED), cancellation-aware work, and periodic status narration.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_kit::prelude::*;
+use a2a_kit::runtime::{ExecutionConfig, NarrationContext, StatusNarrator};
+use a2a_kit_axum::A2a;
+
+/// Builds things, slowly, and talks about it.
+#[derive(Clone)]
+pub struct WorkshopAgent {
+    step: Duration,
+}
+
+impl WorkshopAgent {
+    /// A workshop whose build steps take `step` each.
+    pub fn new(step: Duration) -> Self {
+        WorkshopAgent { step }
+    }
+}
+
+impl Default for WorkshopAgent {
+    fn default() -> Self {
+        WorkshopAgent::new(Duration::from_millis(400))
+    }
+}
+
+/// A workshop that plans a build, asks for the finish, then builds it piece by piece.
+#[a2a_agent(name = "Workshop")]
+impl WorkshopAgent {
+    /// Build the named thing: reports progress, asks which finish you want, then writes the
+    /// build log as one artifact in chunks. Cancel it at any time.
+    #[skill(examples = ["a bookshelf"])]
+    async fn build(&self, ctx: TaskContext, Text(thing): Text) -> Result<Outcome, SkillError> {
+        let thing = thing.trim().to_string();
+        ctx.status(format!("Planning {thing}")).await?;
+        let mut question = format!("Which finish for {thing}: oak, walnut or paint?");
+        let finish = loop {
+            let Text(answer) = ctx.ask(question).await?;
+            let answer = answer.trim().to_lowercase();
+            if ["oak", "walnut", "paint"].contains(&answer.as_str()) {
+                break answer;
+            }
+            question = format!("`{answer}` is not a finish I have: oak, walnut or paint?");
+        };
+        let steps = ["cut the parts", "sand them", "assemble", &format!("apply the {finish} finish")];
+        let mut log = ctx.artifact_writer("build-log");
+        for (i, step) in steps.iter().enumerate() {
+            ctx.status(format!("Step {}/{}: {step}", i + 1, steps.len())).await?;
+            tokio::select! {
+                _ = ctx.cancelled() => return Err(SkillError::Canceled),
+                _ = tokio::time::sleep(self.step) => {}
+            }
+            let line = format!("{}. {step}\n", i + 1);
+            if i + 1 == steps.len() { log.write_last(line).await? } else { log.write(line).await? }
+        }
+        Ok(Outcome::done().with_status_text(format!("Done: {thing}, finished in {finish}.")))
+    }
+}
+
+/// Narrates long builds: elapsed time and the steps reported so far, never repeating itself.
+pub struct ElapsedNarrator;
+
+#[async_trait::async_trait]
+impl StatusNarrator for ElapsedNarrator {
+    async fn narrate(&self, n: &NarrationContext) -> Option<String> {
+        let text = format!(
+            "Still working on it: {}s elapsed, {} update(s) so far",
+            n.elapsed.as_secs(),
+            n.recent_statuses.len()
+        );
+        (!n.recent_statuses.contains(&text)).then_some(text)
+    }
+}
+
+/// The agent with narration every `every`.
+pub fn a2a_with(agent: WorkshopAgent, every: Duration) -> A2a {
+    A2a::new(agent).execution(ExecutionConfig {
+        narrator: Some(Arc::new(ElapsedNarrator)),
+        narration_interval: every,
+        ..Default::default()
+    })
+}
+
+/// The agent, ready to configure or mount (narration every 2 s).
+pub fn a2a() -> A2a {
+    a2a_with(WorkshopAgent::default(), Duration::from_secs(2))
+}
+
+/// A complete axum app serving the agent and its card.
+pub fn app() -> axum::Router {
+    a2a().into_router()
+}
