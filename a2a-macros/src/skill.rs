@@ -311,28 +311,32 @@ impl Skill {
                 )?;
             }
         });
-        let call = quote!(__a2a_this.#method(#(#vars),*));
         let (setup, body) = if self.streaming {
+            // Spanned on the return type: a result that is not a stream of chunks is one error
+            // there (the `SkillStream` obligation).
             let span = self.ret.as_ref().map_or(method.span(), |t| t.span());
-            let stream = quote_spanned!(span=> ::a2a_kit::__private::SkillStream::into_skill_stream(#call));
+            let call = quote_spanned!(span=> __a2a_this.#method(#(#vars),*));
             (
                 quote!(let __a2a_ctx = ::core::clone::Clone::clone(__a2a_req.context());),
-                quote!(::a2a_kit::__private::drive_stream(#stream, __a2a_ctx, #id).await),
+                quote_spanned!(span=> ::a2a_kit::__private::SkillStream::drive(#call, __a2a_ctx, #id).await),
             )
         } else {
             let ret = self.ret_type();
+            let call = quote!(__a2a_this.#method(#(#vars),*));
             (quote!(), quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await)))
         };
         // Spanned on the method name: a future that is not `Send` is reported at the skill.
-        let assert_send = quote_spanned!(method.span()=> ::a2a_kit::__private::assert_send);
+        let future = quote_spanned! {method.span()=>
+            ::a2a_kit::__private::SkillCall::new(::a2a_kit::__private::assert_send(async move {
+                #body
+            }))
+        };
         quote! {
             #id => {
                 #(#extract)*
                 #setup
                 let __a2a_this = self;
-                ::core::result::Result::Ok(::a2a_kit::__private::SkillCall::new(#assert_send(async move {
-                    #body
-                })))
+                ::core::result::Result::Ok(#future)
             }
         }
     }

@@ -4,6 +4,7 @@
 //! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
 //! the agent card JSON and exit), `--public-url URL` and `--store memory|sqlite:PATH`.
 
+pub mod conformance;
 pub mod hello;
 pub mod streaming;
 pub mod travel;
@@ -83,10 +84,18 @@ async fn open_sqlite(_a2a: A2a, _path: &str) -> Result<A2a, Box<dyn std::error::
 /// Run an example: parse the command line, print the card or serve until Ctrl-C.
 pub async fn run(make: impl FnOnce(&Cli) -> A2a) -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
+    let a2a = make(&cli);
+    run_with(cli, a2a).await
+}
+
+/// Run an agent with an already parsed command line.
+pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Error>> {
     init_tracing();
-    let a2a = cli.configure(make(&cli)).await?;
+    let a2a = cli.configure(a2a).await?;
     if cli.print_card {
-        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        // A closed pipe (`--print-card | head`) is not an error worth a panic.
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(a2a.service().card())?);
         return Ok(());
     }
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;

@@ -80,6 +80,9 @@ struct ServiceInner {
 /// module's SSRF guard installs a stricter one.
 pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
+/// An edit applied to the card after the kit built it.
+type CardEdit = Box<dyn FnOnce(&mut AgentCard) + Send>;
+
 /// Builds an observer once the store is known.
 type ObserverFactory = Box<dyn FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObserver> + Send>;
 
@@ -95,7 +98,7 @@ pub struct AgentServiceBuilder {
     required_extensions: Vec<String>,
     streaming: Option<bool>,
     push: Option<bool>,
-    customize: Vec<Box<dyn FnOnce(&mut AgentCard) + Send>>,
+    customize: Vec<CardEdit>,
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
 }

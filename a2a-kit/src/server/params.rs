@@ -25,7 +25,7 @@ pub struct RequestMeta {
     pub extensions: Vec<String>,
 }
 
-fn query_param<'a>(query: Option<&'a str>, name: &str) -> Option<String> {
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     let q = query?;
     form_urlencoded::parse(q.as_bytes())
         .find(|(k, _)| k.eq_ignore_ascii_case(name))

@@ -76,7 +76,7 @@ fn resolve(path: &str) -> Option<(Route, Option<String>)> {
         .trim_start_matches('/')
         .trim_end_matches('/')
         .split('/')
-        .map(|s| percent_decode(s))
+        .map(percent_decode)
         .collect();
     if let Some(r) = match_route(&segs) {
         return Some((r, None));

@@ -1,0 +1,19 @@
+//! `cargo run --bin conformance -- [--bind HOST:PORT] [--print-card] [--no-streaming] [--push]
+//! [--extended-card] [--require-extension URI]...`
+
+use a2a_examples::conformance::{ConformanceAgent, ConformanceFlags, a2a_with};
+use clap::Parser;
+
+#[derive(Parser)]
+struct Args {
+    #[command(flatten)]
+    common: a2a_examples::Cli,
+    #[command(flatten)]
+    flags: ConformanceFlags,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    a2a_examples::run_with(args.common, a2a_with(ConformanceAgent::default(), &args.flags)).await
+}
