@@ -432,3 +432,78 @@ async fn list_tasks_filters_and_pages() {
         assert_eq!(e["error"]["code"], -32602, "{bad}: {e}");
     }
 }
+
+#[tokio::test]
+async fn reconnect_at_every_point_replays_exactly_the_rest() {
+    let s = serve_test_agent().await;
+    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("chunks", "6")}), None).await;
+    let full = read_sse(resp, 100).await;
+    let task_id = full[0].data["result"]["task"]["id"].as_str().unwrap().to_string();
+    let all: Vec<(String, Value)> = full.iter().map(|e| (e.id.clone(), e.data["result"].clone())).collect();
+    // Resume after every possible event: the replay is exactly the suffix, byte for byte.
+    for k in 1..all.len() {
+        let resp = rpc_stream(&s.base, "SubscribeToTask", json!({"id": task_id}), Some(&all[k - 1].0)).await;
+        let rest: Vec<(String, Value)> = read_sse(resp, 100).await.into_iter().map(|e| (e.id, e.data["result"].clone())).collect();
+        assert_eq!(rest, all[k..].to_vec(), "resume after event {k}");
+    }
+}
+
+#[tokio::test]
+async fn graceful_shutdown_leaves_no_task_working() {
+    let s = serve_test_agent().await;
+    let quick = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "100"), "configuration": {"returnImmediately": true}})).await;
+    let stuck = rpc(&s.base, "SendMessage", json!({"message": to_skill("stubborn", "x"), "configuration": {"returnImmediately": true}})).await;
+    s.service.shutdown(Duration::from_millis(500)).await;
+    let quick = rpc(&s.base, "GetTask", json!({"id": task_of(&quick)["id"]})).await;
+    assert_eq!(quick["result"]["status"]["state"], "TASK_STATE_COMPLETED", "finished within the deadline");
+    let stuck = rpc(&s.base, "GetTask", json!({"id": task_of(&stuck)["id"]})).await;
+    assert_eq!(stuck["result"]["status"]["state"], "TASK_STATE_FAILED");
+    assert!(stuck["result"]["status"]["message"]["parts"][0]["text"].as_str().unwrap().contains("shut down"));
+}
+
+#[tokio::test]
+async fn status_styles_are_configurable() {
+    use a2a_kit::runtime::{ExecutionConfig, StatusStyle};
+    for (style, expect) in [(StatusStyle::Text, Some("text")), (StatusStyle::None, None)] {
+        let s = serve(a2a_kit_axum::A2a::new(TestAgent).execution(ExecutionConfig { status_style: style, ..Default::default() })).await;
+        let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("status", "")}), None).await;
+        let evs = read_sse(resp, 100).await;
+        let working: Vec<&Value> = evs
+            .iter()
+            .filter(|e| state_of(&e.data).as_deref() == Some("TASK_STATE_WORKING"))
+            .map(|e| &e.data["result"]["statusUpdate"]["status"])
+            .collect();
+        assert_eq!(working.len(), 4, "the initial WORKING and three progress updates");
+        match expect {
+            Some(key) => assert_eq!(working[1]["message"]["parts"][0][key], "step 1"),
+            None => assert!(working.iter().all(|s| s.get("message").is_none())),
+        }
+    }
+}
+
+#[tokio::test]
+async fn mounts_under_a_prefix_in_an_app_with_state() {
+    #[derive(Clone)]
+    struct AppState {
+        greeting: &'static str,
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let agent = a2a_kit_axum::A2a::new(TestAgent).public_url(format!("{base}/agents/test"));
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|axum::extract::State(s): axum::extract::State<AppState>| async move { s.greeting }))
+        .nest("/agents/test", agent.router())
+        .merge(agent.well_known_router())
+        .with_state(AppState { greeting: "ok" });
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    assert_eq!(client().get(format!("{base}/health")).send().await.unwrap().text().await.unwrap(), "ok");
+    let card: Value = client().get(format!("{base}/.well-known/agent-card.json")).send().await.unwrap().json().await.unwrap();
+    let url = card["supportedInterfaces"][0]["url"].as_str().unwrap().to_string();
+    assert_eq!(url, format!("{base}/agents/test"));
+    let r = rpc(&url, "SendMessage", json!({"message": to_skill("echo", "nested")})).await;
+    assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_COMPLETED");
+    let id = task_of(&r)["id"].as_str().unwrap();
+    let got = client().get(format!("{url}/tasks/{id}")).header("A2A-Version", "1.0").send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    server.abort();
+}

@@ -37,6 +37,8 @@ pub mod error;
 pub mod extract;
 mod macro_support;
 pub mod protocol;
+#[cfg(feature = "push")]
+pub mod push;
 pub mod reply;
 pub mod runtime;
 pub mod server;

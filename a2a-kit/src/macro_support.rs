@@ -5,8 +5,13 @@
 //! a type that does not fit is one error at that type: the compiler merges identical errors,
 //! while calling a generic helper would add a second one ("required by a bound in ...").
 
+use std::future::Future;
+
 use futures::Stream;
 use serde_json::Value;
+
+use crate::context::TaskContext;
+use crate::reply::{IntoChunk, Outcome};
 
 use crate::agent::AgentInfo;
 use crate::error::A2aError;
@@ -27,23 +32,26 @@ pub fn unknown_skill(info: &AgentInfo, id: &str) -> A2aError {
     crate::agent::no_skill_error(info, &format!("this agent has no skill `{id}`"))
 }
 
-/// The return value of a `#[streaming]` skill: a [`Stream`].
+/// The return value of a `#[streaming]` skill: a `Stream + Send` of chunks, driven by
+/// [`drive_stream`](crate::__private::drive_stream). One trait for all three requirements, so
+/// a result that misses one is one error, at the skill's return type.
 #[diagnostic::on_unimplemented(
-    message = "`#[streaming]` skills return a `Stream`, and `{Self}` is not one",
-    label = "not a `Stream`",
-    note = "return `impl Stream<Item = T> + Send + 'static` (build it with `a2a_kit::stream!`) or a concrete stream type",
+    message = "`{Self}` cannot be returned from a `#[streaming]` skill",
+    label = "not a `Stream + Send` of chunks",
+    note = "return `impl Stream<Item = T> + Send + 'static` (build it with `a2a_kit::stream!`) or a concrete stream type, whose items are `String`, `&'static str`, `Part`, `Vec<Part>`, `Data<T>`, or `Result<T, E>` of those",
     note = "for a single result, remove `#[streaming]` and make the skill an `async fn`"
 )]
-pub trait SkillStream {
-    /// The stream.
-    type Stream: Stream;
-    /// Into the stream.
-    fn into_skill_stream(self) -> Self::Stream;
+pub trait SkillStream: Sized + Send {
+    /// Run the stream to the end, each item one chunk of the skill's artifact.
+    fn drive(self, ctx: TaskContext, artifact_name: &'static str) -> impl Future<Output = Outcome> + Send;
 }
 
-impl<S: Stream> SkillStream for S {
-    type Stream = S;
-    fn into_skill_stream(self) -> S {
-        self
+impl<S> SkillStream for S
+where
+    S: Stream + Send,
+    S::Item: IntoChunk,
+{
+    fn drive(self, ctx: TaskContext, artifact_name: &'static str) -> impl Future<Output = Outcome> + Send {
+        crate::__private::drive_stream(self, ctx, artifact_name)
     }
 }

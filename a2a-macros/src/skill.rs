@@ -314,11 +314,18 @@ impl Skill {
         let (setup, body) = if self.streaming {
             // Spanned on the return type: a result that is not a stream of chunks is one error
             // there (the `SkillStream` obligation).
-            let span = self.ret.as_ref().map_or(method.span(), |t| t.span());
-            let call = quote_spanned!(span=> __a2a_this.#method(#(#vars),*));
+            // The call expression's first token starts at the type's first token and its
+            // parentheses end at the type's last one, so the error underlines the whole type.
+            let (first, last) = match &self.ret {
+                Some(ty) => first_last_span(quote!(#ty)),
+                None => (method.span(), method.span()),
+            };
+            let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!(#(#vars),*));
+            args.set_span(last);
+            let call = quote_spanned!(first=> __a2a_this.#method #args);
             (
                 quote!(let __a2a_ctx = ::core::clone::Clone::clone(__a2a_req.context());),
-                quote_spanned!(span=> ::a2a_kit::__private::SkillStream::drive(#call, __a2a_ctx, #id).await),
+                quote_spanned!(first=> ::a2a_kit::__private::SkillStream::drive(#call, __a2a_ctx, #id).await),
             )
         } else {
             let ret = self.ret_type();
@@ -339,6 +346,15 @@ impl Skill {
                 ::core::result::Result::Ok(#future)
             }
         }
+    }
+}
+
+/// The spans of the first and last tokens of `tokens`.
+fn first_last_span(tokens: TokenStream) -> (Span, Span) {
+    let spans: Vec<Span> = tokens.into_iter().map(|t| t.span()).collect();
+    match (spans.first(), spans.last()) {
+        (Some(f), Some(l)) => (*f, *l),
+        _ => (Span::call_site(), Span::call_site()),
     }
 }
 

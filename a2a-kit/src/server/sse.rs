@@ -20,17 +20,13 @@ pub fn frame(id: Option<u64>, json: &[u8]) -> Bytes {
     let mut b = BytesMut::with_capacity(json.len() + 32);
     if let Some(id) = id {
         b.put_slice(b"id: ");
-        b.put_slice(itoa_u64(id).as_bytes());
+        b.put_slice(id.to_string().as_bytes());
         b.put_u8(b'\n');
     }
     b.put_slice(b"data: ");
     b.put_slice(json);
     b.put_slice(b"\n\n");
     b.freeze()
-}
-
-fn itoa_u64(n: u64) -> String {
-    n.to_string()
 }
 
 /// Interleave `: keep-alive` comments into a framed stream whenever it is idle for `every`.
@@ -62,4 +58,32 @@ pub fn parse_last_event_id(value: &str) -> Result<u64, crate::error::A2aError> {
             format!("`{value}` is not an event id this server issued (a sequence number)"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn keep_alive_comments_fill_idle_gaps() {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+        let frames = tokio_stream_from(rx);
+        let mut out = with_keep_alive(frames, Duration::from_secs(15));
+        tx.send(frame(Some(1), b"{}")).await.unwrap();
+        assert_eq!(&out.next().await.unwrap()[..], b"id: 1\ndata: {}\n\n");
+        // Nothing for 15 s: a comment.
+        assert_eq!(&out.next().await.unwrap()[..], b": keep-alive\n\n");
+        tx.send(frame(None, b"[]")).await.unwrap();
+        assert_eq!(&out.next().await.unwrap()[..], b"data: []\n\n");
+        drop(tx);
+        assert!(out.next().await.is_none(), "the stream ends with its source");
+    }
+
+    fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> impl Stream<Item = Bytes> + Send + 'static {
+        async_stream::stream! {
+            while let Some(b) = rx.recv().await {
+                yield b;
+            }
+        }
+    }
 }

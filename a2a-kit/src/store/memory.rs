@@ -337,3 +337,140 @@ fn view_of(task: &Task, view: TaskView) -> Task {
         metadata: task.metadata.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Artifact, Part, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent};
+    use proptest::prelude::*;
+
+    fn task(id: &str, state: TaskState) -> Task {
+        Task {
+            id: id.into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(state),
+            artifacts: vec![],
+            history: vec![Message::user_text("hi")],
+            metadata: None,
+        }
+    }
+
+    fn status(id: &str, state: TaskState) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: id.into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(state),
+            metadata: None,
+        })
+    }
+
+    fn chunk(id: &str, text: &str, append: bool) -> StreamResponse {
+        let mut artifact = Artifact::new(vec![Part::text(text)]);
+        artifact.artifact_id = "a".into();
+        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: id.into(),
+            context_id: "c".into(),
+            artifact,
+            append,
+            last_chunk: false,
+            metadata: None,
+        })
+    }
+
+    fn block<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn capacity_evicts_terminal_tasks_first_and_refuses_when_all_live() {
+        block(async {
+            let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 2, terminal_ttl: None });
+            store.create_task(task("done", TaskState::Completed), None).await.unwrap();
+            store.create_task(task("live1", TaskState::Working), None).await.unwrap();
+            store.create_task(task("live2", TaskState::Working), None).await.unwrap();
+            assert!(store.get_task("done", TaskView::FULL).await.unwrap().is_none(), "the terminal task made room");
+            let err = store.create_task(task("live3", TaskState::Working), None).await.unwrap_err();
+            assert!(matches!(err, StoreError::Full(2)));
+            assert_eq!(store.len(), 2);
+        });
+    }
+
+    #[test]
+    fn ttl_evicts_finished_tasks() {
+        block(async {
+            let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 10, terminal_ttl: Some(Duration::from_millis(20)) });
+            store.create_task(task("t", TaskState::Working), None).await.unwrap();
+            store.append_event("t", status("t", TaskState::Completed)).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            store.create_task(task("u", TaskState::Working), None).await.unwrap();
+            assert!(store.get_task("t", TaskView::FULL).await.unwrap().is_none());
+            assert!(store.get_task("u", TaskView::FULL).await.unwrap().is_some(), "live tasks are never evicted");
+        });
+    }
+
+    #[test]
+    fn purge_removes_only_old_terminal_tasks() {
+        block(async {
+            let store = InMemoryTaskManager::default();
+            store.create_task(task("old", TaskState::Working), None).await.unwrap();
+            store.append_event("old", status("old", TaskState::Failed)).await.unwrap();
+            store.create_task(task("live", TaskState::Working), None).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let n = store.purge_terminal_before(Timestamp::now()).await.unwrap();
+            assert_eq!(n, 1);
+            assert_eq!(store.len(), 1);
+        });
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Status(TaskState),
+        Chunk(bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            prop::sample::select(TaskState::ALL.to_vec()).prop_map(Op::Status),
+            any::<bool>().prop_map(Op::Chunk),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is appended, the log is dense and ordered, rejected events change nothing,
+        /// and every suffix read returns exactly the tail of the log.
+        #[test]
+        fn event_log_is_dense_ordered_and_atomic(ops in prop::collection::vec(op(), 1..30)) {
+            block(async {
+                let store = InMemoryTaskManager::default();
+                store.create_task(task("t", TaskState::Submitted), None).await.unwrap();
+                let mut expected_seq = 1;
+                for (i, op) in ops.iter().enumerate() {
+                    let before = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
+                    let ev = match op {
+                        Op::Status(s) => status("t", *s),
+                        Op::Chunk(append) => chunk("t", &format!("p{i}"), *append),
+                    };
+                    match store.append_event("t", ev).await {
+                        Ok(seq) => {
+                            expected_seq += 1;
+                            prop_assert_eq!(seq, expected_seq);
+                            prop_assert!(!before.task.status.state.is_terminal());
+                        }
+                        Err(_) => {
+                            let after = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
+                            prop_assert_eq!(after, before, "a rejected event changes nothing");
+                        }
+                    }
+                }
+                let log = store.events_after("t", 0, usize::MAX).await.unwrap();
+                prop_assert_eq!(log.len() as u64, expected_seq);
+                for (i, rec) in log.iter().enumerate() {
+                    prop_assert_eq!(rec.seq, i as u64 + 1);
+                    let tail = store.events_after("t", rec.seq, usize::MAX).await.unwrap();
+                    prop_assert_eq!(&tail[..], &log[i + 1..]);
+                }
+                Ok(())
+            })?;
+        }
+    }
+}

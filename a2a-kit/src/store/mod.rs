@@ -12,6 +12,8 @@
 //! to the HTTP work around it.
 
 mod memory;
+#[cfg(feature = "sqlite")] mod sqlite; #[cfg(feature = "sqlite")] pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
+#[cfg(feature = "test-support")] pub mod conformance; pub mod retention;
 
 use async_trait::async_trait;
 
