@@ -25,6 +25,8 @@
 
 #![warn(missing_docs)]
 
+pub mod webhook;
+
 use std::convert::Infallible;
 use std::future::IntoFuture;
 use std::net::SocketAddr;

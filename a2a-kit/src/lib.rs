@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+#[cfg(feature = "client")] pub mod client;
 pub mod context;
 pub mod error;
 pub mod extract;

@@ -5,9 +5,8 @@
 //! a type that does not fit is one error at that type: the compiler merges identical errors,
 //! while calling a generic helper would add a second one ("required by a bound in ...").
 
-use std::future::Future;
-
 use futures::Stream;
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::context::TaskContext;
@@ -43,7 +42,12 @@ pub fn unknown_skill(info: &AgentInfo, id: &str) -> A2aError {
 )]
 pub trait SkillStream: Sized + Send {
     /// Run the stream to the end, each item one chunk of the skill's artifact.
-    fn drive(self, ctx: TaskContext, artifact_name: &'static str) -> impl Future<Output = Outcome> + Send;
+    ///
+    /// The boxed future does not depend on `Self`, so a type that is no `SkillStream` is not
+    /// reported a second time through the future's type.
+    fn drive<'a>(self, ctx: TaskContext, artifact_name: &'static str) -> BoxFuture<'a, Outcome>
+    where
+        Self: 'a;
 }
 
 impl<S> SkillStream for S
@@ -51,7 +55,10 @@ where
     S: Stream + Send,
     S::Item: IntoChunk,
 {
-    fn drive(self, ctx: TaskContext, artifact_name: &'static str) -> impl Future<Output = Outcome> + Send {
-        crate::__private::drive_stream(self, ctx, artifact_name)
+    fn drive<'a>(self, ctx: TaskContext, artifact_name: &'static str) -> BoxFuture<'a, Outcome>
+    where
+        Self: 'a,
+    {
+        Box::pin(crate::__private::drive_stream(self, ctx, artifact_name))
     }
 }

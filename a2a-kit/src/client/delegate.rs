@@ -1,0 +1,371 @@
+//! Delegation: a skill hands (part of) its work to another agent with one call, and the
+//! remote task's progress and artifacts become its own.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use super::stream::status_text;
+use super::{A2aClient, ClientError, SendRequest, TaskAccumulator};
+use crate::context::TaskContext;
+use crate::error::SkillError;
+use crate::protocol::{Message, Part, Role, SendMessageResponse, StreamResponse, Task, TaskState};
+use crate::reply::{IntoOutcome, Outcome};
+
+/// How [`RemoteAgent::delegate`] behaves.
+#[derive(Debug, Clone)]
+pub struct DelegateOptions {
+    /// Forward the remote WORKING status texts as this task's progress (default true).
+    pub forward_status: bool,
+    /// Put this before each forwarded status text (e.g. `"worker: "`).
+    pub status_prefix: String,
+    /// When the remote task needs input, ask this task's user (the task goes INPUT_REQUIRED)
+    /// and send the reply on (default true). When false, delegation returns with the remote
+    /// task INPUT_REQUIRED.
+    pub relay_input_required: bool,
+    /// Poll interval for agents that cannot stream (default 500 ms).
+    pub poll_interval: Duration,
+    /// How long to wait for the remote CancelTask when this task is canceled (default 10 s).
+    pub cancel_timeout: Duration,
+}
+
+impl Default for DelegateOptions {
+    fn default() -> Self {
+        DelegateOptions {
+            forward_status: true,
+            status_prefix: String::new(),
+            relay_input_required: true,
+            poll_interval: Duration::from_millis(500),
+            cancel_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Another agent that skills can hand work to.
+///
+/// ```no_run
+/// use a2a_kit::client::RemoteAgent;
+/// use a2a_kit::prelude::*;
+///
+/// #[derive(Clone)]
+/// struct Planner { worker: RemoteAgent }
+///
+/// #[a2a_agent]
+/// impl Planner {
+///     /// Plan, letting the worker do the work.
+///     #[skill]
+///     async fn plan(&self, ctx: TaskContext, Text(goal): Text) -> Result<Outcome, SkillError> {
+///         ctx.status(format!("Planning {goal}")).await?;
+///         // The worker's progress and artifacts show up in this task as they happen;
+///         // canceling this task cancels the worker's.
+///         let result = self.worker.delegate(&ctx, goal).await?;
+///         Ok(result.into_outcome())
+///     }
+/// }
+///
+/// # async fn demo() -> Result<(), a2a_kit::client::ClientError> {
+/// let worker = RemoteAgent::connect("http://127.0.0.1:3001").await?;
+/// let planner = Planner { worker };
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RemoteAgent {
+    client: A2aClient,
+    options: DelegateOptions,
+}
+
+/// What a delegation ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegationResult {
+    /// The remote task as assembled from its events (artifacts put together), if the agent
+    /// created one.
+    pub task: Option<Task>,
+    /// The remote agent's direct reply, if it answered with a message instead.
+    pub message: Option<Message>,
+    /// How many artifact events were forwarded into this task.
+    pub artifacts_forwarded: usize,
+    /// Whether this task was canceled during the delegation (the remote task was canceled too).
+    pub canceled: bool,
+}
+
+impl DelegationResult {
+    /// The remote task's final state (`None` for a direct message).
+    pub fn state(&self) -> Option<TaskState> {
+        self.task.as_ref().map(|t| t.status.state)
+    }
+
+    /// The text of the result: the direct message, or every text part of the remote
+    /// artifacts, in order.
+    pub fn text(&self) -> String {
+        if let Some(m) = &self.message {
+            return m.text();
+        }
+        self.task
+            .iter()
+            .flat_map(|t| t.artifacts.iter())
+            .flat_map(|a| a.parts.iter())
+            .filter_map(Part::as_text)
+            .collect()
+    }
+
+    fn status_parts(&self) -> Option<Vec<Part>> {
+        self.task.as_ref()?.status.message.as_ref().map(|m| m.parts.clone()).filter(|p| !p.is_empty())
+    }
+
+    fn status_string(&self) -> Option<String> {
+        self.task.as_ref()?.status.message.as_ref().and_then(status_text)
+    }
+}
+
+/// The outcome that mirrors the remote one: COMPLETED (the artifacts are already in this
+/// task; a remote direct reply becomes the artifact), FAILED / REJECTED with the remote
+/// reason, INPUT_REQUIRED / AUTH_REQUIRED with the remote question, CANCELED when this task
+/// was canceled.
+impl IntoOutcome for DelegationResult {
+    fn into_outcome(self) -> Outcome {
+        if self.canceled {
+            return SkillError::Canceled.into();
+        }
+        if let Some(m) = self.message {
+            return Outcome::completed(m.parts);
+        }
+        let reason = self.status_string();
+        match self.state() {
+            Some(TaskState::Completed) if self.artifacts_forwarded == 0 => match self.status_parts() {
+                Some(parts) => Outcome::completed(parts),
+                None => Outcome::done(),
+            },
+            Some(TaskState::Completed) => Outcome::done(),
+            Some(TaskState::Failed) => Outcome::failed(reason.unwrap_or_else(|| "the remote agent failed".into())),
+            Some(TaskState::Rejected) => Outcome::rejected(reason.unwrap_or_else(|| "the remote agent rejected the task".into())),
+            Some(TaskState::Canceled) => Outcome::failed("the remote agent's task was canceled"),
+            Some(TaskState::InputRequired) => {
+                Outcome::input_required(self.status_parts().unwrap_or_else(|| vec![Part::text("More input is needed.")]))
+            }
+            Some(TaskState::AuthRequired) => {
+                Outcome::auth_required(self.status_parts().unwrap_or_else(|| vec![Part::text("Authorization is needed.")]))
+            }
+            other => Outcome::failed(format!(
+                "the remote task ended in state {}",
+                other.map_or("(none)", TaskState::as_str)
+            )),
+        }
+    }
+}
+
+/// How one exchange with the remote agent ended.
+enum Leg {
+    Finished,
+    Canceled,
+}
+
+struct Forwarder<'a> {
+    ctx: &'a TaskContext,
+    options: &'a DelegateOptions,
+    /// Remote artifact id → this task's artifact id.
+    ids: HashMap<String, String>,
+    forwarded: usize,
+    acc: TaskAccumulator,
+    last_status: Option<String>,
+}
+
+impl Forwarder<'_> {
+    /// Forward one event; `Err` means this task ended (it was canceled).
+    async fn forward(&mut self, ev: &StreamResponse) -> Result<(), SkillError> {
+        self.acc.apply(ev);
+        match ev {
+            StreamResponse::StatusUpdate(u) => self.status(u.status.state, u.status.message.as_ref()).await?,
+            StreamResponse::Task(t) => {
+                self.status(t.status.state, t.status.message.as_ref()).await?;
+                // A snapshot (e.g. after a resumed stream) may hold artifacts not seen as chunks.
+                for a in &t.artifacts {
+                    if !self.ids.contains_key(&a.artifact_id) {
+                        self.artifact(a.clone(), false, true).await?;
+                    }
+                }
+            }
+            StreamResponse::ArtifactUpdate(u) => self.artifact(u.artifact.clone(), u.append, u.last_chunk).await?,
+            StreamResponse::Message(_) => {}
+        }
+        Ok(())
+    }
+
+    async fn status(&mut self, state: TaskState, message: Option<&Message>) -> Result<(), SkillError> {
+        if !self.options.forward_status || state != TaskState::Working {
+            return Ok(());
+        }
+        let Some(text) = message.and_then(status_text) else { return Ok(()) };
+        if self.last_status.as_deref() == Some(text.as_str()) {
+            return Ok(());
+        }
+        self.last_status = Some(text.clone());
+        self.ctx.status(format!("{}{text}", self.options.status_prefix)).await
+    }
+
+    async fn artifact(&mut self, mut artifact: crate::protocol::Artifact, append: bool, last_chunk: bool) -> Result<(), SkillError> {
+        let local = self.ids.entry(artifact.artifact_id.clone()).or_insert_with(|| uuid::Uuid::new_v4().to_string());
+        artifact.artifact_id = local.clone();
+        self.forwarded += 1;
+        self.ctx.emit_artifact(artifact, append, last_chunk).await
+    }
+}
+
+impl RemoteAgent {
+    /// Connect to the agent at `url` with default client settings.
+    pub async fn connect(url: impl AsRef<str>) -> Result<Self, ClientError> {
+        Ok(Self::new(A2aClient::connect(url).await?))
+    }
+
+    /// Delegate through this client.
+    pub fn new(client: A2aClient) -> Self {
+        RemoteAgent { client, options: DelegateOptions::default() }
+    }
+
+    /// Change the options.
+    #[must_use]
+    pub fn with_options(mut self, options: DelegateOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The client underneath.
+    pub fn client(&self) -> &A2aClient {
+        &self.client
+    }
+
+    /// Run `request` on the remote agent as part of `ctx`'s task.
+    ///
+    /// While the remote task runs, its WORKING status texts become `ctx.status` updates and
+    /// its artifact events become this task's artifact events, chunk for chunk (`append` and
+    /// `lastChunk` kept, artifact ids mapped to fresh ones). If the remote task needs input,
+    /// this task asks its own user and relays the reply (see
+    /// [`DelegateOptions::relay_input_required`]). If this task is canceled, the remote task
+    /// is canceled and the result has `canceled` set. Agents that cannot stream are polled.
+    ///
+    /// Returns the remote result; return it from the skill (it implements `IntoOutcome`) or
+    /// inspect it first.
+    pub async fn delegate(&self, ctx: &TaskContext, request: impl Into<SendRequest>) -> Result<DelegationResult, ClientError> {
+        let mut fwd = Forwarder { ctx, options: &self.options, ids: HashMap::new(), forwarded: 0, acc: TaskAccumulator::default(), last_status: None };
+        let mut request: SendRequest = request.into();
+        loop {
+            let leg = if self.client.card().capabilities.streaming.unwrap_or(false) {
+                self.stream_leg(&mut fwd, request).await?
+            } else {
+                self.poll_leg(&mut fwd, request).await?
+            };
+            let remote = fwd.acc.task().cloned();
+            if let Leg::Canceled = leg {
+                if let Some(t) = remote.as_ref().filter(|t| !t.status.state.is_terminal()) {
+                    let _ = tokio::time::timeout(self.options.cancel_timeout, self.client.cancel_task(&t.id)).await;
+                }
+                return Ok(self.result(fwd, true));
+            }
+            let Some(task) = remote else { break };
+            if task.status.state != TaskState::InputRequired || !self.options.relay_input_required {
+                break;
+            }
+            let question = task
+                .status
+                .message
+                .as_ref()
+                .map(|m| m.parts.clone())
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| vec![Part::text("The remote agent needs more input.")]);
+            let reply: Message = match ctx.ask::<Message>(question).await {
+                Ok(m) => m,
+                Err(_) => {
+                    let _ = tokio::time::timeout(self.options.cancel_timeout, self.client.cancel_task(&task.id)).await;
+                    return Ok(self.result(fwd, true));
+                }
+            };
+            let mut next = Message::new(Role::User, reply.parts);
+            next.task_id = Some(task.id.clone());
+            next.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+            request = SendRequest::new(next);
+        }
+        Ok(self.result(fwd, false))
+    }
+
+    fn result(&self, fwd: Forwarder<'_>, canceled: bool) -> DelegationResult {
+        let forwarded = fwd.forwarded;
+        let (task, message) = match fwd.acc.into_response() {
+            Some(SendMessageResponse::Task(t)) => (Some(t), None),
+            Some(SendMessageResponse::Message(m)) => (None, Some(m)),
+            None => (None, None),
+        };
+        DelegationResult { task, message, artifacts_forwarded: forwarded, canceled }
+    }
+
+    async fn stream_leg(&self, fwd: &mut Forwarder<'_>, request: SendRequest) -> Result<Leg, ClientError> {
+        let ctx = fwd.ctx;
+        let opened = tokio::select! {
+            s = self.client.send_streaming(request) => Some(s?),
+            () = ctx.cancelled() => None,
+        };
+        let Some(mut stream) = opened else { return Ok(Leg::Canceled) };
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = ctx.cancelled() => {
+                    // Learn the remote task id if it is not known yet, so it can be canceled.
+                    if fwd.acc.task().is_none() {
+                        if let Ok(Some(Ok(ev))) = tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+                            fwd.acc.apply(&ev);
+                        }
+                    }
+                    return Ok(Leg::Canceled);
+                }
+                next = stream.next() => next,
+            };
+            match next {
+                None => break,
+                Some(Err(e)) => return Err(e),
+                Some(Ok(ev)) => {
+                    if fwd.forward(&ev).await.is_err() {
+                        return Ok(Leg::Canceled);
+                    }
+                }
+            }
+        }
+        // A stream that ended early (resume gave up quietly) leaves the state open: read it.
+        if let Some(t) = fwd.acc.task().filter(|t| !(t.status.state.is_terminal() || t.status.state.is_interrupted())) {
+            let t = self.client.get_task(&t.id).await?;
+            if fwd.forward(&StreamResponse::Task(t)).await.is_err() {
+                return Ok(Leg::Canceled);
+            }
+        }
+        Ok(Leg::Finished)
+    }
+
+    async fn poll_leg(&self, fwd: &mut Forwarder<'_>, request: SendRequest) -> Result<Leg, ClientError> {
+        let ctx = fwd.ctx;
+        let first = tokio::select! {
+            r = self.client.send(request.return_immediately(true)) => r?,
+            () = ctx.cancelled() => return Ok(Leg::Canceled),
+        };
+        let mut task = match first {
+            SendMessageResponse::Message(m) => {
+                fwd.acc.apply(&StreamResponse::Message(m));
+                return Ok(Leg::Finished);
+            }
+            SendMessageResponse::Task(t) => t,
+        };
+        loop {
+            let done = task.status.state.is_terminal() || task.status.state.is_interrupted();
+            // Artifacts are forwarded whole once the task settles (polling cannot see chunks).
+            let snapshot = if done { task.clone() } else { Task { artifacts: Vec::new(), ..task.clone() } };
+            if fwd.forward(&StreamResponse::Task(snapshot)).await.is_err() {
+                return Ok(Leg::Canceled);
+            }
+            if done {
+                return Ok(Leg::Finished);
+            }
+            tokio::select! {
+                () = tokio::time::sleep(self.options.poll_interval) => {}
+                () = ctx.cancelled() => return Ok(Leg::Canceled),
+            }
+            task = self.client.get_task(&task.id).await?;
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The two HTTP bindings on the client side: how each operation becomes a request, and how
+//! responses and errors are read back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::auth::{CallInfo, Interceptor};
+use super::card::Binding;
+use super::error::{AgentError, ClientError};
+use super::stream::{RawEvents, decode_sse, snippet};
+use crate::protocol::{AgentCard, PROTOCOL_VERSION, StreamResponse};
+
+/// The HTTP layer shared by every call: the reqwest client, interceptors, service parameters.
+pub(crate) struct Http {
+    pub client: reqwest::Client,
+    pub interceptors: Vec<Arc<dyn Interceptor>>,
+    pub extensions: Vec<String>,
+}
+
+impl Http {
+    /// Add service parameters, run the interceptors, send.
+    pub async fn execute(
+        &self,
+        operation: &str,
+        card: Option<&AgentCard>,
+        mut req: reqwest::Request,
+        timeout: Option<Duration>,
+    ) -> Result<reqwest::Response, ClientError> {
+        let headers = req.headers_mut();
+        headers.insert("A2A-Version", HeaderValue::from_static(PROTOCOL_VERSION));
+        if !self.extensions.is_empty() {
+            if let Ok(v) = HeaderValue::from_str(&self.extensions.join(",")) {
+                headers.insert("A2A-Extensions", v);
+            }
+        }
+        if timeout.is_some() {
+            *req.timeout_mut() = timeout;
+        }
+        let call = CallInfo { operation, card };
+        for i in &self.interceptors {
+            i.intercept(&call, &mut req).await?;
+        }
+        let url = req.url().to_string();
+        self.client.execute(req).await.map_err(|e| ClientError::from_reqwest(&url, &e))
+    }
+}
+
+/// One operation, in both bindings' terms.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    /// The JSON-RPC method (also the operation name interceptors see).
+    pub method: &'static str,
+    /// The JSON-RPC params (the request message, with `tenant`).
+    pub params: Value,
+    /// The HTTP+JSON request.
+    pub rest: Rest,
+}
+
+/// An HTTP+JSON request, relative to the interface URL (and tenant).
+#[derive(Debug, Clone)]
+pub(crate) enum Rest {
+    Post(Vec<String>, Value),
+    Get(Vec<String>, Vec<(String, String)>),
+    Delete(Vec<String>),
+}
+
+impl Call {
+    /// Build a call from a request message: `params` is its JSON; `rest` gets the params
+    /// (minus `tenant`, which travels in the path) to build the REST request.
+    pub fn new(method: &'static str, request: &impl serde::Serialize, rest: impl FnOnce(Map<String, Value>) -> Rest) -> Self {
+        let params = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+        let mut body = params.as_object().cloned().unwrap_or_default();
+        body.remove("tenant");
+        Call { method, params, rest: rest(body) }
+    }
+
+    pub fn tenant(&self) -> Option<&str> {
+        self.params.get("tenant").and_then(Value::as_str).filter(|t| !t.is_empty())
+    }
+}
+
+/// The scalar fields of `obj` as query parameters (camelCase names, enums by name, booleans
+/// as `true`/`false`), minus `skip`.
+pub(crate) fn query(obj: &Map<String, Value>, skip: &[&str]) -> Vec<(String, String)> {
+    obj.iter()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .filter_map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => return None,
+            };
+            Some((k.clone(), s))
+        })
+        .collect()
+}
+
+/// `endpoint` + `/{tenant}` + segments.
+pub(crate) fn rest_url(endpoint: &Url, tenant: Option<&str>, segments: &[String]) -> Result<Url, ClientError> {
+    let mut url = endpoint.clone();
+    {
+        let mut segs = url
+            .path_segments_mut()
+            .map_err(|()| ClientError::InvalidUrl(format!("`{endpoint}` cannot be a base URL")))?;
+        segs.pop_if_empty();
+        if let Some(t) = tenant {
+            segs.push(t);
+        }
+        for s in segments {
+            segs.push(s);
+        }
+    }
+    Ok(url)
+}
+
+/// Build the request for `call` on `binding`.
+pub(crate) fn build(
+    http: &reqwest::Client,
+    binding: Binding,
+    endpoint: &Url,
+    call: &Call,
+    id: u64,
+    stream: bool,
+    rest_post_subscribe: bool,
+) -> Result<reqwest::Request, ClientError> {
+    let accept = if stream { "text/event-stream" } else { "application/json" };
+    let req = match binding {
+        Binding::JsonRpc => {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": call.method, "params": call.params});
+            http.post(endpoint.clone()).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body(body.to_string())
+        }
+        Binding::HttpJson => {
+            let accept = if stream { accept } else { "application/a2a+json, application/json" };
+            match &call.rest {
+                Rest::Post(segs, body) => {
+                    let url = rest_url(endpoint, call.tenant(), segs)?;
+                    http.post(url).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body(body.to_string())
+                }
+                Rest::Get(segs, q) if stream && rest_post_subscribe => {
+                    let url = rest_url(endpoint, call.tenant(), segs)?;
+                    let _ = q;
+                    http.post(url).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body("{}")
+                }
+                Rest::Get(segs, q) => {
+                    let mut url = rest_url(endpoint, call.tenant(), segs)?;
+                    if !q.is_empty() {
+                        url.query_pairs_mut().extend_pairs(q.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                    }
+                    http.get(url).header(ACCEPT, accept)
+                }
+                Rest::Delete(segs) => http.delete(rest_url(endpoint, call.tenant(), segs)?).header(ACCEPT, accept),
+            }
+        }
+    };
+    req.build().map_err(|e| ClientError::InvalidUrl(e.to_string()))
+}
+
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.trim().to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
+/// What a non-stream body turned out to hold.
+enum Body {
+    Result(Value),
+    Error(ClientError),
+}
+
+async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, ClientError> {
+    let status = resp.status();
+    let url = resp.url().to_string();
+    let bytes = resp.bytes().await.map_err(|e| ClientError::from_reqwest(&url, &e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let http_error = || ClientError::Http { status: status.as_u16(), url: url.clone(), body: snippet(&text) };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return if status.is_success() { Ok(Body::Result(Value::Null)) } else { Err(http_error()) };
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+        return if status.is_success() {
+            Err(ClientError::InvalidResponse(format!("the body is not JSON: {}", snippet(&text))))
+        } else {
+            Err(http_error())
+        };
+    };
+    let http_status = (!status.is_success()).then_some(status.as_u16());
+    match binding {
+        Binding::JsonRpc => {
+            if let Some(err) = value.get("error").filter(|e| e.get("code").and_then(Value::as_i64).is_some_and(|c| c < 0)) {
+                return Ok(Body::Error(ClientError::Agent(AgentError::from_jsonrpc(err, http_status))));
+            }
+            if let Some(status) = http_status {
+                return Ok(Body::Error(AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent)));
+            }
+            match value.get("result") {
+                Some(r) if value.get("jsonrpc").is_some() || value.get("id").is_some() => Ok(Body::Result(r.clone())),
+                _ => Err(ClientError::InvalidResponse(format!("not a JSON-RPC response: {}", snippet(&text)))),
+            }
+        }
+        Binding::HttpJson => match http_status {
+            Some(status) => Ok(Body::Error(AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent))),
+            None => Ok(Body::Result(value)),
+        },
+    }
+}
+
+/// Decode a unary response.
+pub(crate) async fn unary<T: DeserializeOwned>(binding: Binding, resp: reqwest::Response) -> Result<T, ClientError> {
+    match read_body(binding, resp).await? {
+        Body::Error(e) => Err(e),
+        Body::Result(v) => {
+            let text = v.to_string();
+            serde_path_to_error::deserialize(v).map_err(|e| {
+                ClientError::InvalidResponse(format!(
+                    "unexpected result shape at `{}`: {} in {}",
+                    e.path(),
+                    e.inner(),
+                    snippet(&text)
+                ))
+            })
+        }
+    }
+}
+
+/// Decode a streaming response: an SSE body, or an error (or, leniently, one JSON result).
+pub(crate) async fn stream(binding: Binding, resp: reqwest::Response, idle: Option<Duration>) -> Result<RawEvents, ClientError> {
+    if resp.status().is_success() && is_event_stream(&resp) {
+        return Ok(decode_sse(resp, binding, idle));
+    }
+    match read_body(binding, resp).await? {
+        Body::Error(e) => Err(e),
+        Body::Result(v) => {
+            let ev: StreamResponse = serde_json::from_value(v.clone()).map_err(|_| {
+                ClientError::InvalidResponse(format!("expected an event stream, got {}", snippet(&v.to_string())))
+            })?;
+            Ok(Box::pin(futures::stream::iter([Ok((None, ev))])))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rest_urls_encode_segments_and_tenant() {
+        let e = Url::parse("http://h/a2a/").unwrap();
+        let u = rest_url(&e, Some("acme corp"), &["tasks".into(), "a/b:cancel".into()]).unwrap();
+        assert_eq!(u.as_str(), "http://h/a2a/acme%20corp/tasks/a%2Fb:cancel");
+        let e = Url::parse("http://h").unwrap();
+        assert_eq!(rest_url(&e, None, &["message:send".into()]).unwrap().as_str(), "http://h/message:send");
+    }
+
+    #[test]
+    fn query_params_are_scalars() {
+        let req = crate::protocol::ListTasksRequest {
+            tenant: Some("t".into()),
+            status: Some(crate::protocol::TaskState::Working),
+            page_size: Some(2),
+            include_artifacts: Some(true),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&req).unwrap();
+        let mut q = query(v.as_object().unwrap(), &["tenant"]);
+        q.sort();
+        assert_eq!(
+            q,
+            [("includeArtifacts".to_string(), "true".to_string()), ("pageSize".into(), "2".into()), ("status".into(), "TASK_STATE_WORKING".into())]
+        );
+    }
+
+    #[tokio::test]
+    async fn unary_reads_results_and_errors() {
+        let resp = |status: u16, body: &'static str| {
+            reqwest::Response::from(http::Response::builder().status(status).body(body).unwrap())
+        };
+        let v: Value = unary(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await.unwrap();
+        assert_eq!(v, json!({}));
+        // Python answers Delete with `"result": null`.
+        let v: Value = unary(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"result":null}"#)).await.unwrap();
+        assert_eq!(v, Value::Null);
+        let e = unary::<Value>(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"v"}}"#))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Some(-32009));
+        let e = unary::<Value>(Binding::HttpJson, resp(401, "")).await.unwrap_err();
+        assert!(matches!(e, ClientError::Http { status: 401, .. }));
+        let e = unary::<Value>(Binding::HttpJson, resp(502, "<html>bad gateway</html>")).await.unwrap_err();
+        assert!(e.is_transient());
+        let e = unary::<crate::protocol::Task>(Binding::HttpJson, resp(200, r#"{"id": 5}"#)).await.unwrap_err();
+        assert!(matches!(e, ClientError::InvalidResponse(_)), "{e}");
+        // An empty 200 body is fine for Delete.
+        let v: Value = unary(Binding::HttpJson, resp(200, "")).await.unwrap();
+        assert_eq!(v, Value::Null);
+    }
+}
