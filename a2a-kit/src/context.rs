@@ -189,14 +189,7 @@ impl TaskContext {
         let mut parts = question.into_parts()?;
         loop {
             let reply = rt.wait_for_reply(self, state, parts).await?;
-            let history = rt
-                .store
-                .get_task(&self.inner.task_id, TaskView::FULL)
-                .await
-                .ok()
-                .flatten()
-                .map(|r| r.task.history)
-                .unwrap_or_default();
+            let history = self.history().await;
             let req = SkillRequest {
                 skill_id: self.inner.skill_id.clone(),
                 message: reply,
