@@ -121,6 +121,11 @@ impl A2a {
     pub fn skill_router(self, router: impl SkillRouter) -> Self {
         self.configure(|b| b.skill_router(router))
     }
+    /// Deliver push notifications (outbox, retries, SSRF guard); see `a2a_kit::push`.
+    #[cfg(feature = "push")]
+    pub fn push_delivery(self, config: a2a_kit::push::PushConfig) -> Self {
+        self.configure(|b| b.push_delivery(config))
+    }
     /// Serve an extended card.
     pub fn extended_card(self, card: AgentCard) -> Self {
         self.configure(|b| b.extended_card(card))

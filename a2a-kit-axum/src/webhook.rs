@@ -269,7 +269,9 @@ impl RemoteTasks {
 
     /// Apply an update: a Task snapshot replaces the local copy; a status update sets the
     /// status (and adds its message to the history); an artifact update adds or extends an
-    /// artifact. A task already terminal locally never changes.
+    /// artifact. A task already terminal locally never changes, and a snapshot or status
+    /// older than the local status (by its timestamp) is ignored, so an acknowledgement that
+    /// arrives after a notification does not roll the task back.
     pub fn apply(&self, event: &StreamResponse) -> Applied {
         let applied = {
             let mut tasks = lock(&self.inner.tasks);
@@ -302,7 +304,7 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
     }
     match event {
         StreamResponse::Task(t) => {
-            if tasks.get(&task_id) == Some(t) {
+            if tasks.get(&task_id).is_some_and(|local| local == t || is_stale(&t.status, &local.status)) {
                 return Applied::Unchanged;
             }
             tasks.insert(task_id, t.clone());
@@ -317,7 +319,7 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
                 history: Vec::new(),
                 metadata: None,
             });
-            if task.status == u.status {
+            if task.status == u.status || is_stale(&u.status, &task.status) {
                 return Applied::Unchanged;
             }
             if let Some(m) = &u.status.message {
@@ -360,6 +362,27 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
             task.history.push(m.clone());
             Applied::Changed
         }
+    }
+}
+
+/// Whether `incoming` is older than `local` (so an acknowledgement that arrives after a
+/// notification does not roll the task back): an earlier timestamp, or the same millisecond
+/// and an earlier point in the lifecycle.
+fn is_stale(incoming: &TaskStatus, local: &TaskStatus) -> bool {
+    fn rank(s: a2a_kit::protocol::TaskState) -> u8 {
+        if s.is_terminal() {
+            3
+        } else if s.is_interrupted() {
+            2
+        } else if s == a2a_kit::protocol::TaskState::Working {
+            1
+        } else {
+            0
+        }
+    }
+    match (incoming.timestamp, local.timestamp) {
+        (Some(i), Some(l)) => i < l || (i == l && rank(incoming.state) < rank(local.state)),
+        _ => false,
     }
 }
 

@@ -206,8 +206,9 @@ pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> A2a {
     a2a
 }
 
+/// Push delivery that may reach webhooks on private networks (local receivers in tests).
 fn enable_push(a2a: A2a) -> A2a {
-    a2a
+    a2a.push_delivery(a2a_kit::push::PushConfig::default().allow_private_networks())
 }
 
 /// The agent with default flags.

@@ -30,8 +30,9 @@
 //! `Authorization: <scheme> <credentials>` from the config's `authentication` and the config's
 //! `token`, if any, in `X-A2A-Notification-Token` (v0.3 receivers read it there; v1 defines no
 //! header for it). A config receives the events handled after it was stored. A config stored
-//! within [`PushConfig::late_config_window`] after its task ended (for example one sent inline
-//! with a SendMessage whose task finished at once) still gets the final event.
+//! within [`PushConfig::late_config_window`] after its task reached a terminal or interrupted
+//! state (for example one sent inline with a SendMessage whose task settled at once, before
+//! the config was stored) still gets that state, unless the task has moved on meanwhile.
 //!
 //! **Retries.** Each attempt has a [timeout](PushConfig::timeout). Connection errors,
 //! timeouts, `5xx` and `429` are retried with exponential backoff and jitter, honouring
@@ -43,8 +44,9 @@
 //! **SSRF.** See [`SsrfPolicy`]: public addresses only by default, checked when a config is
 //! created (InvalidParams with the reason) and again against the address actually dialled.
 //!
-//! **TLS.** `https` webhooks need a TLS backend in `reqwest` (its `rustls-tls` or
-//! `native-tls` feature); the kit does not pick one for you.
+//! **TLS.** `https` webhooks need a TLS backend: enable this crate's `rustls` feature (it
+//! switches on `reqwest/rustls-tls`, which the dispatcher's client then uses). Without one,
+//! deliveries to `https` URLs fail as [`DeliveryOutcome::Invalid`].
 
 mod ssrf;
 
@@ -182,8 +184,8 @@ pub struct PushConfig {
     /// Suspend a config after this many consecutive events could not be delivered (`None`:
     /// never). Default 5.
     pub suspend_after: Option<u32>,
-    /// How long after a task ends configs stored late still get its final event (see the
-    /// module docs). Default 1 s; zero turns it off.
+    /// How long after a terminal or interrupted state configs stored late still get it (see
+    /// the module docs). Default 1 s; zero turns it off.
     pub late_config_window: Duration,
     /// How many per-config delivery statuses are kept (the oldest are forgotten first).
     /// Default 10 000.
@@ -433,8 +435,9 @@ impl PushDispatcher {
         *self.inner.busy.borrow() == 0
     }
 
-    /// Wait until no task has events waiting to be delivered (for graceful shutdown and tests;
-    /// wrap it in a timeout: a dead webhook holds it for the whole retry schedule).
+    /// Wait until no task has events waiting to be delivered, late configs included (for
+    /// graceful shutdown and tests; wrap it in a timeout: a dead webhook holds it for its
+    /// whole retry schedule).
     pub async fn wait_idle(&self) {
         let mut rx = self.inner.busy.subscribe();
         let _ = rx.wait_for(|n| *n == 0).await;
@@ -516,28 +519,45 @@ struct Outgoing {
 
 impl Worker {
     async fn run(self, mut cursor: Seq) {
-        let busy = BusyGuard(self.inner.clone());
+        let _busy = BusyGuard(self.inner.clone());
         let task_id = self.task_id.as_str();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut last_settled: Option<Outgoing> = None;
+        // The last event handled, when it was a terminal or interrupted state, with the configs
+        // that existed then (they have it).
+        let mut settled: Option<(Outgoing, HashSet<String>)> = None;
+        let mut lingered = false;
         let mut terminal = false;
         loop {
             let events = match self.store.events_after(task_id, cursor, BATCH).await {
                 Ok(e) => e,
                 Err(e) => {
                     tracing::error!(target: "a2a_kit::push", task_id, error = %e, "could not read the task's events; pushes skipped");
-                    Vec::new()
+                    let mut tasks = lock(&self.inner.tasks);
+                    if let Some(slot) = tasks.get_mut(task_id) {
+                        slot.cursor = slot.latest.max(cursor);
+                        slot.running = false;
+                    }
+                    return;
                 }
             };
             if events.is_empty() {
+                if let (Some((out, have)), false) = (&mut settled, lingered) {
+                    lingered = true;
+                    self.late_configs(have, out, cursor).await;
+                    continue;
+                }
                 let mut tasks = lock(&self.inner.tasks);
-                if let Some(slot) = tasks.get_mut(task_id) {
-                    // Nothing more in the log: whatever was observed is handled (or gone).
-                    slot.cursor = slot.latest.max(cursor);
-                    slot.running = false;
+                match tasks.get_mut(task_id) {
+                    // Observed meanwhile, not read yet: go round again.
+                    Some(slot) if slot.latest > cursor => continue,
+                    Some(slot) => {
+                        slot.cursor = cursor;
+                        slot.running = false;
+                    }
+                    None => {}
                 }
                 break;
             }
+            lingered = false;
             let configs = match self.store.list_push_configs(task_id).await {
                 Ok(c) => c,
                 Err(e) => {
@@ -545,31 +565,29 @@ impl Worker {
                     Vec::new()
                 }
             };
-            seen.extend(configs.iter().filter_map(|c| c.id.clone()));
             for rec in events {
-                let is_final = rec.event.state().is_some_and(|s| s.is_terminal());
+                let state = rec.event.state();
+                let is_settled = is_settled(state);
                 let deliver_now = !configs.is_empty() && self.inner.config.triggers.matches(&rec.event);
-                if deliver_now || is_final {
+                if deliver_now || is_settled {
                     let out = self.body_for(rec.seq, &rec.event).await;
                     if deliver_now {
                         self.deliver_all(&configs, &out).await;
                     }
-                    if is_final {
-                        terminal = true;
-                        last_settled = Some(out);
+                    if is_settled {
+                        settled = Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()));
                     }
+                } else {
+                    settled = None;
                 }
+                terminal |= state.is_some_and(|s| s.is_terminal());
                 cursor = rec.seq;
                 if let Some(slot) = lock(&self.inner.tasks).get_mut(task_id) {
                     slot.cursor = cursor;
                 }
             }
         }
-        drop(busy);
         if terminal {
-            if let Some(final_event) = last_settled {
-                self.late_configs(&seen, &final_event).await;
-            }
             {
                 let mut finished = lock(&self.inner.finished);
                 if finished.0.insert(task_id.to_string(), cursor).is_none() {
@@ -586,23 +604,24 @@ impl Worker {
         }
     }
 
-    /// Configs that appear shortly after the task ended get its final event.
-    async fn late_configs(&self, seen: &HashSet<String>, final_event: &Outgoing) {
+    /// Configs stored shortly after a terminal or interrupted state was handled (an inline
+    /// config of a SendMessage whose task settled at once) get that state. Stops early when
+    /// the task moves on.
+    async fn late_configs(&self, have: &mut HashSet<String>, settled: &Outgoing, cursor: Seq) {
         let window = self.inner.config.late_config_window;
-        if window.is_zero() {
-            return;
-        }
         let until = Instant::now() + window;
-        let mut seen = seen.clone();
         let mut pause = Duration::from_millis(20);
         while Instant::now() < until {
             tokio::time::sleep(pause.min(until.saturating_duration_since(Instant::now()))).await;
             pause = (pause * 2).min(Duration::from_millis(250));
+            if lock(&self.inner.tasks).get(&self.task_id).is_some_and(|s| s.latest > cursor) {
+                return;
+            }
             let Ok(configs) = self.store.list_push_configs(&self.task_id).await else { return };
             let late: Vec<TaskPushNotificationConfig> =
-                configs.into_iter().filter(|c| c.id.as_ref().is_some_and(|id| seen.insert(id.clone()))).collect();
+                configs.into_iter().filter(|c| c.id.as_ref().is_some_and(|id| have.insert(id.clone()))).collect();
             if !late.is_empty() {
-                self.deliver_all(&late, final_event).await;
+                self.deliver_all(&late, settled).await;
             }
         }
     }
@@ -714,6 +733,8 @@ async fn send_with_retries(inner: &Inner, config: &TaskPushNotificationConfig, o
             Err(e) => judge_error(&e),
         };
         match verdict {
+            // A refusal by the resolver sent nothing.
+            Attempt::Done(outcome @ DeliveryOutcome::Blocked { .. }) => return (attempt - 1, outcome),
             Attempt::Done(outcome) => return (attempt, outcome),
             Attempt::Retry { error, after } => {
                 if attempt >= max {
@@ -775,10 +796,17 @@ fn judge_error(e: &reqwest::Error) -> Attempt {
         }
         source = s.source();
     }
+    let chain = error_chain(e);
     if e.is_builder() {
-        return Attempt::Done(DeliveryOutcome::Invalid { reason: error_chain(e) });
+        return Attempt::Done(DeliveryOutcome::Invalid { reason: chain });
     }
-    Attempt::Retry { error: error_chain(e), after: None }
+    // The connector refuses https when reqwest has no TLS backend: retrying cannot help.
+    if chain.contains("scheme is not http") {
+        return Attempt::Done(DeliveryOutcome::Invalid {
+            reason: format!("{chain} (https webhooks need a TLS backend: enable a2a-kit's `rustls` feature)"),
+        });
+    }
+    Attempt::Retry { error: chain, after: None }
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

@@ -345,21 +345,27 @@ impl AgentService {
         if push_config.is_some() && !self.inner.push {
             return Err(A2aError::PushNotificationNotSupported);
         }
-        let started = match message.task_id.clone() {
-            Some(task_id) => self.continue_task(task_id, message, metadata).await?,
-            None => self.new_task(message, metadata).await?,
-        };
-        if let (Some(mut config), Started::Task { task_id, .. }) = (push_config, &started) {
-            config.task_id = Some(task_id.clone());
+        match message.task_id.clone() {
+            Some(task_id) => self.continue_task(task_id, message, metadata, push_config).await,
+            None => self.new_task(message, metadata, push_config).await,
+        }
+    }
+
+    /// Store an inline push config for `task_id` (before the task can emit anything, so no
+    /// event is missed).
+    async fn attach_push(&self, task_id: &str, config: Option<TaskPushNotificationConfig>) -> Result<(), A2aError> {
+        if let Some(mut config) = config {
+            config.task_id = Some(task_id.to_string());
             self.store_push_config(config).await?;
         }
-        Ok(started)
+        Ok(())
     }
 
     async fn new_task(
         &self,
         mut message: Message,
         metadata: Option<crate::protocol::Metadata>,
+        push: Option<TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
         let info = self.inner.agent.info();
         let skill = match explicit_skill_id(&message, metadata.as_ref()) {
@@ -428,11 +434,13 @@ impl AgentService {
                 Some(self.rt().clone()),
             );
             self.create_task(&task_id, &context_id, skill.id, message).await?;
+            self.attach_push(&task_id, push).await?;
             self.rt().finish(&ctx, outcome).await;
             return Ok(Started::Task { task_id, after: 0 });
         }
 
         self.create_task(&task_id, &context_id, skill.id, message).await?;
+        self.attach_push(&task_id, push).await?;
         self.rt().spawn(ctx, call.future, true);
         Ok(Started::Task { task_id, after: 0 })
     }
@@ -455,6 +463,7 @@ impl AgentService {
         task_id: String,
         mut message: Message,
         metadata: Option<crate::protocol::Metadata>,
+        push: Option<TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         let rec = rt
@@ -488,6 +497,7 @@ impl AgentService {
         if state.is_interrupted() {
             if let Some(waiter) = rt.take_waiter(&task_id) {
                 // A skill is suspended in `ask`: hand it the reply.
+                self.attach_push(&task_id, push).await?;
                 rt.store.add_message(&task_id, message.clone()).await?;
                 rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
                 // If the skill vanished meanwhile it was canceled, and the task says so.
@@ -516,12 +526,14 @@ impl AgentService {
             };
             let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
             drop(sreq);
+            self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;
             rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
             rt.spawn(ctx, call.future, false);
             return Ok(Started::Task { task_id, after });
         }
         // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
+        self.attach_push(&task_id, push).await?;
         rt.store.add_message(&task_id, message).await?;
         Ok(Started::Task { task_id, after })
     }

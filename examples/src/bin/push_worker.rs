@@ -1,0 +1,73 @@
+//! A remote agent that takes a moment and reports back by push notification: the other half
+//! of the `orchestrator` example.
+//!
+//! `cargo run --bin push_worker -- [--bind HOST:PORT] [--work-ms N] [--allow-private-webhooks]`
+//!
+//! Push delivery refuses loopback and private-network webhooks unless
+//! `--allow-private-webhooks` is given (development only: with it, a client could make this
+//! agent POST to services on its own network). On start it prints `listening on URL`.
+
+use std::time::Duration;
+
+use a2a_kit::prelude::*;
+use a2a_kit::push::PushConfig;
+use a2a_kit_axum::A2a;
+use clap::Parser;
+
+/// The worker: its skill sleeps, then answers.
+#[derive(Clone)]
+struct Worker {
+    work: Duration,
+}
+
+/// Summarises texts, slowly, and reports back by push notification.
+#[a2a_agent(name = "Push Worker", push_notifications = true)]
+impl Worker {
+    /// Count the words of a text and quote its first one (after some "work").
+    #[skill(tags = ["demo", "push"], examples = ["The quick brown fox"])]
+    async fn summarise(&self, ctx: TaskContext, Text(text): Text) -> Result<String, SkillError> {
+        ctx.status("Reading the text").await?;
+        tokio::time::sleep(self.work).await;
+        let words = text.split_whitespace().count();
+        let first = text.split_whitespace().next().unwrap_or("");
+        Ok(format!("{words} word(s), starting with \"{first}\""))
+    }
+}
+
+#[derive(Parser)]
+#[command(about = "A slow agent that reports completion by push notification")]
+struct Args {
+    #[command(flatten)]
+    common: a2a_examples::Cli,
+    /// Deliver push notifications to loopback and private-network webhooks (development and
+    /// tests only).
+    #[arg(long)]
+    allow_private_webhooks: bool,
+    /// How long the skill works, in milliseconds.
+    #[arg(long, default_value_t = 800)]
+    work_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let mut push = PushConfig::default();
+    if args.allow_private_webhooks {
+        push = push.allow_private_networks();
+    }
+    let agent = Worker { work: Duration::from_millis(args.work_ms) };
+    let a2a = A2a::new(agent).with_builder(move |b| b.push_delivery(push));
+    if args.common.print_card {
+        let a2a = args.common.configure(a2a).await?;
+        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        return Ok(());
+    }
+    // Bind first, so `--bind 127.0.0.1:0` gets a real port into the card.
+    let listener = tokio::net::TcpListener::bind(args.common.bind).await?;
+    let mut cli = args.common.clone();
+    cli.public_url = Some(cli.public_url.clone().unwrap_or_else(|| format!("http://{}", listener.local_addr().unwrap_or(cli.bind))));
+    let a2a = cli.configure(a2a).await?;
+    println!("listening on {}", cli.url());
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    Ok(())
+}

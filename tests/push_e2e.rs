@@ -1,0 +1,126 @@
+//! The `orchestrator` example end to end, as two processes on 127.0.0.1: the orchestrator
+//! sends a non-blocking message with a push config to the `push_worker` example agent, stores
+//! the acknowledged task, receives the completion webhook and prints the result.
+//!
+//! The example binaries belong to another package, so the test builds them with cargo first
+//! (a no-op when they are up to date).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Paths of the example binaries, built once per test process.
+fn binaries() -> &'static (PathBuf, PathBuf) {
+    static BINS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BINS.get_or_init(|| {
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "a2a-examples", "--bin", "orchestrator", "--bin", "push_worker", "--message-format=json"])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run cargo build");
+        assert!(out.status.success(), "building the example binaries failed");
+        let mut found = (None, None);
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str()) else { continue };
+            match name {
+                "orchestrator" => found.0 = Some(PathBuf::from(exe)),
+                "push_worker" => found.1 = Some(PathBuf::from(exe)),
+                _ => {}
+            }
+        }
+        (found.0.expect("orchestrator binary"), found.1.expect("push_worker binary"))
+    })
+}
+
+/// A child process killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start the worker agent; returns it and its URL.
+fn start_worker(extra: &[&str]) -> (Proc, String) {
+    let mut child = Command::new(&binaries().1)
+        .args(["--bind", "127.0.0.1:0", "--work-ms", "500"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn push_worker");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        if let Some(Ok(first)) = lines.next() {
+            let _ = tx.send(first);
+        }
+        for _ in lines {}
+    });
+    let proc = Proc(child);
+    let line = rx.recv_timeout(Duration::from_secs(60)).expect("push_worker did not report its address");
+    let url = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected line {line:?}")).to_string();
+    (proc, url)
+}
+
+/// Run the orchestrator to completion (bounded); returns its exit code, stdout and stderr.
+fn run_orchestrator(agent: &str, text: &str) -> (Option<i32>, String, String) {
+    let mut child = Command::new(&binaries().0)
+        .args(["--agent", agent, "--bind", "127.0.0.1:0", "--timeout", "30", text])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn orchestrator");
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let out = child.wait_with_output().expect("output");
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+            eprintln!("orchestrator stderr:\n{stderr}");
+            return (status.code(), stdout, stderr);
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the orchestrator did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn orchestrator_learns_of_completion_by_webhook() {
+    let (_worker, url) = start_worker(&["--allow-private-webhooks"]);
+    let (code, stdout, _) = run_orchestrator(&url, "Delegated work arrives by webhook");
+    println!("{stdout}");
+    assert_eq!(code, Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let ack = lines.iter().find(|l| l.starts_with("acknowledged: task ")).expect("an acknowledgement");
+    // Non-blocking: the acknowledgement comes before the work is done.
+    assert!(!ack.contains("COMPLETED"), "{ack}");
+    let task_id = ack.trim_start_matches("acknowledged: task ").split(' ').next().unwrap();
+    assert!(
+        lines.contains(&format!("webhook: task {task_id} -> TASK_STATE_COMPLETED").as_str()),
+        "no completion webhook: {stdout}"
+    );
+    assert_eq!(lines.last().copied(), Some("result: TASK_STATE_COMPLETED: 5 word(s), starting with \"Delegated\""));
+}
+
+#[test]
+fn without_the_allowance_a_loopback_webhook_is_refused_up_front() {
+    let (_worker, url) = start_worker(&[]);
+    let (code, stdout, stderr) = run_orchestrator(&url, "x");
+    assert_ne!(code, Some(0), "{stdout}");
+    assert!(!stdout.contains("acknowledged"), "{stdout}");
+    // The agent's InvalidParams names the reason.
+    assert!(stderr.contains("loopback"), "{stderr}");
+}
