@@ -6,8 +6,10 @@
 
 pub mod conformance;
 pub mod hello;
+pub mod planner;
 pub mod streaming;
 pub mod travel;
+pub mod worker;
 pub mod workshop;
 
 use std::net::SocketAddr;

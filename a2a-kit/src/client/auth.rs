@@ -48,11 +48,13 @@ pub trait Interceptor: Send + Sync + 'static {
 /// A closure as an interceptor (synchronous; implement [`Interceptor`] for async work).
 ///
 /// ```
-/// # use a2a_kit::client::{A2aClient, FnInterceptor};
-/// let builder = A2aClient::builder().interceptor(FnInterceptor(|_call: &_, req: &mut reqwest::Request| {
+/// use a2a_kit::client::{A2aClient, CallInfo, ClientError, FnInterceptor};
+///
+/// fn tenant_hint(_call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
 ///     req.headers_mut().insert("x-tenant-hint", reqwest::header::HeaderValue::from_static("acme"));
 ///     Ok(())
-/// }));
+/// }
+/// let builder = A2aClient::builder().interceptor(FnInterceptor(tenant_hint));
 /// ```
 pub struct FnInterceptor<F>(pub F);
 

@@ -17,6 +17,9 @@ use crate::protocol::{AgentCard, AgentInterface};
 /// The well-known path of the agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
+/// Time limit for fetching a card.
+const CARD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A protocol binding the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Binding {
@@ -145,7 +148,7 @@ impl CardCache {
             }
         }
         let req = req.build().map_err(|e| ClientError::InvalidUrl(format!("{url}: {e}")))?;
-        let resp = http.execute("GetAgentCard", None, req, true).await?;
+        let resp = http.execute("GetAgentCard", None, req, Some(CARD_TIMEOUT)).await?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let fresh_until = Instant::now() + freshness(&headers, ttl);

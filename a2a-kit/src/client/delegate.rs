@@ -51,6 +51,7 @@ impl Default for DelegateOptions {
 /// #[derive(Clone)]
 /// struct Planner { worker: RemoteAgent }
 ///
+/// /// Plans, and lets a worker do the work.
 /// #[a2a_agent]
 /// impl Planner {
 ///     /// Plan, letting the worker do the work.
@@ -109,21 +110,11 @@ impl DelegationResult {
             .collect()
     }
 
-    fn status_parts(&self) -> Option<Vec<Part>> {
-        self.task.as_ref()?.status.message.as_ref().map(|m| m.parts.clone()).filter(|p| !p.is_empty())
-    }
-
-    fn status_string(&self) -> Option<String> {
-        self.task.as_ref()?.status.message.as_ref().and_then(status_text)
-    }
-}
-
-/// The outcome that mirrors the remote one: COMPLETED (the artifacts are already in this
-/// task; a remote direct reply becomes the artifact), FAILED / REJECTED with the remote
-/// reason, INPUT_REQUIRED / AUTH_REQUIRED with the remote question, CANCELED when this task
-/// was canceled.
-impl IntoOutcome for DelegationResult {
-    fn into_outcome(self) -> Outcome {
+    /// The outcome that mirrors the remote one: COMPLETED (the artifacts are already in this
+    /// task; a remote direct reply becomes the artifact), FAILED / REJECTED with the remote
+    /// reason, INPUT_REQUIRED / AUTH_REQUIRED with the remote question, CANCELED when this
+    /// task was canceled. (The same as its `IntoOutcome` impl, without importing the trait.)
+    pub fn into_outcome(self) -> Outcome {
         if self.canceled {
             return SkillError::Canceled.into();
         }
@@ -136,7 +127,10 @@ impl IntoOutcome for DelegationResult {
                 Some(parts) => Outcome::completed(parts),
                 None => Outcome::done(),
             },
-            Some(TaskState::Completed) => Outcome::done(),
+            Some(TaskState::Completed) => match reason {
+                Some(text) => Outcome::done().with_status_text(text),
+                None => Outcome::done(),
+            },
             Some(TaskState::Failed) => Outcome::failed(reason.unwrap_or_else(|| "the remote agent failed".into())),
             Some(TaskState::Rejected) => Outcome::rejected(reason.unwrap_or_else(|| "the remote agent rejected the task".into())),
             Some(TaskState::Canceled) => Outcome::failed("the remote agent's task was canceled"),
@@ -151,6 +145,20 @@ impl IntoOutcome for DelegationResult {
                 other.map_or("(none)", TaskState::as_str)
             )),
         }
+    }
+
+    fn status_parts(&self) -> Option<Vec<Part>> {
+        self.task.as_ref()?.status.message.as_ref().map(|m| m.parts.clone()).filter(|p| !p.is_empty())
+    }
+
+    fn status_string(&self) -> Option<String> {
+        self.task.as_ref()?.status.message.as_ref().and_then(status_text)
+    }
+}
+
+impl IntoOutcome for DelegationResult {
+    fn into_outcome(self) -> Outcome {
+        DelegationResult::into_outcome(self)
     }
 }
 
@@ -367,5 +375,39 @@ impl RemoteAgent {
             }
             task = self.client.get_task(&task.id).await?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::TaskStatus;
+
+    fn result(state: TaskState, status_text: Option<&str>, forwarded: usize) -> DelegationResult {
+        let mut status = TaskStatus::new(state);
+        status.message = status_text.map(Message::agent_text);
+        DelegationResult {
+            task: Some(Task { id: "r".into(), context_id: "c".into(), status, ..Task::default() }),
+            message: None,
+            artifacts_forwarded: forwarded,
+            canceled: false,
+        }
+    }
+
+    #[test]
+    fn outcomes_mirror_the_remote_task() {
+        assert_eq!(result(TaskState::Completed, None, 2).into_outcome(), Outcome::done());
+        assert_eq!(result(TaskState::Completed, Some("ok"), 0).into_outcome(), Outcome::completed("ok"));
+        assert_eq!(result(TaskState::Failed, Some("boom"), 0).into_outcome(), Outcome::failed("boom"));
+        assert_eq!(result(TaskState::Rejected, Some("no"), 0).into_outcome(), Outcome::rejected("no"));
+        assert_eq!(result(TaskState::InputRequired, Some("who?"), 0).into_outcome(), Outcome::input_required("who?"));
+        assert_eq!(result(TaskState::AuthRequired, None, 0).into_outcome().state(), Some(TaskState::AuthRequired));
+        assert_eq!(result(TaskState::Working, None, 0).into_outcome().state(), Some(TaskState::Failed));
+        let mut canceled = result(TaskState::Working, None, 1);
+        canceled.canceled = true;
+        assert_eq!(canceled.into_outcome().state(), Some(TaskState::Canceled));
+        let direct = DelegationResult { task: None, message: Some(Message::agent_text("hi")), artifacts_forwarded: 0, canceled: false };
+        assert_eq!(direct.text(), "hi");
+        assert_eq!(direct.into_outcome(), Outcome::completed("hi"));
     }
 }

@@ -257,15 +257,6 @@ impl TaskStream {
         TaskStream { inner: inner.boxed(), progress }
     }
 
-    /// A stream that yields these events and ends (for non-streaming fallbacks).
-    pub(crate) fn from_events(events: Vec<StreamResponse>) -> Self {
-        let mut progress = Progress::default();
-        for ev in &events {
-            progress.observe(None, ev);
-        }
-        TaskStream { inner: futures::stream::iter(events.into_iter().map(Ok)).boxed(), progress: Arc::new(Mutex::new(progress)) }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Progress> {
         lock(&self.progress)
     }

@@ -1,0 +1,174 @@
+//! The `a2a` binary against a live a2a-kit agent (the TestAgent) and against hosts that are
+//! not usable agents.
+
+use std::process::Output;
+
+use a2a_tests::serve_test_agent;
+use serde_json::Value;
+
+async fn a2a(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .env_remove("A2A_TOKEN")
+            .env_remove("A2A_API_KEY")
+            .output()
+            .expect("run a2a")
+    })
+    .await
+    .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn card_human_and_json() {
+    let s = serve_test_agent().await;
+    let o = a2a(&["card", &s.base]).await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("Test Agent") && out.contains("JSONRPC") && out.contains("HTTP+JSON"), "{out}");
+    assert!(out.contains("chunks") && out.contains("streaming: yes"), "{out}");
+    let v = json(&a2a(&["--json", "card", &s.base]).await);
+    assert_eq!(v["name"], "Test Agent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn send_blocking_streaming_and_json() {
+    let s = serve_test_agent().await;
+    for binding in ["jsonrpc", "rest"] {
+        let o = a2a(&["send", &s.base, "hello cli", "--skill", "echo", "--binding", binding]).await;
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(stdout(&o).contains("COMPLETED") && stdout(&o).contains("hello cli"), "{}", stdout(&o));
+
+        let o = a2a(&["send", &s.base, "3", "--skill", "chunks", "--stream", "--binding", binding]).await;
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("── chunks ──") && out.contains("c0 c1 c2"), "{out}");
+        assert!(out.contains("COMPLETED"), "{out}");
+
+        let o = a2a(&["--json", "send", &s.base, "2", "--skill", "chunks", "--stream", "--binding", binding]).await;
+        let lines: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).expect("NDJSON")).collect();
+        assert!(lines[0].get("task").is_some(), "{lines:?}");
+        assert_eq!(lines.iter().filter(|l| l.get("artifactUpdate").is_some()).count(), 2);
+
+        let v = json(&a2a(&["--json", "send", &s.base, "x", "--skill", "echo", "--binding", binding]).await);
+        assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    }
+    // Progress statuses show in the live view.
+    let o = a2a(&["send", &s.base, "go", "--skill", "status", "--stream"]).await;
+    assert!(stdout(&o).contains("step 2"), "{}", stdout(&o));
+    // Direct replies print the message.
+    let o = a2a(&["send", &s.base, "hey", "--skill", "direct"]).await;
+    assert_eq!(stdout(&o).trim(), "direct: hey");
+    // A file rides along with the text.
+    let dir = std::env::temp_dir().join(format!("a2a-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("note.txt");
+    std::fs::write(&file, "attached").unwrap();
+    let o = a2a(&["--json", "send", &s.base, "with file", "--skill", "echo", "--file", file.to_str().unwrap(), "--history", "5"]).await;
+    let v = json(&o);
+    let parts = &v["task"]["history"][0]["parts"];
+    assert_eq!(parts[1]["filename"], "note.txt", "{v}");
+    assert_eq!(parts[1]["mediaType"], "text/plain");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn task_lifecycle_commands_and_a2a_errors() {
+    let s = serve_test_agent().await;
+    let v = json(&a2a(&["--json", "send", &s.base, "20000", "--skill", "slow", "--no-wait"]).await);
+    let id = v["task"]["id"].as_str().unwrap().to_string();
+    let o = a2a(&["get", &s.base, &id]).await;
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains(&id));
+    let o = a2a(&["list", &s.base]).await;
+    assert!(stdout(&o).contains(&id), "{}", stdout(&o));
+    let v = json(&a2a(&["--json", "list", &s.base, "--all", "--status", "working"]).await);
+    assert_eq!(v["tasks"][0]["id"], id.as_str());
+
+    // push configs
+    let o = a2a(&["push", "create", &s.base, &id, "https://example.com/hook", "--id", "c1", "--auth-scheme", "Bearer", "--auth-credentials", "x"]).await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("c1"));
+    assert!(stdout(&a2a(&["push", "get", &s.base, &id, "c1"]).await).contains("https://example.com/hook"));
+    assert_eq!(json(&a2a(&["--json", "push", "list", &s.base, &id]).await)["configs"][0]["id"], "c1");
+    assert_eq!(code(&a2a(&["push", "delete", &s.base, &id, "c1"]).await), 0);
+
+    let o = a2a(&["cancel", &s.base, &id]).await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("CANCELED"));
+    // Canceling again: the A2A error, its code and reason, and a hint; exit 1.
+    let o = a2a(&["cancel", &s.base, &id]).await;
+    assert_eq!(code(&o), 1);
+    let err = stderr(&o);
+    assert!(err.contains("TaskNotCancelableError (-32002, TASK_NOT_CANCELABLE)"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    let v = json(&a2a(&["--json", "get", &s.base, "missing"]).await);
+    assert_eq!(v["error"]["code"], -32001);
+    assert_eq!(v["error"]["reason"], "TASK_NOT_FOUND");
+    assert_eq!(v["error"]["name"], "TaskNotFoundError");
+
+    // subscribe follows a running task to the end.
+    let v = json(&a2a(&["--json", "send", &s.base, "500", "--skill", "slow", "--no-wait"]).await);
+    let id = v["task"]["id"].as_str().unwrap().to_string();
+    let o = a2a(&["subscribe", &s.base, &id]).await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("COMPLETED"), "{}", stdout(&o));
+
+    // A failing task exits 4; a question prints how to answer it.
+    assert_eq!(code(&a2a(&["send", &s.base, "x", "--skill", "fail"]).await), 4);
+    let o = a2a(&["send", &s.base, "x", "--skill", "ask"]).await;
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("What is your name?"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--task"), "{}", stderr(&o));
+    // Unknown skill: InvalidParams.
+    let o = a2a(&["send", &s.base, "x", "--skill", "nope"]).await;
+    assert_eq!(code(&o), 1);
+    assert!(stderr(&o).contains("-32602"), "{}", stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unusable_hosts_exit_3_with_a_clear_message() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = a2a(&["card", &format!("http://127.0.0.1:{port}")]).await;
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("cannot reach") && stderr(&o).contains("is the agent running"), "{}", stderr(&o));
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card03 = serde_json::json!({"name": "Old", "url": base, "protocolVersion": "0.3.0", "version": "1"});
+    let app = axum::Router::new().fallback(move || async move { axum::Json(card03) });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let o = a2a(&["card", &base]).await;
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("does not support A2A 1.0"), "{}", stderr(&o));
+    let o = a2a(&["--json", "card", &format!("{base}/nothing-here/")]).await;
+    assert_eq!(code(&o), 3);
+    let v = json(&o);
+    assert_eq!(v["error"]["kind"], "unsupported-version", "{v}");
+
+    let s = serve_test_agent().await;
+    let o = a2a(&["card", &format!("{}/other.json", s.base)]).await;
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("is not an A2A agent"), "{}", stderr(&o));
+
+    let o = a2a(&["send", &s.base, "--data", "{not json"]).await;
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("--data is not valid JSON"), "{}", stderr(&o));
+}

@@ -1,0 +1,970 @@
+//! The benchmark driver (issue #9): starts every server, loads it, measures, writes
+//! `BENCHMARKS.md`. Run it through `bash bench/run.sh`, which installs the tools and pins this
+//! driver (and so every client it starts) to CPU 1; the servers are started under
+//! `taskset -c 0`.
+//!
+//! Workloads, each on a fresh server process, servers interleaved within each run:
+//! * W1 unary: `oha` (64 keep-alive connections, fixed duration after a warm-up) sends the same
+//!   JSON-RPC SendMessage (blocking, ~100-byte text) to each server: requests/s, p50, p99.
+//! * W2 streaming: SendStreamingMessage of a `count` skill (1,000 and 10,000 chunks), read by
+//!   an SSE client (reqwest + eventsource-stream): artifact events/s and time to first event.
+//! * W3 memory: VmRSS of the server (`/proc/PID/status`) before and after creating 100,000
+//!   completed tasks (with `oha -n`), and before and after opening 1,000 SSE streams that stay
+//!   open (a `hold` skill): bytes per retained task and per open stream.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+#[derive(Parser, Debug, Clone)]
+#[command(about = "a2a-kit benchmark driver; run it through `bash bench/run.sh`")]
+struct Opts {
+    /// Runs of every scenario (the report gives the median).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// W1: measured seconds per run.
+    #[arg(long, default_value_t = 10)]
+    duration: u64,
+    /// W1: warm-up seconds before each measurement.
+    #[arg(long, default_value_t = 3)]
+    warmup: u64,
+    /// W1: concurrent keep-alive connections.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// W2: chunk counts of the streaming skill.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1000usize, 10000])]
+    chunks: Vec<usize>,
+    /// W2: streams per chunk count per run (the run's figure is their median).
+    #[arg(long, default_value_t = 5)]
+    streams_per_run: usize,
+    /// W3: completed tasks created.
+    #[arg(long, default_value_t = 100_000)]
+    tasks: usize,
+    /// W3: SSE streams held open.
+    #[arg(long, default_value_t = 1000)]
+    open_streams: usize,
+    /// Workloads to run.
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "w2".into(), "w3".into()])]
+    only: Vec<String>,
+    /// Servers to run (keys: hello, hello-sqlite, hello-manual, limit, python, stream, stream-sqlite).
+    #[arg(long, value_delimiter = ',')]
+    servers: Option<Vec<String>>,
+    /// The `oha` binary.
+    #[arg(long, default_value = "oha")]
+    oha: PathBuf,
+    /// The Python interpreter of the venv with a2a-sdk.
+    #[arg(long)]
+    python: PathBuf,
+    /// The Python agent.
+    #[arg(long, default_value = "bench/python/echo_agent.py")]
+    python_agent: PathBuf,
+    /// Where server logs, SQLite files and captured responses go.
+    #[arg(long, default_value = "target/bench")]
+    work: PathBuf,
+    /// The report to write.
+    #[arg(long, default_value = "BENCHMARKS.md")]
+    out: PathBuf,
+    /// A Markdown file appended to the report as its analysis section.
+    #[arg(long, default_value = "bench/ANALYSIS.md")]
+    analysis: PathBuf,
+    /// CPU list for the servers (taskset -c); empty: no pinning.
+    #[arg(long, default_value = "0")]
+    server_cpu: String,
+    /// The command line that produced the report (printed in it).
+    #[arg(long, default_value = "bash bench/run.sh")]
+    command: String,
+}
+
+// ------------------------------------------------------------------------------------------
+// Servers
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ours,
+    Limit,
+    Python,
+}
+
+#[derive(Debug, Clone)]
+struct Spec {
+    key: &'static str,
+    label: &'static str,
+    kind: Kind,
+    program: PathBuf,
+    args: Vec<String>,
+    sqlite: bool,
+}
+
+struct Server {
+    child: Child,
+    pid: u32,
+    url: String,
+    db: Option<PathBuf>,
+}
+
+struct Env {
+    opts: Opts,
+    bin_dir: PathBuf,
+    client: reqwest::Client,
+    seq: std::sync::atomic::AtomicU64,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+impl Env {
+    fn spec(&self, key: &str) -> Spec {
+        let bin = |name: &str| self.bin_dir.join(name);
+        let (label, kind, program, args, sqlite) = match key {
+            "hello" => ("ours: macro hello, in-memory store", Kind::Ours, bin("bench-hello"), vec![], false),
+            "hello-sqlite" => ("ours: macro hello, SQLite store", Kind::Ours, bin("bench-hello"), vec![], true),
+            "hello-manual" => ("ours: hand-written hello, in-memory store", Kind::Ours, bin("bench-hello-manual"), vec![], false),
+            "stream" => ("ours: streaming agent, in-memory store", Kind::Ours, bin("bench-stream"), vec![], false),
+            "stream-sqlite" => ("ours: streaming agent, SQLite store", Kind::Ours, bin("bench-stream"), vec![], true),
+            "limit" => (
+                "limit: bare axum handler",
+                Kind::Limit,
+                bin("bench-limit"),
+                vec![
+                    "--unary".into(),
+                    self.opts.work.join("unary-response.json").display().to_string(),
+                    "--stream-frames".into(),
+                    self.opts.work.join("stream-frames.txt").display().to_string(),
+                ],
+                false,
+            ),
+            "python" => (
+                "Python a2a-sdk 1.3.0 + uvicorn",
+                Kind::Python,
+                self.opts.python.clone(),
+                vec![self.opts.python_agent.display().to_string()],
+                false,
+            ),
+            other => panic!("unknown server {other}"),
+        };
+        Spec { key: leak(key), label, kind, program, args, sqlite }
+    }
+
+    fn wanted(&self, key: &str) -> bool {
+        self.opts.servers.as_ref().is_none_or(|s| s.iter().any(|k| k == key))
+    }
+
+    async fn start(&self, spec: &Spec, extra: &[&str]) -> Server {
+        let port = free_port();
+        let mut args = spec.args.clone();
+        if spec.kind == Kind::Python {
+            args.extend(["--port".into(), port.to_string()]);
+        } else {
+            args.extend(["--bind".into(), format!("127.0.0.1:{port}")]);
+        }
+        let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let db = spec.sqlite.then(|| self.opts.work.join(format!("tmp/{}-{n}.db", spec.key)));
+        if let Some(db) = &db {
+            args.extend(["--store".into(), format!("sqlite:{}", db.display())]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let log = std::fs::File::create(self.opts.work.join(format!("logs/{}-{n}.log", spec.key))).expect("log file");
+        let mut cmd = if self.opts.server_cpu.is_empty() {
+            Command::new(&spec.program)
+        } else {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &self.opts.server_cpu]).arg(&spec.program);
+            c
+        };
+        cmd.args(&args).stdin(Stdio::null()).stdout(log.try_clone().expect("log")).stderr(log).kill_on_drop(true);
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", spec.program.display()));
+        let pid = child.id().expect("pid");
+        let url = format!("http://127.0.0.1:{port}/");
+        let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(r) = self.client.get(&card).send().await {
+                if r.status().is_success() {
+                    break;
+                }
+            }
+            if Instant::now() > deadline {
+                panic!("{} did not start (see {}/logs)", spec.key, self.opts.work.display());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Server { child, pid, url, db }
+    }
+
+    async fn stop(&self, mut s: Server) {
+        let _ = s.child.start_kill();
+        let _ = s.child.wait().await;
+        if let Some(db) = s.db {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+            }
+        }
+    }
+
+    fn message_id(&self) -> String {
+        format!("bench-{}", self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// VmRSS of a process, in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+// ------------------------------------------------------------------------------------------
+// Requests
+
+/// The W1 message text: 100 bytes.
+const TEXT_100: &str = "Alice Pleasance Liddell, who followed a white rabbit down a hole and found a strange world of wonder";
+
+fn unary_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"messageId": "bench-w1", "role": "ROLE_USER", "parts": [{"text": TEXT_100}]}}
+    })
+    .to_string()
+}
+
+fn stream_body(message_id: &str, skill: &str, text: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": "s", "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}],
+                               "metadata": {"skillId": skill}}}
+    })
+}
+
+async fn post(client: &reqwest::Client, url: &str, body: String) -> Result<reqwest::Response, String> {
+    client
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// One SendMessage; checks the task completed. Returns the raw body.
+async fn check_unary(env: &Env, url: &str) -> Result<Vec<u8>, String> {
+    let r = post(&env.client, url, unary_body()).await?;
+    let body = r.bytes().await.map_err(|e| e.to_string())?.to_vec();
+    let v: Value = serde_json::from_slice(&body).map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))?;
+    let state = &v["result"]["task"]["status"]["state"];
+    if state != "TASK_STATE_COMPLETED" {
+        return Err(format!("unexpected SendMessage response: {v}"));
+    }
+    Ok(body)
+}
+
+// ------------------------------------------------------------------------------------------
+// W1: oha
+
+#[derive(Debug, Clone, Default)]
+struct OhaResult {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    ok: u64,
+    other: u64,
+}
+
+async fn oha(env: &Env, url: &str, how: &[String]) -> OhaResult {
+    let body = unary_body();
+    let c = env.opts.connections.to_string();
+    let mut cmd = Command::new(&env.opts.oha);
+    cmd.args(how)
+        .args(["-c", &c, "-m", "POST", "-H", "A2A-Version: 1.0", "-T", "application/json", "-d", &body])
+        .args(["--no-tui", "--output-format", "json", url])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit());
+    let out = cmd.output().await.expect("oha runs");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("oha output is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let codes = v["statusCodeDistribution"].as_object().cloned().unwrap_or_default();
+    let ok = codes.get("200").and_then(Value::as_u64).unwrap_or(0);
+    let all: u64 = codes.values().filter_map(Value::as_u64).sum();
+    OhaResult {
+        rps: v["summary"]["requestsPerSec"].as_f64().unwrap_or(0.0),
+        p50_ms: v["latencyPercentiles"]["p50"].as_f64().unwrap_or(f64::NAN) * 1e3,
+        p99_ms: v["latencyPercentiles"]["p99"].as_f64().unwrap_or(f64::NAN) * 1e3,
+        ok,
+        other: all - ok,
+    }
+}
+
+async fn w1_once(env: &Env, spec: &Spec) -> OhaResult {
+    let server = env.start(spec, &[]).await;
+    if let Err(e) = check_unary(env, &server.url).await {
+        panic!("{}: {e}", spec.key);
+    }
+    let dur = |s: u64| vec!["-z".to_string(), format!("{s}s")];
+    oha(env, &server.url, &dur(env.opts.warmup)).await;
+    let r = oha(env, &server.url, &dur(env.opts.duration)).await;
+    env.stop(server).await;
+    r
+}
+
+// ------------------------------------------------------------------------------------------
+// W2: SSE client
+
+#[derive(Debug, Clone, Default)]
+struct StreamResult {
+    events_per_s: f64,
+    ttfe_ms: f64,
+    first_chunk_ms: f64,
+}
+
+async fn one_stream(env: &Env, url: &str, skill: &str, n: usize) -> Result<StreamResult, String> {
+    let body = stream_body(&env.message_id(), skill, &n.to_string()).to_string();
+    let t0 = Instant::now();
+    let resp = post(&env.client, url, body).await?;
+    let ct = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    if !ct.starts_with("text/event-stream") {
+        return Err(format!("not an SSE response ({ct}): {}", resp.text().await.unwrap_or_default()));
+    }
+    let mut events = resp.bytes_stream().eventsource();
+    let (mut first, mut first_chunk, mut chunks) = (None, None, 0usize);
+    while let Some(ev) = events.next().await {
+        let ev = ev.map_err(|e| e.to_string())?;
+        first.get_or_insert_with(|| t0.elapsed());
+        if ev.data.contains("\"artifactUpdate\"") {
+            chunks += 1;
+            first_chunk.get_or_insert_with(|| t0.elapsed());
+        } else if ev.data.contains("\"error\"") {
+            return Err(format!("error event: {}", ev.data));
+        }
+    }
+    let total = t0.elapsed();
+    // a2a-kit closes a streamed artifact with one more, empty `lastChunk` event (a stream
+    // cannot tell its last item in advance); only the N chunks with content are counted.
+    if chunks != n && chunks != n + 1 {
+        return Err(format!("{chunks} chunks instead of {n}"));
+    }
+    Ok(StreamResult {
+        events_per_s: n as f64 / total.as_secs_f64(),
+        ttfe_ms: first.unwrap_or_default().as_secs_f64() * 1e3,
+        first_chunk_ms: first_chunk.unwrap_or_default().as_secs_f64() * 1e3,
+    })
+}
+
+async fn w2_once(env: &Env, spec: &Spec) -> BTreeMap<usize, StreamResult> {
+    let server = env.start(spec, &[]).await;
+    // Warm-up: one stream of the smallest size.
+    let warm = *env.opts.chunks.iter().min().unwrap_or(&1000);
+    if let Err(e) = one_stream(env, &server.url, "count", warm).await {
+        panic!("{}: {e}", spec.key);
+    }
+    let mut out = BTreeMap::new();
+    for &n in &env.opts.chunks {
+        let mut rs = Vec::new();
+        for _ in 0..env.opts.streams_per_run {
+            match tokio::time::timeout(Duration::from_secs(600), one_stream(env, &server.url, "count", n)).await {
+                Ok(Ok(r)) => rs.push(r),
+                Ok(Err(e)) => panic!("{} {n} chunks: {e}", spec.key),
+                Err(_) => panic!("{} {n} chunks: no end after 600 s", spec.key),
+            }
+        }
+        out.insert(
+            n,
+            StreamResult {
+                events_per_s: median(rs.iter().map(|r| r.events_per_s).collect()),
+                ttfe_ms: median(rs.iter().map(|r| r.ttfe_ms).collect()),
+                first_chunk_ms: median(rs.iter().map(|r| r.first_chunk_ms).collect()),
+            },
+        );
+    }
+    env.stop(server).await;
+    out
+}
+
+// ------------------------------------------------------------------------------------------
+// W3: memory
+
+/// Bytes per retained completed task.
+async fn w3_tasks_once(env: &Env, spec: &Spec) -> f64 {
+    let cap = (env.opts.tasks * 2 + 10_000).to_string();
+    let extra: Vec<&str> = if spec.kind == Kind::Ours && !spec.sqlite { vec!["--max-tasks", &cap] } else { vec![] };
+    let server = env.start(spec, &extra).await;
+    check_unary(env, &server.url).await.unwrap_or_else(|e| panic!("{}: {e}", spec.key));
+    // Warm-up: allocator arenas, buffers, connection state for 64 connections.
+    let warm = (env.opts.tasks / 50).max(1000).to_string();
+    oha(env, &server.url, &["-n".into(), warm]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before = rss(server.pid);
+    let r = oha(env, &server.url, &["-n".into(), env.opts.tasks.to_string()]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = rss(server.pid);
+    if r.ok < env.opts.tasks as u64 {
+        eprintln!("warning: {}: only {} of {} requests succeeded", spec.key, r.ok, env.opts.tasks);
+    }
+    env.stop(server).await;
+    (after as f64 - before as f64) / r.ok.max(1) as f64
+}
+
+/// Bytes per open SSE stream.
+async fn w3_streams_once(env: &Env, spec: &Spec) -> f64 {
+    let server = env.start(spec, &[]).await;
+    // The limit's first frame is its only one; the agents are ready once the skill's first
+    // chunk arrived (the task is WORKING and its skill running).
+    let marker = if spec.kind == Kind::Limit { None } else { Some("\"artifactUpdate\"") };
+    // Warm-up: a few short streams, held and closed.
+    let warm = hold_streams(env, &server.url, 20, 1, marker).await;
+    drop(warm);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let before = rss(server.pid);
+    let held = hold_streams(env, &server.url, env.opts.open_streams, 600, marker).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = rss(server.pid);
+    let n = held.len();
+    drop(held);
+    env.stop(server).await;
+    (after as f64 - before as f64) / n.max(1) as f64
+}
+
+type Held = Vec<Box<dyn futures::Stream<Item = ()> + Send + Unpin>>;
+
+/// Open `n` streams of the `hold` skill (`secs` seconds), each read until `marker` (or its
+/// first event); returns them, still open.
+async fn hold_streams(env: &Env, url: &str, n: usize, secs: u64, marker: Option<&'static str>) -> Held {
+    let gate = Arc::new(tokio::sync::Semaphore::new(64));
+    let mut tasks = Vec::with_capacity(n);
+    for _ in 0..n {
+        let body = stream_body(&env.message_id(), "hold", &secs.to_string()).to_string();
+        let (client, url, gate) = (env.client.clone(), url.to_string(), gate.clone());
+        tasks.push(tokio::spawn(async move {
+            let _permit = gate.acquire_owned().await.expect("semaphore");
+            let resp = post(&client, &url, body).await?;
+            let mut events = resp.bytes_stream().eventsource();
+            loop {
+                match events.next().await {
+                    Some(Ok(ev)) if marker.is_none_or(|m| ev.data.contains(m)) => break,
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => return Err(e.to_string()),
+                    None => return Err("the stream closed early".to_string()),
+                }
+            }
+            Ok::<_, String>(Box::new(events.map(|_| ())) as Box<dyn futures::Stream<Item = ()> + Send + Unpin>)
+        }));
+    }
+    let mut held = Vec::with_capacity(n);
+    for t in tasks {
+        match t.await.expect("join") {
+            Ok(s) => held.push(s),
+            Err(e) => eprintln!("warning: a held stream failed: {e}"),
+        }
+    }
+    held
+}
+
+// ------------------------------------------------------------------------------------------
+// Capture of the limit's canned bytes
+
+async fn capture(env: &Env) {
+    let hello = env.start(&env.spec("hello"), &[]).await;
+    let body = check_unary(env, &hello.url).await.expect("hello answers");
+    std::fs::write(env.opts.work.join("unary-response.json"), &body).expect("write");
+    env.stop(hello).await;
+
+    let stream = env.start(&env.spec("stream"), &[]).await;
+    let resp = post(&env.client, &stream.url, stream_body("capture", "count", "3").to_string()).await.expect("stream");
+    let mut events = resp.bytes_stream().eventsource();
+    let mut data = Vec::new();
+    while let Some(Ok(ev)) = events.next().await {
+        data.push(ev.data);
+    }
+    env.stop(stream).await;
+    // The second chunk: an appending one, as all but the first of N are.
+    let chunk = data.iter().filter(|d| d.contains("\"artifactUpdate\"")).nth(1).expect("artifact chunks").clone();
+    let frames = format!("{}\n{}\n{}\n", data[0], chunk, data[data.len() - 1]);
+    std::fs::write(env.opts.work.join("stream-frames.txt"), frames).expect("write");
+}
+
+// ------------------------------------------------------------------------------------------
+// Statistics and report
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| !x.is_nan());
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+}
+
+fn sh(cmd: &str) -> String {
+    std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.is_nan() {
+        return "n/a".into();
+    }
+    let s = format!("{:.0}", x);
+    let (neg, digits) = s.strip_prefix('-').map_or((false, s.as_str()), |d| (true, d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if neg { format!("-{out}") } else { out }
+}
+
+fn fmt_ms(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x < 10.0 {
+        format!("{x:.2} ms")
+    } else {
+        format!("{x:.1} ms")
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a.is_nan() || b.is_nan() || b == 0.0 {
+        "n/a".into()
+    } else if a / b >= 10.0 {
+        format!("{:.0}x", a / b)
+    } else {
+        format!("{:.2}x", a / b)
+    }
+}
+
+fn pct(a: f64, b: f64) -> String {
+    if a.is_nan() || b.is_nan() || b == 0.0 { "n/a".into() } else { format!("{:.0}%", 100.0 * a / b) }
+}
+
+fn bytes(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x.abs() >= 1024.0 {
+        format!("{} B ({:.2} KiB)", fmt_num(x), x / 1024.0)
+    } else {
+        format!("{} B", fmt_num(x))
+    }
+}
+
+#[derive(Default)]
+struct Results {
+    w1: BTreeMap<&'static str, Vec<OhaResult>>,
+    w2: BTreeMap<&'static str, Vec<BTreeMap<usize, StreamResult>>>,
+    w3_tasks: BTreeMap<&'static str, Vec<f64>>,
+    w3_streams: BTreeMap<&'static str, Vec<f64>>,
+}
+
+struct Machine {
+    date: String,
+    cpus: String,
+    model: String,
+    memory: String,
+    kernel: String,
+    rustc: String,
+    oha: String,
+    python: String,
+    load_start: String,
+}
+
+fn machine(opts: &Opts) -> Machine {
+    let mem_kb: f64 = sh("awk '/MemTotal/ {print $2}' /proc/meminfo").parse().unwrap_or(0.0);
+    Machine {
+        date: sh("date -u '+%Y-%m-%d %H:%M UTC'"),
+        cpus: sh("nproc --all"),
+        model: sh("lscpu | sed -n 's/^Model name: *//p' | head -1"),
+        memory: format!("{:.1} GiB", mem_kb / 1024.0 / 1024.0),
+        kernel: sh("uname -sr"),
+        rustc: sh("rustc -V"),
+        oha: sh(&format!("'{}' --version", opts.oha.display())),
+        python: sh(&format!(
+            "'{}' -c 'import sys, importlib.metadata as m; print(sys.version.split()[0], \"| a2a-sdk\", m.version(\"a2a-sdk\"), \"| uvicorn\", m.version(\"uvicorn\"), \"| uvloop\", m.version(\"uvloop\"), \"| httptools\", m.version(\"httptools\"))'",
+            opts.python.display()
+        )),
+        load_start: sh("cut -d' ' -f1-3 /proc/loadavg"),
+    }
+}
+
+fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, Spec>, elapsed: Duration) -> String {
+    use std::fmt::Write;
+    let o = &env.opts;
+    let mut s = String::new();
+    let label = |k: &str| specs.get(k).map(|s| s.label).unwrap_or("?");
+    let w1 = |k: &str, f: fn(&OhaResult) -> f64| {
+        res.w1.get(k).map(|v| median(v.iter().map(f).collect())).unwrap_or(f64::NAN)
+    };
+    let w2 = |k: &str, n: usize, f: fn(&StreamResult) -> f64| {
+        res.w2.get(k).map(|v| median(v.iter().filter_map(|r| r.get(&n)).map(f).collect())).unwrap_or(f64::NAN)
+    };
+    let med = |map: &BTreeMap<&'static str, Vec<f64>>, k: &str| map.get(k).map(|v| median(v.clone())).unwrap_or(f64::NAN);
+
+    let _ = writeln!(s, "# Benchmarks\n");
+    let _ = writeln!(
+        s,
+        "Generated by `{}` on {} ({} runs of every scenario, medians; {:.0} minutes). \
+         Do not edit by hand: rerun the command.\n",
+        o.command,
+        m.date,
+        o.runs,
+        elapsed.as_secs_f64() / 60.0
+    );
+    let _ = writeln!(s, "## The command\n");
+    let _ = writeln!(
+        s,
+        "```sh\nbash bench/run.sh            # full run (about 20-30 minutes), writes BENCHMARKS.md\n\
+         bash bench/run.sh --quick    # a short smoke run (1 run, short durations) to check the harness\n\
+         ```\n\n\
+         It installs its own tools (`oha` with `cargo install --locked` into `target/bench-tools/`, a \
+         virtualenv `target/bench-venv/` with the pinned `a2a-sdk[http-server]==1.3.0`, `uvicorn`, \
+         `uvloop` and `httptools`), builds the servers with `--release`, runs every workload on \
+         127.0.0.1, and rewrites this file. Extra arguments go to the driver \
+         (`target/release/bench-driver --help`). It is not part of `cargo test` or `.ci/run`.\n"
+    );
+
+    let _ = writeln!(s, "## Machine\n");
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| date | {} |", m.date);
+    let _ = writeln!(s, "| CPU | {} x {} |", m.cpus, m.model);
+    let _ = writeln!(s, "| memory | {} |", m.memory);
+    let _ = writeln!(s, "| kernel | {} |", m.kernel);
+    let _ = writeln!(s, "| rustc | {} |", m.rustc);
+    let _ = writeln!(s, "| load generator | {} |", m.oha);
+    let _ = writeln!(s, "| Python | {} |", m.python);
+    let _ = writeln!(
+        s,
+        "| load average (1, 5, 15 min) | {} at the start, {} at the end |\n",
+        m.load_start,
+        sh("cut -d' ' -f1-3 /proc/loadavg")
+    );
+
+    let _ = writeln!(s, "## Method\n");
+    let pin = if o.server_cpu.is_empty() {
+        "Nothing was pinned (fewer than 2 CPUs): server and client shared the CPU.".to_string()
+    } else {
+        format!(
+            "On this {}-CPU machine every server runs under `taskset -c {}` and every client (the \
+             driver, `oha`, the SSE client) under `taskset -c 1`, so the load generator never takes \
+             CPU time from the server it measures. Tokio sizes its worker pool from the CPUs a \
+             process may use, so each Rust server runs one worker thread (SQLite's blocking \
+             threads share that CPU too), and uvicorn runs one process with one event loop, so \
+             every server gets exactly one core. The kernel's loopback TCP work runs on the CPU \
+             of whichever side sends, so it is split between the two.",
+            m.cpus, o.server_cpu
+        )
+    };
+    let _ = writeln!(s, "{pin}\n");
+    let _ = writeln!(
+        s,
+        "Servers (each started fresh for every measurement; the servers of one run are interleaved, \
+         so slow drift of the machine hits all of them alike):\n\n\
+         * **ours**: `bench-hello`, the macro `hello` agent of `examples/src/hello.rs` behind \
+           `a2a_kit_axum::A2a::serve_listener`, with the default in-memory store (bounded at 100,000 \
+           tasks) or `--store sqlite:PATH` (`a2a_kit::store::SqliteTaskManager`); \
+           `bench-hello-manual`, the same agent written by hand against the `Agent` trait; \
+           `bench-stream`, a `count` skill streaming N chunks (the one of `examples/src/streaming.rs`) \
+           and a `hold` skill that keeps its stream open;\n\
+         * **limit**: `bench-limit`, a bare axum handler on the same axum/hyper/tokio stack and \
+           socket options, with no A2A logic: it parses the JSON-RPC body into a `serde_json::Value` \
+           and answers with the bytes a2a-kit answered the same request with (captured at the start \
+           of the run), or an SSE stream of N copies of a captured a2a-kit chunk frame;\n\
+         * **python**: `bench/python/echo_agent.py`, the same agent on the official Python SDK \
+           (`DefaultRequestHandler`, `InMemoryTaskStore`) under uvicorn with uvloop and httptools, \
+           one process.\n"
+    );
+    let _ = writeln!(
+        s,
+        "Workloads:\n\n\
+         * **W1 unary**: `oha` with {c} concurrent keep-alive connections sends JSON-RPC \
+           `SendMessage` (blocking, a {t}-byte text part, {b} bytes of body) for {w} s of warm-up, then \
+           {d} s measured: requests/s, p50 and p99 latency.\n\
+         * **W2 streaming**: `SendStreamingMessage` to the `count` skill, read by an SSE client \
+           (reqwest + eventsource-stream, one connection): artifact events/s = chunks / (request sent \
+           to stream end), time to first event (request sent to the first SSE event, the Task), for \
+           {ch} chunks; {sp} streams per run after one warm-up stream, their median.\n\
+         * **W3 memory**: VmRSS of the server process from `/proc/PID/status` before and after \
+           creating {tasks} completed tasks (blocking `SendMessage`, the W1 request, sent by `oha -n`, \
+           after a warm-up of 2% of that; the in-memory store's capacity is raised so every one is \
+           retained), and before and after opening {st} SSE streams to the `hold` skill (each read \
+           until its first chunk, so every task is WORKING and its skill running); the difference \
+           divided by the count. Python's `InMemoryTaskStore` is unbounded.\n",
+        c = o.connections,
+        t = TEXT_100.len(),
+        b = unary_body().len(),
+        w = o.warmup,
+        d = o.duration,
+        ch = o.chunks.iter().map(|n| fmt_num(*n as f64)).collect::<Vec<_>>().join(" and "),
+        sp = o.streams_per_run,
+        tasks = fmt_num(o.tasks as f64),
+        st = fmt_num(o.open_streams as f64),
+    );
+
+    let lim_rps = w1("limit", |r| r.rps);
+    let py_rps = w1("python", |r| r.rps);
+    if !res.w1.is_empty() {
+        let _ = writeln!(s, "## W1: unary SendMessage\n");
+        let _ = writeln!(s, "| server | requests/s | p50 | p99 | ours/limit | ours/python |\n|---|---:|---:|---:|---:|---:|");
+        for k in ["hello", "hello-manual", "hello-sqlite", "limit", "python"] {
+            if !res.w1.contains_key(k) {
+                continue;
+            }
+            let rps = w1(k, |r| r.rps);
+            let ours = specs[k].kind == Kind::Ours;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                label(k),
+                fmt_num(rps),
+                fmt_ms(w1(k, |r| r.p50_ms)),
+                fmt_ms(w1(k, |r| r.p99_ms)),
+                if ours { pct(rps, lim_rps) } else { "".into() },
+                if ours { ratio(rps, py_rps) } else { "".into() },
+            );
+        }
+        if res.w1.contains_key("hello") && res.w1.contains_key("hello-manual") {
+            let _ = writeln!(
+                s,
+                "\nMacro-generated vs hand-written hello (#3): {} of the hand-written agent's requests/s.",
+                pct(w1("hello", |r| r.rps), w1("hello-manual", |r| r.rps))
+            );
+        }
+        let errors: Vec<String> = res
+            .w1
+            .iter()
+            .filter(|(_, v)| v.iter().any(|r| r.other > 0))
+            .map(|(k, v)| format!("{k}: {}", v.iter().map(|r| r.other).sum::<u64>()))
+            .collect();
+        if !errors.is_empty() {
+            let _ = writeln!(s, "\nNon-200 responses: {}.", errors.join(", "));
+        }
+        let _ = writeln!(s);
+    }
+
+    if !res.w2.is_empty() {
+        let _ = writeln!(s, "## W2: streaming (SendStreamingMessage of the `count` skill)\n");
+        let mut head = String::from("| server |");
+        let mut line = String::from("|---|");
+        for n in &o.chunks {
+            let _ = write!(head, " {} chunks: events/s | first event | ours/limit | ours/python |", fmt_num(*n as f64));
+            line.push_str("---:|---:|---:|---:|");
+        }
+        let _ = writeln!(s, "{head}\n{line}");
+        for k in ["stream", "stream-sqlite", "limit", "python"] {
+            if !res.w2.contains_key(k) {
+                continue;
+            }
+            let ours = specs[k].kind == Kind::Ours;
+            let mut row = format!("| {} |", label(k));
+            for &n in &o.chunks {
+                let eps = w2(k, n, |r| r.events_per_s);
+                let _ = write!(
+                    row,
+                    " {} | {} | {} | {} |",
+                    fmt_num(eps),
+                    fmt_ms(w2(k, n, |r| r.ttfe_ms)),
+                    if ours { pct(eps, w2("limit", n, |r| r.events_per_s)) } else { "".into() },
+                    if ours { ratio(eps, w2("python", n, |r| r.events_per_s)) } else { "".into() },
+                );
+            }
+            let _ = writeln!(s, "{row}");
+        }
+        let _ = writeln!(s, "\nTime to the first artifact chunk (median): {}.\n", {
+            let mut parts = Vec::new();
+            for k in ["stream", "stream-sqlite", "limit", "python"] {
+                if res.w2.contains_key(k) {
+                    let n = o.chunks[0];
+                    parts.push(format!("{k} {}", fmt_ms(w2(k, n, |r| r.first_chunk_ms))));
+                }
+            }
+            parts.join(", ")
+        });
+    }
+
+    if !res.w3_tasks.is_empty() || !res.w3_streams.is_empty() {
+        let _ = writeln!(s, "## W3: memory (VmRSS growth)\n");
+        let _ = writeln!(
+            s,
+            "| server | per retained completed task | ours/python | per open SSE stream | ours/python |\n|---|---:|---:|---:|---:|"
+        );
+        let rows: [(&str, Option<&str>); 5] = [
+            ("hello", Some("stream")),
+            ("hello-sqlite", None),
+            ("stream", None),
+            ("limit", Some("limit")),
+            ("python", Some("python")),
+        ];
+        let py_t = med(&res.w3_tasks, "python");
+        let py_s = med(&res.w3_streams, "python");
+        for (tk, sk) in rows {
+            if tk == "stream" {
+                continue;
+            }
+            let t = med(&res.w3_tasks, tk);
+            let st = sk.map(|k| med(&res.w3_streams, k)).unwrap_or(f64::NAN);
+            if t.is_nan() && st.is_nan() {
+                continue;
+            }
+            let name = match tk {
+                "hello" => "ours: in-memory store (hello tasks; `hold` streams of the streaming agent)",
+                other => label(other),
+            };
+            let ours = specs.get(tk).is_some_and(|s| s.kind == Kind::Ours);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                name,
+                bytes(t),
+                if ours { ratio(t, py_t) } else { "".into() },
+                bytes(st),
+                if ours && sk.is_some() { ratio(st, py_s) } else { "".into() },
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nThe SQLite store keeps tasks in its file, not in the process: its row shows what stays \
+             in memory (SQLite's page cache is bounded). The limit retains nothing; its figure is \
+             the noise floor.\n"
+        );
+    }
+
+    // Targets.
+    let _ = writeln!(s, "## Targets (#9, #3)\n");
+    let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
+    let yes = |b: bool| if b { "yes" } else { "**no**" };
+    let hello = w1("hello", |r| r.rps);
+    if !hello.is_nan() {
+        let r_lim = hello / lim_rps;
+        let r_py = hello / py_rps;
+        let _ = writeln!(s, "| W1 ours >= 60% of the limit | {} | {} |", pct(hello, lim_rps), yes(r_lim >= 0.6));
+        let _ = writeln!(s, "| W1 ours >= 20x the Python SDK | {} | {} |", ratio(hello, py_rps), yes(r_py >= 20.0));
+        let manual = w1("hello-manual", |r| r.rps);
+        if !manual.is_nan() {
+            let d = hello / manual - 1.0;
+            let _ = writeln!(
+                s,
+                "| macro hello within 3% of the hand-written one | {:+.1}% | {} |",
+                100.0 * d,
+                yes(d.abs() <= 0.03)
+            );
+        }
+    }
+    let t = med(&res.w3_tasks, "hello");
+    if !t.is_nan() {
+        let _ = writeln!(s, "| W3 < 2 KiB per retained small task | {} | {} |", bytes(t), yes(t < 2048.0));
+    }
+    let _ = writeln!(s);
+
+    if let Ok(analysis) = std::fs::read_to_string(&o.analysis) {
+        let _ = writeln!(s, "{}\n", analysis.trim_end());
+    }
+
+    // Raw.
+    let _ = writeln!(s, "## Every run\n");
+    let _ = writeln!(s, "<details><summary>per-run figures</summary>\n");
+    for (k, v) in &res.w1 {
+        let runs: Vec<String> = v
+            .iter()
+            .map(|r| format!("{} req/s, p50 {}, p99 {}", fmt_num(r.rps), fmt_ms(r.p50_ms), fmt_ms(r.p99_ms)))
+            .collect();
+        let _ = writeln!(s, "* W1 {k}: {}", runs.join("; "));
+    }
+    for (k, v) in &res.w2 {
+        for &n in &o.chunks {
+            let runs: Vec<String> = v
+                .iter()
+                .filter_map(|r| r.get(&n))
+                .map(|r| format!("{} ev/s, first {}", fmt_num(r.events_per_s), fmt_ms(r.ttfe_ms)))
+                .collect();
+            let _ = writeln!(s, "* W2 {k} {n}: {}", runs.join("; "));
+        }
+    }
+    for (k, v) in &res.w3_tasks {
+        let _ = writeln!(s, "* W3 tasks {k}: {}", v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", "));
+    }
+    for (k, v) in &res.w3_streams {
+        let _ = writeln!(s, "* W3 streams {k}: {}", v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", "));
+    }
+    let _ = writeln!(s, "\n</details>");
+    s
+}
+
+// ------------------------------------------------------------------------------------------
+
+#[tokio::main]
+async fn main() {
+    let opts = Opts::parse();
+    for d in ["logs", "tmp"] {
+        std::fs::create_dir_all(opts.work.join(d)).expect("work dir");
+    }
+    let bin_dir = std::env::current_exe().expect("exe").parent().expect("bin dir").to_path_buf();
+    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4).build().expect("client");
+    let env = Env { opts, bin_dir, client, seq: Default::default() };
+    let started = Instant::now();
+    let m = machine(&env.opts);
+    eprintln!("machine: {} x {}, load {}", m.cpus, m.model, m.load_start);
+
+    capture(&env).await;
+    let keys = ["hello", "hello-manual", "hello-sqlite", "limit", "python", "stream", "stream-sqlite"];
+    let specs: BTreeMap<&'static str, Spec> = keys.iter().map(|k| (*k, env.spec(k))).collect();
+    let wanted = |k: &str| env.wanted(k);
+    let on = |w: &str| env.opts.only.iter().any(|x| x == w);
+    let mut res = Results::default();
+
+    for run in 1..=env.opts.runs {
+        if on("w1") {
+            for k in ["hello", "hello-manual", "hello-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+                let r = w1_once(&env, &specs[k]).await;
+                eprintln!("[run {run}] W1 {k}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms ({} non-200)", r.rps, r.p50_ms, r.p99_ms, r.other);
+                res.w1.entry(k).or_default().push(r);
+            }
+        }
+        if on("w2") {
+            for k in ["stream", "stream-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+                let r = w2_once(&env, &specs[k]).await;
+                for (n, x) in &r {
+                    eprintln!("[run {run}] W2 {k} {n}: {:.0} events/s, first event {:.2} ms", x.events_per_s, x.ttfe_ms);
+                }
+                res.w2.entry(k).or_default().push(r);
+            }
+        }
+        if on("w3") {
+            for k in ["hello", "hello-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+                let b = w3_tasks_once(&env, &specs[k]).await;
+                eprintln!("[run {run}] W3 {k}: {b:.0} bytes per retained task");
+                res.w3_tasks.entry(k).or_default().push(b);
+            }
+            for k in ["stream", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+                let b = w3_streams_once(&env, &specs[k]).await;
+                eprintln!("[run {run}] W3 {k}: {b:.0} bytes per open stream");
+                res.w3_streams.entry(k).or_default().push(b);
+            }
+        }
+    }
+
+    let text = report(&env, &m, &res, &specs, started.elapsed());
+    std::fs::write(&env.opts.out, &text).expect("write the report");
+    eprintln!("wrote {}", env.opts.out.display());
+    print!("{text}");
+}
+

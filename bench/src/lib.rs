@@ -1,0 +1,165 @@
+//! The benchmark harness of a2a-kit (issue #9, with #3 and #4). Not a library anyone should use:
+//! it holds what the server binaries share.
+//!
+//! * `bench-hello`: the macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`),
+//!   `--store memory|sqlite:PATH`.
+//! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
+//! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks) and a `hold` skill
+//!   that keeps its stream open (for the per-stream memory figure).
+//! * `bench-limit`: a bare axum handler with no A2A logic: parses the JSON-RPC body, answers
+//!   with canned bytes, or an SSE stream of N canned frames.
+//! * `bench-driver`: starts each server pinned to core 0, drives it from core 1 (`oha` for
+//!   unary load, an SSE client built on reqwest + eventsource-stream for streams), reads
+//!   `/proc/PID/status` for memory, and writes `BENCHMARKS.md`.
+//!
+//! `bash bench/run.sh` installs the tools and runs everything.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
+use a2a_kit::error::A2aError;
+use a2a_kit::extract::{FromSkillRequest, SkillRequest, Text};
+use a2a_kit::prelude::*;
+use a2a_kit::reply::IntoOutcome;
+use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+use a2a_kit_axum::A2a;
+use clap::Parser;
+
+/// The command line of every server binary.
+#[derive(Debug, Clone, Parser)]
+pub struct ServerCli {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub bind: SocketAddr,
+    /// Task store: `memory` or `sqlite:PATH`.
+    #[arg(long, default_value = "memory")]
+    pub store: String,
+    /// Capacity of the in-memory store (default: the kit's default, 100,000). The memory
+    /// workload raises it so that the 100,000 measured tasks are all retained.
+    #[arg(long)]
+    pub max_tasks: Option<usize>,
+}
+
+impl ServerCli {
+    /// Apply the store options to an agent.
+    pub async fn configure(&self, a2a: A2a) -> Result<A2a, Box<dyn std::error::Error>> {
+        let a2a = a2a.public_url(format!("http://{}", self.bind));
+        if self.store == "memory" {
+            return Ok(match self.max_tasks {
+                None => a2a,
+                Some(max_tasks) => a2a.task_manager(InMemoryTaskManager::new(InMemoryConfig {
+                    max_tasks,
+                    ..InMemoryConfig::default()
+                })),
+            });
+        }
+        match self.store.strip_prefix("sqlite:") {
+            Some(path) if !path.is_empty() => open_sqlite(a2a, path).await,
+            _ => Err(format!("`{}` is not a store: use `memory` or `sqlite:PATH`", self.store).into()),
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+async fn open_sqlite(a2a: A2a, path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+    Ok(a2a.task_manager(a2a_kit::store::SqliteTaskManager::open(path).await?))
+}
+
+#[cfg(not(feature = "sqlite"))]
+async fn open_sqlite(_: A2a, _: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+    Err("built without the `sqlite` feature of a2a-bench".into())
+}
+
+/// Parse the command line, configure `a2a` and serve it until killed.
+pub async fn serve(a2a: A2a) -> Result<(), Box<dyn std::error::Error>> {
+    let cli = ServerCli::parse();
+    let a2a = cli.configure(a2a).await?;
+    let listener = tokio::net::TcpListener::bind(cli.bind).await?;
+    eprintln!("listening on http://{}", listener.local_addr()?);
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The hello agent written by hand (issue #3): what `#[a2a_agent]` generates for
+// `a2a_examples::hello::HelloAgent`, written against the `Agent` trait.
+
+/// `HelloAgent` without the macros.
+#[derive(Clone, Default)]
+pub struct ManualHello;
+
+static MANUAL_SKILLS: [SkillInfo; 1] = {
+    let mut greet = SkillInfo::new("greet", "Greet the user by name.");
+    greet.name = "Greet";
+    greet.tags = &["greeting"];
+    greet.examples = &["Alice"];
+    [greet]
+};
+
+static MANUAL_INFO: AgentInfo = AgentInfo {
+    name: "Hello Agent",
+    description: "A friendly agent that greets people.",
+    version: env!("CARGO_PKG_VERSION"),
+    provider: None,
+    documentation_url: None,
+    icon_url: None,
+    default_input_modes: &["text/plain"],
+    default_output_modes: &["text/plain"],
+    streaming: true,
+    push_notifications: false,
+    skills: &MANUAL_SKILLS,
+};
+
+impl Agent for ManualHello {
+    fn info(&self) -> &'static AgentInfo {
+        &MANUAL_INFO
+    }
+
+    fn prepare(self: Arc<Self>, skill: &str, req: &SkillRequest) -> Result<SkillCall, A2aError> {
+        match skill {
+            "greet" => {
+                let Text(name) = Text::from_request(req).map_err(|e| e.into_a2a(skill))?;
+                Ok(SkillCall::new(async move { format!("Hello, {}!", name.trim()).into_outcome() }))
+            }
+            other => Err(A2aError::invalid_params(format!("this agent has no skill `{other}`"))),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streaming agent (W2, W3).
+
+/// Streams for the benchmarks. Messages name the skill in `metadata.skillId`.
+#[derive(Clone, Default)]
+pub struct StreamAgent;
+
+/// Streaming skills for the benchmarks.
+#[a2a_agent(name = "Stream Bench")]
+impl StreamAgent {
+    /// Count from 1 to N (at most 100000), one artifact chunk per number (the `count` skill
+    /// of `examples/src/streaming.rs`).
+    #[skill]
+    #[streaming]
+    fn count(&self, Text(n): Text) -> impl Stream<Item = String> + Send + 'static {
+        let n: u32 = n.trim().parse().unwrap_or(5).min(100_000);
+        a2a_kit::stream! {
+            for i in 1..=n {
+                yield format!("{i}\n");
+            }
+        }
+    }
+
+    /// Send one chunk, then keep the task (and its stream) open for N seconds.
+    #[skill]
+    #[streaming]
+    fn hold(&self, Text(secs): Text) -> impl Stream<Item = String> + Send + 'static {
+        let secs: u64 = secs.trim().parse().unwrap_or(60).min(3600);
+        a2a_kit::stream! {
+            yield "open\n".to_string();
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            yield "closed\n".to_string();
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! `cargo run --bin planner -- [--bind 127.0.0.1:3000] [--worker http://127.0.0.1:3001]`
+//!
+//! Run the worker first (`cargo run --bin worker -- --bind 127.0.0.1:3001`), then:
+//! `a2a send http://127.0.0.1:3000 "launch a newsletter" --skill plan --stream`
+
+use a2a_examples::planner;
+
+use clap::Parser;
+
+/// The planner agent: delegates its work to the worker agent.
+#[derive(Debug, Parser)]
+struct PlannerCli {
+    #[command(flatten)]
+    common: a2a_examples::Cli,
+    /// The worker agent's URL.
+    #[arg(long, default_value = "http://127.0.0.1:3001")]
+    worker: String,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = PlannerCli::parse();
+    let a2a = cli.common.configure(planner::a2a(&cli.worker)).await?;
+    if cli.common.print_card {
+        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        return Ok(());
+    }
+    let listener = tokio::net::TcpListener::bind(cli.common.bind).await?;
+    eprintln!(
+        "planner listening on http://{} (card: {}/.well-known/agent-card.json), delegating to {}",
+        listener.local_addr()?,
+        cli.common.url(),
+        cli.worker
+    );
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! The planner half of the delegation example: it hands the work to the `worker` agent with
+//! one call, [`RemoteAgent::delegate`]. The worker's progress shows up as the planner's own
+//! status updates, its report streams into the planner's task chunk by chunk, its questions
+//! are relayed to the planner's user, and canceling the planner's task cancels the worker's.
+//!
+//! This module uses only `a2a_kit`, `a2a_kit_axum` and `tokio`, so tests can include it as is.
+
+use std::sync::Arc;
+
+use a2a_kit::client::{A2aClient, ClientError, DelegateOptions, RemoteAgent, SendRequest};
+use a2a_kit::prelude::*;
+use a2a_kit_axum::A2a;
+use tokio::sync::OnceCell;
+
+/// Plans, and lets a worker agent do the work.
+#[derive(Clone)]
+pub struct PlannerAgent {
+    worker_url: String,
+    worker: Arc<OnceCell<RemoteAgent>>,
+}
+
+impl PlannerAgent {
+    /// A planner delegating to the agent at `worker_url` (connected on first use).
+    pub fn new(worker_url: impl Into<String>) -> Self {
+        PlannerAgent { worker_url: worker_url.into(), worker: Arc::new(OnceCell::new()) }
+    }
+
+    async fn worker(&self) -> Result<&RemoteAgent, SkillError> {
+        self.worker
+            .get_or_try_init(|| async {
+                let client = A2aClient::connect(&self.worker_url).await?;
+                let options = DelegateOptions { status_prefix: "worker: ".into(), ..DelegateOptions::default() };
+                Ok::<_, ClientError>(RemoteAgent::new(client).with_options(options))
+            })
+            .await
+            .map_err(|e| SkillError::failed(format!("the worker agent at {} is unavailable: {e}", self.worker_url)))
+    }
+}
+
+/// Turns goals into work for the worker agent.
+#[a2a_agent(name = "Planner")]
+impl PlannerAgent {
+    /// Plan a goal and have the worker carry it out; the worker's progress and report stream
+    /// through this task, followed by a summary.
+    #[skill(examples = ["launch a newsletter"])]
+    async fn plan(&self, ctx: TaskContext, Text(goal): Text) -> Result<Outcome, SkillError> {
+        let goal = goal.trim().to_string();
+        ctx.status(format!("Planning: {goal}")).await?;
+        let worker = self.worker().await?;
+        let result = worker.delegate(&ctx, SendRequest::text(goal.clone()).skill("work")).await?;
+        if result.state() == Some(TaskState::Completed) {
+            let summary = format!("Plan for \"{goal}\" carried out by the worker ({} report chunks).", result.artifacts_forwarded);
+            ctx.artifact(Artifact::new(vec![Part::text(summary)]).with_name("summary")).await?;
+        }
+        Ok(result.into_outcome())
+    }
+
+    /// Prepare a brief with the worker, relaying its question about the audience.
+    #[skill(examples = ["a product launch"])]
+    async fn brief(&self, ctx: TaskContext, Text(topic): Text) -> Result<Outcome, SkillError> {
+        let worker = self.worker().await?;
+        let result = worker.delegate(&ctx, SendRequest::text(topic).skill("clarify")).await?;
+        Ok(result.into_outcome())
+    }
+}
+
+/// The agent delegating to `worker_url`.
+pub fn a2a(worker_url: &str) -> A2a {
+    A2a::new(PlannerAgent::new(worker_url))
+}
+
+/// A complete axum app serving the agent and its card.
+pub fn app(worker_url: &str) -> axum::Router {
+    a2a(worker_url).into_router()
+}

@@ -1,0 +1,159 @@
+//! Shared by the Python interop tests (included with `#[path]`): a virtualenv with the
+//! official SDK, pinned, created on first use under the target directory, and child-process
+//! handling. The venv is reused while its marker names the same pins.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What is installed: the official SDK, pinned, with its HTTP server extra, and uvicorn.
+pub const REQUIREMENTS: &[&str] = &["a2a-sdk[http-server]==1.3.0", "uvicorn==0.54.0"];
+
+/// The scripts: tests/interop/python.
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop").join("python").join(name)
+}
+
+fn venv_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-python").join("venv-a2a-sdk-1.3.0")
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// A directory lock (mkdir is atomic), so parallel test binaries build the venv once.
+struct DirLock(PathBuf);
+
+impl DirLock {
+    fn acquire(path: PathBuf) -> DirLock {
+        let start = Instant::now();
+        loop {
+            match std::fs::create_dir(&path) {
+                Ok(()) => return DirLock(path),
+                Err(_) if start.elapsed() > Duration::from_secs(900) => {
+                    // A holder that died long ago: take the lock over.
+                    let _ = std::fs::remove_dir(&path);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The venv's python, creating the venv if needed. `None` (with a printed note) only when
+/// `python3 -m venv` is unavailable; a failing `pip install` panics.
+pub fn python() -> Option<PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON.get_or_init(setup).clone()
+}
+
+fn setup() -> Option<PathBuf> {
+    let dir = venv_dir();
+    let py = dir.join("bin").join("python");
+    let marker = dir.join(".a2a-kit-installed");
+    let wanted = REQUIREMENTS.join("\n");
+    std::fs::create_dir_all(dir.parent().expect("parent")).expect("create the interop directory");
+    let _lock = DirLock::acquire(dir.with_extension("lock"));
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && py.exists() {
+        return Some(py);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let venv_ok = Command::new("python3")
+        .args(["-m", "venv", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !venv_ok {
+        note("NOTE: skipping the Python interop tests: `python3 -m venv` is not available on this machine");
+        return None;
+    }
+    if let Err(e) = run(Command::new("python3").arg("-m").arg("venv").arg(&dir), "python3 -m venv") {
+        // `venv` exists but cannot create environments (e.g. Debian without python3-venv).
+        note(&format!("NOTE: skipping the Python interop tests: `python3 -m venv` is unusable here: {e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        return None;
+    }
+    let mut pip = Command::new(&py);
+    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]).args(REQUIREMENTS);
+    if let Err(e) = run(&mut pip, "pip install (PyPI)") {
+        panic!("could not install the official Python SDK into {}: {e}", dir.display());
+    }
+    std::fs::write(&marker, wanted).expect("write the venv marker");
+    Some(py)
+}
+
+/// Print past the test harness's output capture, so the note shows in every run.
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// A child process killed (by its pid) when dropped.
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free port on 127.0.0.1 (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// Start the Python SDK server; returns it and its base URL once its card is served.
+pub async fn start_python_server(py: &Path) -> (ChildGuard, String) {
+    let port = free_port();
+    // The SDK logs every error it answers with; keep that out of the test output.
+    let log = venv_dir().with_file_name(format!("server-{port}.log"));
+    let child = Command::new(py)
+        .arg(script("server.py"))
+        .arg(port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("server log"))
+        .spawn()
+        .expect("start server.py");
+    let mut guard = ChildGuard(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = guard.0.try_wait().expect("poll server.py") {
+            panic!("server.py exited early ({status}):\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+        }
+        let ok = http
+            .get(format!("{base}/.well-known/agent-card.json"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success());
+        if ok {
+            return (guard, base);
+        }
+        assert!(Instant::now() < deadline, "server.py did not come up within 60 s; log: {}", log.display());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
