@@ -31,7 +31,12 @@ fn macros_ui() {
 
     let mut cases: Vec<_> = std::fs::read_dir(manifest.join("ui"))
         .expect("ui/")
-        .map(|e| e.expect("ui/ entry").file_name().into_string().expect("UTF-8 file name"))
+        .map(|e| {
+            e.expect("ui/ entry")
+                .file_name()
+                .into_string()
+                .expect("UTF-8 file name")
+        })
         .filter(|name| name.ends_with(".rs"))
         .collect();
     cases.sort();

@@ -84,24 +84,9 @@ pub mod __private {
 
     use futures::StreamExt;
 
-    /// Extract one argument, turning failure into InvalidParams naming the skill.
-    pub fn extract<T: FromSkillRequest>(skill: &str, req: &SkillRequest) -> Result<T, A2aError> {
-        T::from_request(req).map_err(|e| e.into_a2a(skill))
-    }
-
     /// The first input schema among a skill's arguments.
     pub fn first_schema(schemas: &[fn() -> Option<Value>]) -> Option<Value> {
         schemas.iter().find_map(|f| f())
-    }
-
-    /// Turn a skill's return value into its outcome.
-    pub fn outcome<T: IntoOutcome>(value: T) -> Outcome {
-        value.into_outcome()
-    }
-
-    /// Whether `T` is a direct-message return type (a const, usable in statics).
-    pub const fn is_direct<T: IntoOutcome>() -> bool {
-        T::DIRECT_MESSAGE
     }
 
     /// Proves a skill's future is `Send`; the error points at the skill when it is not.

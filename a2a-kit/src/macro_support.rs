@@ -50,6 +50,10 @@ pub trait SkillStream: Sized + Send {
         Self: 'a;
 }
 
+// `do_not_recommend`: a type that misses a requirement is reported as not being a
+// `SkillStream` (this trait's message) instead of through the bounds of this impl, whose
+// "other types implement `Stream`" list would vary with the dependency graph.
+#[diagnostic::do_not_recommend]
 impl<S> SkillStream for S
 where
     S: Stream + Send,

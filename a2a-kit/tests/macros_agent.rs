@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use a2a_kit::agent::SKILL_SCHEMA_EXTENSION;
 use a2a_kit::prelude::*;
 use a2a_kit::protocol::{
-    ListTasksRequest, Metadata as MetadataMap, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
+    ListTasksRequest, Metadata as MetadataMap, Role, SendMessageRequest, SendMessageResponse,
+    StreamResponse,
 };
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -72,8 +73,16 @@ impl TestAgent {
         if req.from == req.to {
             return Err(SkillError::rejected("origin and destination are the same"));
         }
-        let names: Vec<&str> = req.passengers.iter().filter(|p| p.age > 0).map(|p| p.name.as_str()).collect();
-        Ok(Data(Booking { reference: format!("{}-{}", req.from, req.to), seats: names.len() }))
+        let names: Vec<&str> = req
+            .passengers
+            .iter()
+            .filter(|p| p.age > 0)
+            .map(|p| p.name.as_str())
+            .collect();
+        Ok(Data(Booking {
+            reference: format!("{}-{}", req.from, req.to),
+            seats: names.len(),
+        }))
     }
 
     /// Echo the text, if any.
@@ -136,7 +145,12 @@ fn service() -> AgentService {
 fn request(message: Message) -> SendMessageRequest {
     assert_eq!(message.role, Role::User);
     assert!(!message.message_id.is_empty());
-    SendMessageRequest { tenant: None, message, configuration: None, metadata: None }
+    SendMessageRequest {
+        tenant: None,
+        message,
+        configuration: None,
+        metadata: None,
+    }
 }
 
 fn to_skill(skill: &str, message: Message) -> SendMessageRequest {
@@ -153,11 +167,18 @@ fn completed_task(resp: SendMessageResponse) -> Task {
 }
 
 fn artifact_text(task: &Task) -> String {
-    task.artifacts.iter().flat_map(|a| a.parts.iter()).filter_map(|p| p.as_text()).collect()
+    task.artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect()
 }
 
 async fn task_count(svc: &AgentService) -> i32 {
-    svc.list_tasks(ListTasksRequest::default()).await.expect("list tasks").total_size
+    svc.list_tasks(ListTasksRequest::default())
+        .await
+        .expect("list tasks")
+        .total_size
 }
 
 // ------------------------------------------------------------------ metadata
@@ -168,7 +189,17 @@ fn agent_info_and_card() {
     let ids: Vec<&str> = info.skills.iter().map(|s| s.id).collect();
     assert_eq!(
         ids,
-        ["greet", "book-flight", "maybe_echo", "progress", "history", "prefs", "count", "reply", "decline"]
+        [
+            "greet",
+            "book-flight",
+            "maybe_echo",
+            "progress",
+            "history",
+            "prefs",
+            "count",
+            "reply",
+            "decline"
+        ]
     );
     assert_eq!(info.name, "Test Agent");
     assert_eq!(
@@ -236,7 +267,10 @@ fn card_publishes_schemas() {
 
     // The service serves the same card.
     let svc = service();
-    assert_eq!(svc.card().skills, TestAgent::agent_card("http://127.0.0.1:3000").skills);
+    assert_eq!(
+        svc.card().skills,
+        TestAgent::agent_card("http://127.0.0.1:3000").skills
+    );
 }
 
 // ------------------------------------------------------------------ invocation
@@ -244,7 +278,11 @@ fn card_publishes_schemas() {
 #[tokio::test]
 async fn default_skill_runs_without_skill_id() {
     let svc = service();
-    let task = completed_task(svc.send_message(request(Message::user_text("Ada"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(request(Message::user_text("Ada")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), "Hello, Ada!");
 }
@@ -254,30 +292,63 @@ async fn data_in_data_out() {
     let svc = service();
     let payload = json!({"from": "CDG", "to": "JFK", "passengers": [{"name": "Ada", "age": 36}]});
     let task = completed_task(
-        svc.send_message(to_skill("book-flight", Message::user(vec![Part::data(payload)]))).await.unwrap(),
+        svc.send_message(to_skill(
+            "book-flight",
+            Message::user(vec![Part::data(payload)]),
+        ))
+        .await
+        .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Completed);
-    let data: Vec<&Value> = task.artifacts.iter().flat_map(|a| a.parts.iter()).filter_map(|p| p.as_data()).collect();
+    let data: Vec<&Value> = task
+        .artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter())
+        .filter_map(|p| p.as_data())
+        .collect();
     assert_eq!(data, [&json!({"reference": "CDG-JFK", "seats": 1})]);
 }
 
 #[tokio::test]
 async fn bad_data_is_invalid_params_and_creates_no_task() {
     let svc = service();
-    let payload = json!({"from": "CDG", "to": "JFK", "passengers": [{"name": "Ada", "age": "old"}]});
+    let payload =
+        json!({"from": "CDG", "to": "JFK", "passengers": [{"name": "Ada", "age": "old"}]});
     let err = svc
-        .send_message(to_skill("book-flight", Message::user(vec![Part::text("hi"), Part::data(payload)])))
+        .send_message(to_skill(
+            "book-flight",
+            Message::user(vec![Part::text("hi"), Part::data(payload)]),
+        ))
         .await
         .expect_err("bad payload");
-    let A2aError::InvalidParams { message, violations } = &err else { panic!("expected InvalidParams, got {err:?}") };
+    let A2aError::InvalidParams {
+        message,
+        violations,
+    } = &err
+    else {
+        panic!("expected InvalidParams, got {err:?}")
+    };
     assert!(message.contains("`book-flight`"), "{message}");
     assert_eq!(violations.len(), 1);
-    assert_eq!(violations[0].field, "message.parts[1].data.passengers[0].age");
-    assert!(violations[0].description.contains("book-flight"), "{:?}", violations[0]);
+    assert_eq!(
+        violations[0].field,
+        "message.parts[1].data.passengers[0].age"
+    );
+    assert!(
+        violations[0].description.contains("book-flight"),
+        "{:?}",
+        violations[0]
+    );
 
     // A missing data part: also before any task.
-    let err = svc.send_message(to_skill("book-flight", Message::user_text("no json here"))).await.unwrap_err();
-    assert!(matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("book-flight")), "{err:?}");
+    let err = svc
+        .send_message(to_skill("book-flight", Message::user_text("no json here")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("book-flight")),
+        "{err:?}"
+    );
 
     assert_eq!(task_count(&svc).await, 0);
 }
@@ -286,11 +357,21 @@ async fn bad_data_is_invalid_params_and_creates_no_task() {
 async fn skill_error_ends_the_task() {
     let svc = service();
     let payload = json!({"from": "CDG", "to": "CDG", "passengers": []});
-    let task =
-        completed_task(svc.send_message(to_skill("book-flight", Message::user(vec![Part::data(payload)]))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill(
+            "book-flight",
+            Message::user(vec![Part::data(payload)]),
+        ))
+        .await
+        .unwrap(),
+    );
     assert_eq!(task.status.state, TaskState::Rejected);
 
-    let task = completed_task(svc.send_message(to_skill("decline", Message::user_text("x"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("decline", Message::user_text("x")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(task.status.state, TaskState::Rejected);
     assert_eq!(task_count(&svc).await, 2);
 }
@@ -298,10 +379,19 @@ async fn skill_error_ends_the_task() {
 #[tokio::test]
 async fn optional_argument() {
     let svc = service();
-    let task = completed_task(svc.send_message(to_skill("maybe_echo", Message::user_text("hi"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("maybe_echo", Message::user_text("hi")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(artifact_text(&task), "echo: hi");
     let task = completed_task(
-        svc.send_message(to_skill("maybe_echo", Message::user(vec![Part::data(json!({}))]))).await.unwrap(),
+        svc.send_message(to_skill(
+            "maybe_echo",
+            Message::user(vec![Part::data(json!({}))]),
+        ))
+        .await
+        .unwrap(),
     );
     assert_eq!(artifact_text(&task), "no text");
 }
@@ -309,11 +399,19 @@ async fn optional_argument() {
 #[tokio::test]
 async fn task_context_history_and_metadata() {
     let svc = service();
-    let task = completed_task(svc.send_message(to_skill("progress", Message::user_text("step"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("progress", Message::user_text("step")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), format!("step done in {}", task.id));
 
-    let task = completed_task(svc.send_message(to_skill("history", Message::user_text("one"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("history", Message::user_text("one")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(artifact_text(&task), "1 message(s)");
 
     let mut meta = MetadataMap::new();
@@ -324,15 +422,24 @@ async fn task_context_history_and_metadata() {
     let task = completed_task(svc.send_message(req).await.unwrap());
     assert_eq!(artifact_text(&task), "fr");
 
-    let task = completed_task(svc.send_message(to_skill("prefs", Message::user_text("?"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("prefs", Message::user_text("?")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(artifact_text(&task), "en");
 }
 
 #[tokio::test]
 async fn direct_message_skill_creates_no_task() {
     let svc = service();
-    let resp = svc.send_message(to_skill("reply", Message::user_text("ping"))).await.unwrap();
-    let SendMessageResponse::Message(m) = resp else { panic!("expected a message, got {resp:?}") };
+    let resp = svc
+        .send_message(to_skill("reply", Message::user_text("ping")))
+        .await
+        .unwrap();
+    let SendMessageResponse::Message(m) = resp else {
+        panic!("expected a message, got {resp:?}")
+    };
     assert_eq!(m.text(), "direct: ping");
     assert_eq!(task_count(&svc).await, 0);
 }
@@ -347,7 +454,10 @@ async fn streaming_skill_streams_chunks() {
         .map(|item| item.expect("stream item").event)
         .collect()
         .await;
-    assert!(matches!(events.first(), Some(StreamResponse::Task(_))), "{events:?}");
+    assert!(
+        matches!(events.first(), Some(StreamResponse::Task(_))),
+        "{events:?}"
+    );
     let chunks: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
@@ -355,9 +465,17 @@ async fn streaming_skill_streams_chunks() {
             _ => None,
         })
         .collect();
-    let texts: String = chunks.iter().flat_map(|u| u.artifact.parts.iter()).filter_map(|p| p.as_text()).collect();
+    let texts: String = chunks
+        .iter()
+        .flat_map(|u| u.artifact.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect();
     assert_eq!(texts, "1\n2\n3\n");
-    assert!(chunks.iter().all(|u| u.artifact.artifact_id == chunks[0].artifact.artifact_id));
+    assert!(
+        chunks
+            .iter()
+            .all(|u| u.artifact.artifact_id == chunks[0].artifact.artifact_id)
+    );
     assert!(!chunks[0].append);
     assert!(chunks[1..].iter().all(|u| u.append));
     assert!(chunks.last().unwrap().last_chunk);
@@ -367,7 +485,11 @@ async fn streaming_skill_streams_chunks() {
     }
 
     // A plain SendMessage gets the assembled artifact.
-    let task = completed_task(svc.send_message(to_skill("count", Message::user_text("2"))).await.unwrap());
+    let task = completed_task(
+        svc.send_message(to_skill("count", Message::user_text("2")))
+            .await
+            .unwrap(),
+    );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), "1\n2\n");
 }
@@ -375,8 +497,14 @@ async fn streaming_skill_streams_chunks() {
 #[tokio::test]
 async fn unknown_skill_is_invalid_params() {
     let svc = service();
-    let err = svc.send_message(to_skill("nope", Message::user_text("x"))).await.unwrap_err();
-    assert!(matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("greet")), "{err:?}");
+    let err = svc
+        .send_message(to_skill("nope", Message::user_text("x")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("greet")),
+        "{err:?}"
+    );
 
     // `prepare` itself rejects an unknown id the same way.
     let agent = std::sync::Arc::new(TestAgent::default());
@@ -386,7 +514,10 @@ async fn unknown_skill_is_invalid_params() {
         TaskContext::detached("nope", Message::user_text("x")),
     );
     let err = a2a_kit::agent::Agent::prepare(agent, "nope", &req).unwrap_err();
-    assert!(matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("nope")), "{err:?}");
+    assert!(
+        matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("nope")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -394,7 +525,9 @@ async fn agent_state_is_shared() {
     let agent = std::sync::Arc::new(TestAgent::default());
     let svc = AgentService::builder_arc(agent.clone()).build();
     for name in ["a", "b"] {
-        svc.send_message(to_skill("greet", Message::user_text(name))).await.unwrap();
+        svc.send_message(to_skill("greet", Message::user_text(name)))
+            .await
+            .unwrap();
     }
     assert_eq!(agent.greeted.load(Ordering::SeqCst), 2);
 }

@@ -8,7 +8,10 @@ mod a2a_agent_doc {
     struct HelloAgent;
 
     /// A friendly agent that greets people.
-    #[a2a_agent(name = "Hello Agent", provider(organization = "Example", url = "https://example.com"))]
+    #[a2a_agent(
+        name = "Hello Agent",
+        provider(organization = "Example", url = "https://example.com")
+    )]
     impl HelloAgent {
         /// Greet the user by name.
         #[skill(tags = ["greeting"], examples = ["Alice"])]
@@ -48,12 +51,18 @@ mod skill_doc {
         /// Book a flight.
         #[skill(id = "book-flight", tags = ["travel"], default)]
         async fn book(&self, Data(req): Data<BookFlight>) -> Result<Data<Booking>, SkillError> {
-            Ok(Data(Booking { reference: format!("{}-{}", req.from, req.to) }))
+            Ok(Data(Booking {
+                reference: format!("{}-{}", req.from, req.to),
+            }))
         }
 
         /// Plan a trip, reporting progress.
         #[skill]
-        async fn plan_trip(&self, ctx: TaskContext, Text(goal): Text) -> Result<String, SkillError> {
+        async fn plan_trip(
+            &self,
+            ctx: TaskContext,
+            Text(goal): Text,
+        ) -> Result<String, SkillError> {
             ctx.status("Planning").await?;
             Ok(format!("Plan for {goal}"))
         }

@@ -23,7 +23,10 @@ const AGENT_KEYS: Keys = Keys {
     ],
 };
 
-const PROVIDER_KEYS: Keys = Keys { attr: "provider(..)", allowed: &["organization", "url"] };
+const PROVIDER_KEYS: Keys = Keys {
+    attr: "provider(..)",
+    allowed: &["organization", "url"],
+};
 
 /// The media types an agent accepts and produces unless told otherwise.
 const DEFAULT_MODES: &[&str] = &["text/plain", "application/json"];
@@ -110,10 +113,11 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
                             _ => url = p.string(errors),
                         }
                     }
-                    let missing: Vec<&str> = [("organization", org.is_none()), ("url", url.is_none())]
-                        .into_iter()
-                        .filter_map(|(k, m)| m.then_some(k))
-                        .collect();
+                    let missing: Vec<&str> =
+                        [("organization", org.is_none()), ("url", url.is_none())]
+                            .into_iter()
+                            .filter_map(|(k, m)| m.then_some(k))
+                            .collect();
                     match (org, url) {
                         (Some(o), Some(u)) => a.provider = Some((o, u)),
                         _ if entries.len() < 2 => errors.spanned(
@@ -223,7 +227,9 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     }
 
     let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
-    let name = args.name.unwrap_or_else(|| StrValue::lit(&type_name(&self_ty), Span::call_site()));
+    let name = args
+        .name
+        .unwrap_or_else(|| StrValue::lit(&type_name(&self_ty), Span::call_site()));
     let description = description.expect("checked above");
     let version = match args.version {
         Some(v) => quote!(#v),
@@ -239,7 +245,12 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     };
     let documentation_url = opt(args.documentation_url);
     let icon_url = opt(args.icon_url);
-    let default_modes = || DEFAULT_MODES.iter().map(|m| StrValue::lit(m, Span::call_site())).collect::<Vec<_>>();
+    let default_modes = || {
+        DEFAULT_MODES
+            .iter()
+            .map(|m| StrValue::lit(m, Span::call_site()))
+            .collect::<Vec<_>>()
+    };
     let input_modes = str_slice(&args.input_modes.unwrap_or_else(default_modes));
     let output_modes = str_slice(&args.output_modes.unwrap_or_else(default_modes));
     let streaming = args.streaming;
@@ -343,7 +354,10 @@ fn strip_misplaced(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) {
     attrs.retain(|a| {
         let misplaced = is_skill_attr(a) || is_streaming_attr(a);
         if misplaced {
-            errors.spanned(a, "`#[skill]` and `#[streaming]` go on methods (`async fn name(&self, ..)`)");
+            errors.spanned(
+                a,
+                "`#[skill]` and `#[streaming]` go on methods (`async fn name(&self, ..)`)",
+            );
         }
         !misplaced
     });
@@ -352,7 +366,12 @@ fn strip_misplaced(attrs: &mut Vec<syn::Attribute>, errors: &mut Errors) {
 /// The last path segment's name (`crate::agents::Travel` -> `Travel`).
 fn type_name(ty: &Type) -> String {
     match ty {
-        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
         other => other.to_token_stream().to_string(),
     }
 }
@@ -365,7 +384,8 @@ fn replace_self(tokens: TokenStream, self_ty: &Type) -> TokenStream {
     while let Some(tt) = iter.next() {
         match tt {
             TokenTree::Ident(ref i) if i == "Self" => {
-                let followed_by_path = matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let followed_by_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
                 if followed_by_path {
                     out.extend(quote!(<#self_ty>));
                 } else {
@@ -373,7 +393,8 @@ fn replace_self(tokens: TokenStream, self_ty: &Type) -> TokenStream {
                 }
             }
             TokenTree::Group(g) => {
-                let mut ng = proc_macro2::Group::new(g.delimiter(), replace_self(g.stream(), self_ty));
+                let mut ng =
+                    proc_macro2::Group::new(g.delimiter(), replace_self(g.stream(), self_ty));
                 ng.set_span(g.span());
                 out.extend([TokenTree::Group(ng)]);
             }
@@ -391,11 +412,76 @@ mod tests {
     fn self_is_replaced() {
         let ty: Type = syn::parse_quote!(Agent);
         let out = replace_self(quote!(Vec<Self>, Self::Out, Option<Data<Self>>), &ty);
-        assert_eq!(out.to_string(), quote!(Vec<Agent>, <Agent>::Out, Option<Data<Agent>>).to_string());
+        assert_eq!(
+            out.to_string(),
+            quote!(Vec<Agent>, <Agent>::Out, Option<Data<Agent>>).to_string()
+        );
     }
 
     #[test]
     fn type_names() {
         assert_eq!(type_name(&syn::parse_quote!(crate::a::Travel)), "Travel");
+    }
+}
+
+#[cfg(test)]
+mod expansion_tests {
+    use quote::quote;
+
+    fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
+        super::expand(attr, item).to_string()
+    }
+
+    #[test]
+    fn expansion_sample() {
+        let out = expand(
+            quote!(name = "Hello Agent"),
+            quote! {
+                /// A friendly agent.
+                impl HelloAgent {
+                    /// Greet the user by name.
+                    #[skill(tags = ["greeting"])]
+                    async fn greet(&self, Text(name): Text) -> String { format!("Hello, {name}!") }
+
+                    /// Count.
+                    #[streaming]
+                    #[skill]
+                    fn count(&self, Text(n): Text) -> impl Stream<Item = String> + Send + 'static { todo!() }
+                }
+            },
+        );
+        if std::env::var_os("A2A_PRINT_EXPANSION").is_some() {
+            println!("{out}");
+        }
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains("# [skill"), "attributes are stripped: {out}");
+        assert!(
+            !out.contains("# [streaming"),
+            "attributes are stripped: {out}"
+        );
+        assert!(out.contains("static __A2A_AGENT_INFO"));
+        assert!(out.contains("\"greet\" =>"));
+        assert!(out.contains("SkillStream :: drive"));
+        assert!(out.contains("description : \"A friendly agent.\""));
+        assert!(out.contains("env ! (\"CARGO_PKG_VERSION\")"));
+    }
+
+    #[test]
+    fn errors_keep_the_item() {
+        let out = expand(
+            quote!(nmae = "x"),
+            quote! {
+                /// Doc.
+                impl A {
+                    /// Skill.
+                    #[skill(bogus)]
+                    async fn s(&self) {}
+                }
+            },
+        );
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert!(out.contains("async fn s"), "{out}");
+        assert!(!out.contains("# [skill"), "{out}");
+        assert!(out.contains("unreachable"), "fallback items: {out}");
     }
 }

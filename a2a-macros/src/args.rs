@@ -35,7 +35,10 @@ impl Errors {
     }
 
     pub(crate) fn to_compile_errors(&self) -> TokenStream {
-        self.0.as_ref().map(syn::Error::to_compile_error).unwrap_or_default()
+        self.0
+            .as_ref()
+            .map(syn::Error::to_compile_error)
+            .unwrap_or_default()
     }
 }
 
@@ -94,19 +97,31 @@ impl Keys {
         self.entries(metas, errors)
     }
 
-    pub(crate) fn entries(&self, metas: Punctuated<Meta, Token![,]>, errors: &mut Errors) -> Vec<Entry> {
+    pub(crate) fn entries(
+        &self,
+        metas: Punctuated<Meta, Token![,]>,
+        errors: &mut Errors,
+    ) -> Vec<Entry> {
         let mut out: Vec<Entry> = Vec::new();
         for meta in metas {
             let Some(ident) = meta.path().get_ident() else {
                 errors.spanned(
                     meta.path(),
-                    format!("expected a key of `{}`, one of: {}", self.attr, self.expected()),
+                    format!(
+                        "expected a key of `{}`, one of: {}",
+                        self.attr,
+                        self.expected()
+                    ),
                 );
                 continue;
             };
             let key = ident.to_string();
             if !self.allowed.contains(&key.as_str()) {
-                let mut msg = format!("unknown key `{key}` in `{}`; expected one of: {}", self.attr, self.expected());
+                let mut msg = format!(
+                    "unknown key `{key}` in `{}`; expected one of: {}",
+                    self.attr,
+                    self.expected()
+                );
                 if let Some(close) = did_you_mean(&key, self.allowed) {
                     msg.push_str(&format!(" (did you mean `{close}`?)"));
                 }
@@ -123,7 +138,11 @@ impl Keys {
     }
 
     fn expected(&self) -> String {
-        self.allowed.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        self.allowed
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -166,9 +185,14 @@ impl Entry {
     pub(crate) fn lit_str(&self, errors: &mut Errors) -> Option<LitStr> {
         let form = format!("{} = \"...\"", self.key);
         match self.value(errors, &form)? {
-            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Some(s.clone()),
             other => {
-                errors.spanned(other, format!("`{}` expects a string literal: `{form}`", self.key));
+                errors.spanned(
+                    other,
+                    format!("`{}` expects a string literal: `{form}`", self.key),
+                );
                 None
             }
         }
@@ -190,7 +214,10 @@ impl Entry {
         let form = format!("{} = [\"...\", \"...\"]", self.key);
         let value = self.value(errors, &form)?;
         let Expr::Array(array) = value else {
-            errors.spanned(value, format!("`{}` expects an array of strings: `{form}`", self.key));
+            errors.spanned(
+                value,
+                format!("`{}` expects an array of strings: `{form}`", self.key),
+            );
             return None;
         };
         let mut out = Vec::new();
@@ -199,7 +226,10 @@ impl Entry {
             match string_value(elem) {
                 Some(s) => out.push(s),
                 None => {
-                    errors.spanned(elem, format!("`{}` expects an array of strings: `{form}`", self.key));
+                    errors.spanned(
+                        elem,
+                        format!("`{}` expects an array of strings: `{form}`", self.key),
+                    );
                     ok = false;
                 }
             }
@@ -212,14 +242,22 @@ impl Entry {
         match &self.meta {
             Meta::Path(_) => Some(true),
             Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(ExprLit { lit: Lit::Bool(b), .. }) => Some(b.value),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Bool(b), ..
+                }) => Some(b.value),
                 other => {
                     errors.spanned(other, format!("`{}` expects `true` or `false`", self.key));
                     None
                 }
             },
             Meta::List(l) => {
-                errors.spanned(l, format!("`{0}` is a flag: write `{0}` or `{0} = true|false`", self.key));
+                errors.spanned(
+                    l,
+                    format!(
+                        "`{0}` is a flag: write `{0}` or `{0} = true|false`",
+                        self.key
+                    ),
+                );
                 None
             }
         }
@@ -232,7 +270,11 @@ impl Entry {
             other => {
                 errors.spanned(
                     other,
-                    format!("`{0}` expects a list: `{0}({1} = \"...\")`", self.key, keys.allowed.join(" = \"...\", ")),
+                    format!(
+                        "`{0}` expects a list: `{0}({1} = \"...\")`",
+                        self.key,
+                        keys.allowed.join(" = \"...\", ")
+                    ),
                 );
                 None
             }
@@ -242,7 +284,9 @@ impl Entry {
 
 fn string_value(expr: &Expr) -> Option<StrValue> {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(StrValue::Lit(s.clone())),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(StrValue::Lit(s.clone())),
         Expr::Macro(_) => Some(StrValue::Macro(expr.clone())),
         Expr::Group(g) => string_value(&g.expr),
         _ => None,
@@ -258,7 +302,10 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
             continue;
         }
         if let Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value {
+            if let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+            {
                 for line in s.value().split('\n') {
                     let line = line.strip_prefix(' ').unwrap_or(line);
                     lines.push(line.trim_end().to_string());

@@ -215,7 +215,8 @@ fn misplaced(name: &str, item: proc_macro2::TokenStream) -> proc_macro2::TokenSt
         // A method outside of its impl block does not parse as an item: emit it as is.
         Err(_) => match syn::parse2::<syn::ImplItemFn>(item.clone()) {
             Ok(mut f) => {
-                f.attrs.retain(|a| !skill::is_skill_attr(a) && !skill::is_streaming_attr(a));
+                f.attrs
+                    .retain(|a| !skill::is_skill_attr(a) && !skill::is_streaming_attr(a));
                 quote!(#f)
             }
             Err(_) => item,

@@ -9,7 +9,16 @@ use crate::args::{Errors, Keys, StrValue, doc_comment, str_slice};
 
 pub(crate) const SKILL_KEYS: Keys = Keys {
     attr: "#[skill]",
-    allowed: &["id", "name", "description", "tags", "examples", "input_modes", "output_modes", "default"],
+    allowed: &[
+        "id",
+        "name",
+        "description",
+        "tags",
+        "examples",
+        "input_modes",
+        "output_modes",
+        "default",
+    ],
 };
 
 /// Whether `attr` is `#[skill]` / `#[a2a_kit::skill]`.
@@ -83,6 +92,10 @@ impl Skill {
             return None;
         };
         let streaming = !streaming_attrs.is_empty();
+        // The kit imposes `async` and `&self`: a skill that does not use them is fine.
+        method
+            .attrs
+            .push(syn::parse_quote!(#[allow(clippy::unused_async, clippy::unused_self)]));
 
         // Attribute keys.
         let entries = match &attr.meta {
@@ -104,8 +117,13 @@ impl Skill {
                 "id" => {
                     if let Some(lit) = e.lit_str(errors) {
                         let value = lit.value();
-                        if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                            errors.spanned(&lit, "a skill id must be non-empty and contain no whitespace");
+                        if value.is_empty()
+                            || value.chars().any(|c| c.is_whitespace() || c.is_control())
+                        {
+                            errors.spanned(
+                                &lit,
+                                "a skill id must be non-empty and contain no whitespace",
+                            );
                         }
                         id = Some((value, lit.span()));
                     }
@@ -127,16 +145,21 @@ impl Skill {
         let method_name = sig.ident.to_string();
         let (id, id_span) = id.unwrap_or_else(|| (method_name.clone(), sig.ident.span()));
         let name = name.unwrap_or_else(|| StrValue::lit(&humanize(&method_name), sig.ident.span()));
-        let description = match description.or_else(|| {
-            doc_comment(&method.attrs).map(|d| StrValue::lit(&d, sig.ident.span()))
-        }) {
+        let description = match description
+            .or_else(|| doc_comment(&method.attrs).map(|d| StrValue::lit(&d, sig.ident.span())))
+        {
             Some(d) => d,
             None => {
                 errors.spanned(
                     &sig.ident,
                     format!(
-                        "skill `{id}` has no description (A2A requires one): add a `///` doc comment \
-                         to the method or `#[skill(description = \"...\")]`"
+                        "skill `{id}`{} has no description (A2A requires one): add a `///` doc \
+                         comment to the method or `#[skill(description = \"...\")]`",
+                        if id == method_name {
+                            String::new()
+                        } else {
+                            format!(" (method `{method_name}`)")
+                        }
                     ),
                 );
                 StrValue::lit("", sig.ident.span())
@@ -151,7 +174,10 @@ impl Skill {
                  extract arguments and describe the skill in the card",
             );
         } else if let Some(w) = &sig.generics.where_clause {
-            errors.spanned(w, "skills cannot have a `where` clause: the kit needs concrete types");
+            errors.spanned(
+                w,
+                "skills cannot have a `where` clause: the kit needs concrete types",
+            );
         }
         if let Some(c) = &sig.constness {
             errors.spanned(c, "a skill cannot be a `const fn`");
@@ -250,8 +276,19 @@ impl Skill {
 
     /// The `SkillInfo { .. }` literal, plus the nested items it needs. `subst` replaces `Self`
     /// (these items live inside a function body, where `Self` is not available).
-    pub(crate) fn info(&self, index: usize, subst: &dyn Fn(TokenStream) -> TokenStream) -> (TokenStream, TokenStream) {
-        let Skill { id, name, description, default, streaming, .. } = self;
+    pub(crate) fn info(
+        &self,
+        index: usize,
+        subst: &dyn Fn(TokenStream) -> TokenStream,
+    ) -> (TokenStream, TokenStream) {
+        let Skill {
+            id,
+            name,
+            description,
+            default,
+            streaming,
+            ..
+        } = self;
         let tags = str_slice(&self.tags);
         let examples = str_slice(&self.examples);
         let input_modes = str_slice(&self.input_modes);
@@ -299,7 +336,9 @@ impl Skill {
     pub(crate) fn prepare_arm(&self) -> TokenStream {
         let id = &self.id;
         let method = &self.method;
-        let vars: Vec<Ident> = (0..self.args.len()).map(|i| format_ident!("__a2a_arg{}", i)).collect();
+        let vars: Vec<Ident> = (0..self.args.len())
+            .map(|i| format_ident!("__a2a_arg{}", i))
+            .collect();
         // Each argument is extracted through the trait path written on the user's type, so an
         // argument that is no extractor is one error on that type (the same obligation in the
         // card's schema function is deduplicated by the compiler).
@@ -320,7 +359,8 @@ impl Skill {
                 Some(ty) => first_last_span(quote!(#ty)),
                 None => (method.span(), method.span()),
             };
-            let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!(#(#vars),*));
+            let mut args =
+                proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!(#(#vars),*));
             args.set_span(last);
             let call = quote_spanned!(first=> __a2a_this.#method #args);
             (
@@ -330,7 +370,10 @@ impl Skill {
         } else {
             let ret = self.ret_type();
             let call = quote!(__a2a_this.#method(#(#vars),*));
-            (quote!(), quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await)))
+            (
+                quote!(),
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await)),
+            )
         };
         // Spanned on the method name: a future that is not `Send` is reported at the skill.
         let future = quote_spanned! {method.span()=>
@@ -361,7 +404,8 @@ fn first_last_span(tokens: TokenStream) -> (Span, Span) {
 fn is_shared_self(r: &syn::Receiver) -> bool {
     match &*r.ty {
         Type::Reference(rt) => {
-            rt.mutability.is_none() && matches!(&*rt.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+            rt.mutability.is_none()
+                && matches!(&*rt.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
         }
         _ => false,
     }
