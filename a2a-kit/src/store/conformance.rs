@@ -2,7 +2,7 @@
 //!
 //! Every store must behave the same: the runtime, the HTTP bindings and `Last-Event-ID` replay
 //! rely on exactly the semantics of [`InMemoryTaskManager`](super::InMemoryTaskManager) and
-//! [`apply_event`](super::apply_event). This module checks them, so a third-party store can run
+//! [`apply_event`]. This module checks them, so a third-party store can run
 //! the same suite as the kit's own stores:
 //!
 //! ```toml
@@ -545,8 +545,8 @@ pub async fn history_semantics(s: Store) {
 
     let rec = full(&s, "h").await;
     assert_eq!(rec.task.history, want, "history keeps every message in order");
-    assert_eq!(rec.last_seq, 4, "add_message logs no event");
-    assert_eq!(all_events(&s, "h").await.len(), 4);
+    assert_eq!(rec.last_seq, 5, "add_message logs no event");
+    assert_eq!(all_events(&s, "h").await.len(), 5);
     let recent = s.get_task("h", TaskView { history_length: Some(3), include_artifacts: false }).await.expect("get").expect("task");
     assert_eq!(recent.task.history, want[want.len() - 3..].to_vec(), "history_length keeps the most recent");
     assert_eq!(
@@ -1093,7 +1093,7 @@ pub async fn concurrent_appends_to_one_task(s: Store) {
 }
 
 /// A long pseudo-random run of every mutating operation against a model built with
-/// [`apply_event`](super::apply_event): after each step the store holds the model's task, the
+/// [`apply_event`]: after each step the store holds the model's task, the
 /// model's log and the same error for refused events.
 ///
 /// ```

@@ -220,34 +220,45 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
+        use std::ops::Bound;
         let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
         let after_ms = q.status_timestamp_after.map(|t| t.0.timestamp_millis());
         let mut inner = self.lock();
         inner.evict_expired(self.config.terminal_ttl);
-        let matches = |key: &(i64, String), e: &Entry| {
-            after_ms.is_none_or(|a| key.0 >= a)
-                && q.status.is_none_or(|s| e.task.status.state == s)
+        let inner = &*inner;
+        let matches = |e: &Entry| {
+            q.status.is_none_or(|s| e.task.status.state == s)
                 && q.context_id.as_deref().is_none_or(|c| e.task.context_id == c)
         };
-        let mut total = 0usize;
+        // Newest first: walk the time index downwards from the cursor, stopping at the
+        // timestamp floor, so a page costs O(log n + page) when nothing else filters.
+        let floor = after_ms.unwrap_or(i64::MIN);
+        let upper = match &cursor {
+            Some((ts, id)) => Bound::Excluded((*ts, id.clone())),
+            None => Bound::Unbounded,
+        };
         let mut page = Vec::with_capacity(q.page_size.min(100));
         let mut has_more = false;
-        for key in inner.by_time.iter().rev() {
-            let Some(e) = inner.tasks.get(&key.1) else { continue };
-            if !matches(key, e) {
+        for (ts, id) in inner.by_time.range((Bound::Unbounded, upper)).rev() {
+            if *ts < floor {
+                break;
+            }
+            let Some(e) = inner.tasks.get(id) else { continue };
+            if !matches(e) {
                 continue;
             }
-            total += 1;
-            let past_cursor = cursor.as_ref().is_none_or(|(ts, id)| (key.0, &key.1) < (*ts, id));
-            if !past_cursor {
-                continue;
-            }
-            if page.len() < q.page_size {
-                page.push((key.0, e));
-            } else {
+            if page.len() == q.page_size {
                 has_more = true;
+                break;
             }
+            page.push((*ts, e));
         }
+        let in_window = inner.by_time.range((floor, String::new())..);
+        let total = if q.status.is_none() && q.context_id.is_none() {
+            if after_ms.is_none() { inner.by_time.len() } else { in_window.count() }
+        } else {
+            in_window.filter(|(_, id)| inner.tasks.get(id).is_some_and(matches)).count()
+        };
         let next_page_token = match (has_more, page.last()) {
             (true, Some((ts, e))) => encode_cursor(*ts, &e.task.id),
             _ => String::new(),

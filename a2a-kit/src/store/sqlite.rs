@@ -1,48 +1,14 @@
 //! [`SqliteTaskManager`]: tasks, history, artifacts, push configs and event logs in one SQLite
 //! file (cargo feature `sqlite`).
 //!
-//! # Design
-//!
-//! * **Backend**: `rusqlite` with the `bundled` SQLite (no system library needed). It is a thin,
-//!   synchronous wrapper, so the store runs every database call on Tokio's blocking pool
-//!   (`spawn_blocking`) and never blocks the async executor.
-//! * **Connections**: one *writer* connection behind an async mutex (every write transaction
-//!   goes through it, so this process never contends with itself for the write lock) and a
-//!   small pool of *reader* connections (WAL readers never wait for the writer). A database in
-//!   memory ([`SqliteTaskManager::open_in_memory`]) uses the writer for reads too.
-//! * **Journal**: WAL, `busy_timeout` (default 5 s, covers other processes on the same file and
-//!   WAL recovery at open), and `BEGIN IMMEDIATE` for every write transaction so a lock is never
-//!   upgraded mid-transaction (the one case a busy timeout cannot retry).
-//! * **Durability**: `synchronous=NORMAL` by default. With WAL this means a committed
-//!   transaction survives the *process* dying at any point (`kill -9`, panic, OOM): the commit
-//!   is in the WAL file before the call returns. Only an operating-system crash or power loss
-//!   can roll back the last few commits (the WAL is fsynced at checkpoints, not per commit); the
-//!   database is never corrupted either way. Choose [`Synchronous::Full`] to fsync every commit.
-//! * **Schema**: versioned migrations (`PRAGMA user_version`) applied at open in one
-//!   `BEGIN IMMEDIATE` transaction, so two processes opening a new file at once are safe.
-//!   Wire objects are stored as their JSON (the protocol's own serde form); everything that
-//!   filters or orders has a real, indexed column:
-//!
-//! | table          | key                 | indexed columns                                       |
-//! |----------------|---------------------|-------------------------------------------------------|
-//! | `tasks`        | `id`                | `(status_ts, id)`, `(context_id, status_ts, id)`, `(state, status_ts, id)`, `terminal_at` |
-//! | `messages`     | `(task_id, pos)`    | `(task_id, kind, pos)` where `kind` (message metadata `kind`, e.g. `status-message`) is set |
-//! | `artifacts`    | `(task_id, pos)`    | `(task_id, artifact_id)`                               |
-//! | `events`       | `(task_id, seq)`    |                                                       |
-//! | `push_configs` | `(task_id, pos)`    | `(task_id, config_id)`                                 |
-//!
-//! ListTasks is a keyset query on `(status_ts DESC, id DESC)` with the same cursor as
-//! [`InMemoryTaskManager`](super::InMemoryTaskManager); `totalSize` is a `COUNT(*)` with the same
-//! filters. [`append_event`](TaskManager::append_event) loads only what
-//! [`apply_event`] needs (the status, or the one artifact the event names), applies it, and
-//! writes the task row, the history or artifact row and the log row in one transaction.
+//! The design is documented on [`SqliteTaskManager`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -116,7 +82,8 @@ impl Default for SqliteOptions {
 /// Same behaviour as [`InMemoryTaskManager`](super::InMemoryTaskManager) for every operation
 /// (the conformance suite checks it), except that it has no capacity limit and evicts nothing
 /// by itself: purge old terminal tasks with [`spawn_retention`](super::retention::spawn_retention).
-/// Cloning is cheap and shares the connections. See the [module docs](self) for the design.
+/// Cloning is cheap and shares the connections; the database closes when the last clone is
+/// dropped.
 ///
 /// ```
 /// use a2a_kit::store::{SqliteTaskManager, TaskManager, TaskView};
@@ -146,19 +113,76 @@ impl Default for SqliteOptions {
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # });
 /// ```
+///
+/// # Design
+///
+/// * **Backend**: `rusqlite` with the `bundled` SQLite (no system library needed, one C
+///   compile, no duplicate crates in the tree). It is a thin synchronous wrapper, so no
+///   database call ever runs on the async executor: writes run on a dedicated writer thread,
+///   reads on Tokio's blocking pool (`spawn_blocking`).
+/// * **Writes: one writer thread with group commit.** It owns the only writing connection, so
+///   this process never contends with itself for SQLite's write lock. Queued write operations
+///   are taken in batches (up to 128) and run in one `BEGIN IMMEDIATE` transaction, each inside
+///   its own savepoint (an operation that fails is rolled back alone); every caller gets its
+///   answer only after the `COMMIT`, so an acknowledged write is a committed write. Under load
+///   many operations share one commit; alone, an operation is its own batch.
+/// * **Reads: a pool of reader connections** (default 4). In WAL mode readers never wait for
+///   the writer; each operation reads in one read transaction, so it sees one consistent
+///   snapshot. A database in memory ([`open_in_memory`](SqliteTaskManager::open_in_memory))
+///   has one connection, the writer thread's, for everything.
+/// * **Journal**: WAL, `busy_timeout` (default 5 s, covers other processes on the same file and
+///   WAL recovery at open), and `BEGIN IMMEDIATE` for every write transaction so a lock is never
+///   upgraded mid-transaction (the one case a busy timeout cannot retry).
+/// * **Durability**: `synchronous=NORMAL` by default. With WAL this means a committed
+///   transaction survives the *process* dying at any point (`kill -9`, panic, OOM): the commit
+///   is in the WAL file before the call returns. Only an operating-system crash or power loss
+///   can roll back the last few commits (the WAL is fsynced at checkpoints, not per commit); the
+///   database is never corrupted either way. Choose [`Synchronous::Full`] to fsync every commit
+///   (with group commit that is one fsync per batch, not per operation).
+/// * **Schema**: versioned migrations (`PRAGMA user_version`) applied at open in one
+///   `BEGIN IMMEDIATE` transaction, so two processes opening a new file at once are safe.
+///   Wire objects are stored as their JSON (the protocol's own serde form); everything that
+///   filters or orders has a real, indexed column:
+///
+/// | table          | key                 | indexed columns                                       |
+/// |----------------|---------------------|-------------------------------------------------------|
+/// | `tasks`        | `id`                | `(status_ts, id)`, `(context_id, status_ts, id)`, `(state, status_ts, id)`, `terminal_at` |
+/// | `messages`     | `(task_id, pos)`    | `(task_id, kind, pos)` where `kind` (message metadata `kind`, e.g. `status-message`) is set |
+/// | `artifacts`    | `(task_id, pos)`    | `(task_id, artifact_id)`                               |
+/// | `events`       | `(task_id, seq)`    |                                                       |
+/// | `push_configs` | `(task_id, pos)`    | `(task_id, config_id)`                                 |
+///
+/// ListTasks is a keyset query on `(status_ts DESC, id DESC)` with the same cursor as
+/// [`InMemoryTaskManager`](super::InMemoryTaskManager); `totalSize` is a `COUNT(*)` with the same
+/// filters. [`append_event`](TaskManager::append_event) loads only what
+/// [`apply_event`] needs (the status, or the one artifact the event names), applies it, and
+/// writes the task row, the history or artifact row and the log row in one transaction.
 #[derive(Clone)]
 pub struct SqliteTaskManager {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    /// Every write transaction runs on this connection.
-    writer: Arc<tokio::sync::Mutex<Connection>>,
-    /// Reader connections; `None` for a database in memory (reads use the writer).
+    /// The writer thread's queue. Dropping the last sender stops the thread.
+    jobs: tokio::sync::mpsc::Sender<Job>,
+    /// Reader connections; `None` for a database in memory (reads go to the writer thread).
     readers: Option<ReadPool>,
     path: Option<PathBuf>,
     options: SqliteOptions,
 }
+
+/// What the writer thread runs: given the connection inside the batch's transaction (or the
+/// error that prevented the transaction), do the work and return how to report it once the
+/// transaction's outcome is known.
+type Job = Box<dyn FnOnce(Result<&Connection, &StoreError>) -> Completion + Send>;
+
+/// Reports a job's result; called with the commit error if the batch did not commit.
+type Completion = Box<dyn FnOnce(Option<&StoreError>) + Send>;
+
+/// Queued jobs the writer accepts before callers wait (backpressure).
+const QUEUE: usize = 1024;
+/// At most this many jobs share one transaction.
+const MAX_BATCH: usize = 128;
 
 struct ReadPool {
     idle: Mutex<Vec<Connection>>,
@@ -289,7 +313,7 @@ impl SqliteTaskManager {
         let n = options.read_connections.max(1);
         Ok(SqliteTaskManager {
             inner: Arc::new(Inner {
-                writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                jobs: spawn_writer(writer)?,
                 readers: Some(ReadPool {
                     idle: Mutex::new(Vec::with_capacity(n)),
                     permits: Arc::new(tokio::sync::Semaphore::new(n)),
@@ -319,7 +343,7 @@ impl SqliteTaskManager {
         .await?;
         Ok(SqliteTaskManager {
             inner: Arc::new(Inner {
-                writer: Arc::new(tokio::sync::Mutex::new(writer)),
+                jobs: spawn_writer(writer)?,
                 readers: None,
                 path: None,
                 options,
@@ -392,16 +416,28 @@ impl SqliteTaskManager {
         .await
     }
 
-    /// Run `f` on the writer connection, on the blocking pool.
+    /// Run `f` in a write transaction on the writer thread; returns once that transaction
+    /// committed (or failed). `f` runs inside a savepoint: when it returns `Err`, its changes
+    /// are rolled back and the other jobs of the batch are unaffected.
     async fn write<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        // Queue on the async mutex (not on a blocking thread); the guard travels into the
-        // closure, so the connection is released when the work ends even if the caller's
-        // future was dropped meanwhile.
-        let mut guard = self.inner.writer.clone().lock_owned().await;
-        blocking(move || f(&mut guard)).await
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<T, StoreError>>();
+        let job: Job = Box::new(move |conn| {
+            let result = match conn {
+                Ok(conn) => in_savepoint(conn, f),
+                Err(e) => Err(e.clone()),
+            };
+            Box::new(move |commit_error| {
+                let _ = tx.send(match commit_error {
+                    Some(e) => Err(e.clone()),
+                    None => result,
+                });
+            })
+        });
+        self.inner.jobs.send(job).await.map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?;
+        rx.await.map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?
     }
 
     /// Run `f` on a reader connection (the writer for a database in memory).
@@ -410,8 +446,8 @@ impl SqliteTaskManager {
         f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let Some(pool) = &self.inner.readers else {
-            let guard = self.inner.writer.clone().lock_owned().await;
-            return blocking(move || f(&guard)).await;
+            // In memory there is one connection: the writer thread's.
+            return self.write(f).await;
         };
         let permit = pool.permits.clone().acquire_owned().await.map_err(|_| StoreError::Backend("store closed".into()))?;
         let inner = self.inner.clone();
@@ -423,7 +459,10 @@ impl SqliteTaskManager {
                 Some(c) => c,
                 None => open_reader(inner.path.as_deref().unwrap_or(Path::new(":memory:")), &inner.options)?,
             };
+            // One read transaction per operation: everything it reads comes from one snapshot.
+            conn.execute_batch("BEGIN").db()?;
             let out = f(&conn);
+            conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" }).db()?;
             // A connection is returned only after a clean run; one that panicked is dropped
             // (and reopened on demand).
             pool.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
@@ -442,6 +481,77 @@ async fn blocking<T: Send + 'static>(
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => Err(StoreError::Backend(format!("database task did not finish: {e}"))),
     }
+}
+
+/// Start the writer thread: it owns the writer connection and commits queued jobs in batches
+/// (group commit): under load, many operations share one commit, each still acknowledged only
+/// after it is durable.
+fn spawn_writer(conn: Connection) -> Result<tokio::sync::mpsc::Sender<Job>, StoreError> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Job>(QUEUE);
+    std::thread::Builder::new()
+        .name("a2a-sqlite-writer".into())
+        .spawn(move || {
+            let mut batch = Vec::with_capacity(MAX_BATCH);
+            let mut done = Vec::with_capacity(MAX_BATCH);
+            // Ends when every sender (every store clone) is gone; the connection closes then.
+            while let Some(first) = rx.blocking_recv() {
+                batch.push(first);
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                match conn.execute_batch("BEGIN IMMEDIATE").db() {
+                    Ok(()) => {
+                        // An I/O error can make SQLite roll the whole transaction back; then no
+                        // job of the batch may be reported as done.
+                        let mut aborted = None;
+                        for job in batch.drain(..) {
+                            match &aborted {
+                                Some(e) => done.push(job(Err(e))),
+                                None => {
+                                    done.push(job(Ok(&conn)));
+                                    if conn.is_autocommit() {
+                                        aborted = Some(StoreError::Backend(
+                                            "the write transaction was rolled back by the database".into(),
+                                        ));
+                                    }
+                                }
+                            }
+                        }
+                        let committed = match aborted {
+                            Some(e) => Err(e),
+                            None => conn.execute_batch("COMMIT").db(),
+                        };
+                        match committed {
+                            Ok(()) => done.drain(..).for_each(|c| c(None)),
+                            Err(e) => {
+                                if !conn.is_autocommit() {
+                                    let _ = conn.execute_batch("ROLLBACK");
+                                }
+                                done.drain(..).for_each(|c| c(Some(&e)));
+                            }
+                        }
+                    }
+                    Err(e) => batch.drain(..).for_each(|job| job(Err(&e))(None)),
+                }
+            }
+        })
+        .map_err(|e| StoreError::Backend(format!("could not start the writer thread: {e}")))?;
+    Ok(tx)
+}
+
+/// Run `f` inside a savepoint of the open transaction; roll it back if `f` fails or panics.
+fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    conn.execute_batch("SAVEPOINT job").db()?;
+    let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))) {
+        Ok(r) => r,
+        Err(_) => Err(StoreError::Backend("a store operation panicked; it was rolled back".into())),
+    };
+    let end = if out.is_ok() { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
+    conn.execute_batch(end).db()?;
+    out
 }
 
 fn open_reader(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
@@ -530,10 +640,6 @@ fn event_kind(ev: &StreamResponse) -> &'static str {
         StreamResponse::StatusUpdate(_) => "statusUpdate",
         StreamResponse::ArtifactUpdate(_) => "artifactUpdate",
     }
-}
-
-fn immediate(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
-    conn.transaction_with_behavior(TransactionBehavior::Immediate).db()
 }
 
 fn insert_message(tx: &Connection, task_id: &str, pos: i64, m: &Message) -> Result<(), StoreError> {
@@ -701,9 +807,8 @@ fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
 impl TaskManager for SqliteTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
-        self.write(move |conn| {
-            let tx = immediate(conn)?;
-            if task_exists(&tx, &task.id)? {
+        self.write(move |tx| {
+            if task_exists(tx, &task.id)? {
                 return Err(StoreError::TaskExists(task.id));
             }
             let status_ts = millis(task.status.timestamp);
@@ -728,14 +833,13 @@ impl TaskManager for SqliteTaskManager {
             ])
             .db()?;
             for (i, m) in task.history.iter().enumerate() {
-                insert_message(&tx, &task.id, clamp(i), m)?;
+                insert_message(tx, &task.id, clamp(i), m)?;
             }
             for (i, a) in task.artifacts.iter().enumerate() {
-                insert_artifact(&tx, &task.id, clamp(i), a)?;
+                insert_artifact(tx, &task.id, clamp(i), a)?;
             }
             let id = task.id.clone();
-            insert_event(&tx, &id, 1, &StreamResponse::Task(task))?;
-            tx.commit().db()?;
+            insert_event(tx, &id, 1, &StreamResponse::Task(task))?;
             Ok(1)
         })
         .await
@@ -743,9 +847,8 @@ impl TaskManager for SqliteTaskManager {
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
         let task_id = task_id.to_string();
-        self.write(move |conn| {
-            let tx = immediate(conn)?;
-            let Some(TaskRow { mut task, last_seq, mut n_messages, mut n_artifacts, .. }) = get_row(&tx, &task_id)? else {
+        self.write(move |tx| {
+            let Some(TaskRow { mut task, last_seq, mut n_messages, mut n_artifacts, .. }) = get_row(tx, &task_id)? else {
                 return Err(StoreError::TaskNotFound(task_id));
             };
             let was_terminal = task.status.state.is_terminal();
@@ -771,7 +874,7 @@ impl TaskManager for SqliteTaskManager {
             match &event {
                 StreamResponse::StatusUpdate(_) => {
                     if let Some(m) = task.history.pop() {
-                        insert_message(&tx, &task_id, n_messages, &m)?;
+                        insert_message(tx, &task_id, n_messages, &m)?;
                         n_messages += 1;
                     }
                 }
@@ -787,7 +890,7 @@ impl TaskManager for SqliteTaskManager {
                                 .db()?;
                         }
                         None => {
-                            insert_artifact(&tx, &task_id, n_artifacts, a)?;
+                            insert_artifact(tx, &task_id, n_artifacts, a)?;
                             n_artifacts += 1;
                         }
                     }
@@ -814,8 +917,7 @@ impl TaskManager for SqliteTaskManager {
                 n_artifacts,
             ])
             .db()?;
-            insert_event(&tx, &task_id, seq, &event)?;
-            tx.commit().db()?;
+            insert_event(tx, &task_id, seq, &event)?;
             Ok(seq as Seq)
         })
         .await
@@ -823,8 +925,7 @@ impl TaskManager for SqliteTaskManager {
 
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
         let task_id = task_id.to_string();
-        self.write(move |conn| {
-            let tx = immediate(conn)?;
+        self.write(move |tx| {
             let pos: i64 = tx
                 .prepare_cached("UPDATE tasks SET n_messages = n_messages + 1 WHERE id = ?1 RETURNING n_messages - 1")
                 .db()?
@@ -832,21 +933,19 @@ impl TaskManager for SqliteTaskManager {
                 .optional()
                 .db()?
                 .ok_or_else(|| StoreError::TaskNotFound(task_id.clone()))?;
-            insert_message(&tx, &task_id, pos, &message)?;
-            tx.commit().db()
+            insert_message(tx, &task_id, pos, &message)?;
+            Ok(())
         })
         .await
     }
 
     async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError> {
         let task_id = task_id.to_string();
-        self.read(move |conn| {
-            // One read transaction: the row, history and artifacts come from one snapshot.
-            let tx = conn.unchecked_transaction().db()?;
-            let Some(TaskRow { mut task, skill_id, last_seq, .. }) = get_row(&tx, &task_id)? else {
+        self.read(move |tx| {
+            let Some(TaskRow { mut task, skill_id, last_seq, .. }) = get_row(tx, &task_id)? else {
                 return Ok(None);
             };
-            load_view(&tx, &mut task, view)?;
+            load_view(tx, &mut task, view)?;
             Ok(Some(TaskRecord { task, skill_id, last_seq: last_seq as Seq }))
         })
         .await
@@ -854,9 +953,8 @@ impl TaskManager for SqliteTaskManager {
 
     async fn events_after(&self, task_id: &str, after: Seq, limit: usize) -> Result<Vec<EventRecord>, StoreError> {
         let task_id = task_id.to_string();
-        self.read(move |conn| {
-            let tx = conn.unchecked_transaction().db()?;
-            require_task(&tx, &task_id)?;
+        self.read(move |tx| {
+            require_task(tx, &task_id)?;
             let mut stmt = tx
                 .prepare_cached("SELECT seq, body FROM events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
                 .db()?;
@@ -877,9 +975,8 @@ impl TaskManager for SqliteTaskManager {
     async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
         let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
         let q = q.clone();
-        self.read(move |conn| {
+        self.read(move |tx| {
             use rusqlite::types::Value;
-            let tx = conn.unchecked_transaction().db()?;
             let (filter, mut args) = list_filter(&q);
             let total: i64 = tx
                 .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {filter}"))
@@ -907,7 +1004,7 @@ impl TaskManager for SqliteTaskManager {
             let mut last_key = None;
             for row in raw.into_iter().take(q.page_size) {
                 let TaskRow { mut task, status_ts, .. } = decode_row(row)?;
-                load_view(&tx, &mut task, q.view)?;
+                load_view(tx, &mut task, q.view)?;
                 last_key = Some((status_ts, task.id.clone()));
                 tasks.push(task);
             }
@@ -930,9 +1027,8 @@ impl TaskManager for SqliteTaskManager {
             .task_id
             .clone()
             .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
-        self.write(move |conn| {
-            let tx = immediate(conn)?;
-            require_task(&tx, &task_id)?;
+        self.write(move |tx| {
+            require_task(tx, &task_id)?;
             let body = to_json(&config)?;
             let existing: Option<i64> = tx
                 .prepare_cached("SELECT pos FROM push_configs WHERE task_id = ?1 AND config_id IS ?2 ORDER BY pos LIMIT 1")
@@ -957,16 +1053,15 @@ impl TaskManager for SqliteTaskManager {
                     .db()?;
                 }
             }
-            tx.commit().db()
+            Ok(())
         })
         .await
     }
 
     async fn get_push_config(&self, task_id: &str, id: &str) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
         let (task_id, id) = (task_id.to_string(), id.to_string());
-        self.read(move |conn| {
-            let tx = conn.unchecked_transaction().db()?;
-            require_task(&tx, &task_id)?;
+        self.read(move |tx| {
+            require_task(tx, &task_id)?;
             let body: Option<String> = tx
                 .prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 AND config_id = ?2 ORDER BY pos LIMIT 1")
                 .db()?
@@ -980,9 +1075,8 @@ impl TaskManager for SqliteTaskManager {
 
     async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         let task_id = task_id.to_string();
-        self.read(move |conn| {
-            let tx = conn.unchecked_transaction().db()?;
-            require_task(&tx, &task_id)?;
+        self.read(move |tx| {
+            require_task(tx, &task_id)?;
             let mut stmt = tx.prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 ORDER BY pos").db()?;
             let rows = stmt.query_map([&task_id], |r| r.get::<_, String>(0)).db()?;
             let mut out = Vec::new();
@@ -996,15 +1090,13 @@ impl TaskManager for SqliteTaskManager {
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
         let (task_id, id) = (task_id.to_string(), id.to_string());
-        self.write(move |conn| {
-            let tx = immediate(conn)?;
-            require_task(&tx, &task_id)?;
+        self.write(move |tx| {
+            require_task(tx, &task_id)?;
             let n = tx
                 .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")
                 .db()?
                 .execute(params![task_id, id])
                 .db()?;
-            tx.commit().db()?;
             Ok(n > 0)
         })
         .await
@@ -1016,8 +1108,7 @@ impl TaskManager for SqliteTaskManager {
         loop {
             // One batch per write transaction: requests get the writer between batches.
             let n = self
-                .write(move |conn| {
-                    let tx = immediate(conn)?;
+                .write(move |tx| {
                     let ids: Vec<String> = tx
                         .prepare_cached("SELECT id FROM tasks WHERE terminal_at < ?1 ORDER BY terminal_at LIMIT ?2")
                         .db()?
@@ -1034,8 +1125,7 @@ impl TaskManager for SqliteTaskManager {
                         }
                         tx.prepare_cached("DELETE FROM tasks WHERE id = ?1").db()?.execute([id]).db()?;
                     }
-                    tx.commit().db()?;
-                    Ok(ids.len())
+                            Ok(ids.len())
                 })
                 .await?;
             total += n;
@@ -1047,8 +1137,7 @@ impl TaskManager for SqliteTaskManager {
 
     async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
         let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
-        self.read(move |conn| {
-            let tx = conn.unchecked_transaction().db()?;
+        self.read(move |tx| {
             let mut stmt = tx.prepare_cached("SELECT id FROM tasks WHERE state = ?1").db()?;
             let mut out = Vec::new();
             let mut seen = std::collections::HashSet::new();

@@ -1,0 +1,140 @@
+//! The TaskManager conformance suite (`a2a_kit::store::conformance`) against every store the
+//! kit ships: one test per check and store, so a failure names both.
+
+use a2a_kit::store::conformance::{self, Store};
+use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+
+fn memory() -> InMemoryTaskManager {
+    InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite_support {
+    use a2a_kit::store::SqliteTaskManager;
+
+    /// A store on a fresh file; the directory is removed when the guard drops.
+    pub struct FileStore {
+        pub store: SqliteTaskManager,
+        pub dir: std::path::PathBuf,
+    }
+
+    impl Drop for FileStore {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    pub async fn file() -> FileStore {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "a2a-conformance-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let store = SqliteTaskManager::open(dir.join("tasks.db")).await.expect("open sqlite file");
+        FileStore { store, dir }
+    }
+}
+
+/// One `#[tokio::test]` per check, for each store.
+macro_rules! suite {
+    ($($check:ident),* $(,)?) => {
+        mod in_memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let store: super::Store = std::sync::Arc::new(super::memory());
+                    super::conformance::$check(store).await;
+                }
+            )*
+        }
+
+        #[cfg(feature = "sqlite")]
+        mod sqlite_in_memory {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let store = a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open");
+                    super::conformance::$check(std::sync::Arc::new(store)).await;
+                }
+            )*
+        }
+
+        #[cfg(feature = "sqlite")]
+        mod sqlite_file {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let f = super::sqlite_support::file().await;
+                    super::conformance::$check(std::sync::Arc::new(f.store.clone())).await;
+                }
+            )*
+        }
+    };
+}
+
+suite!(
+    create_and_get,
+    task_views,
+    status_updates,
+    artifact_updates,
+    history_semantics,
+    event_log,
+    list_empty,
+    list_order_and_pagination,
+    list_filters,
+    list_views,
+    list_page_tokens,
+    list_pagination_is_stable_under_inserts,
+    push_configs,
+    retention,
+    task_ids_in_states,
+    json_fidelity,
+    concurrent_appends_across_tasks,
+    concurrent_appends_to_one_task,
+    model_replay,
+    kit_cursor_format,
+);
+
+/// The macro above lists every check: keep it in step with `CHECKS`.
+#[test]
+fn every_check_has_a_test() {
+    let listed = [
+        "create_and_get",
+        "task_views",
+        "status_updates",
+        "artifact_updates",
+        "history_semantics",
+        "event_log",
+        "list_empty",
+        "list_order_and_pagination",
+        "list_filters",
+        "list_views",
+        "list_page_tokens",
+        "list_pagination_is_stable_under_inserts",
+        "push_configs",
+        "retention",
+        "task_ids_in_states",
+        "json_fidelity",
+        "concurrent_appends_across_tasks",
+        "concurrent_appends_to_one_task",
+        "model_replay",
+    ];
+    let all: Vec<&str> = conformance::CHECKS.iter().map(|c| c.name).collect();
+    assert_eq!(all, listed);
+}
+
+/// `run_all` itself, as a third-party store would call it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_all_in_memory() {
+    conformance::run_all(|| async { memory() }).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_all_sqlite() {
+    conformance::run_all(|| async { a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open") }).await;
+}

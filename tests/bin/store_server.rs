@@ -1,0 +1,60 @@
+//! The [`TestAgent`](a2a_tests::TestAgent) served on a durable store, for tests that run real
+//! server processes (crash recovery).
+//!
+//! `store_server --store sqlite:PATH [--bind 127.0.0.1:0]`
+//!
+//! Prints `listening on http://ADDR` on stdout once bound (so `--bind 127.0.0.1:0` works), then
+//! serves until SIGINT/SIGTERM. At start-up it ends the tasks a previous process left SUBMITTED
+//! or WORKING (`A2a::serve_listener` runs `AgentService::recover`).
+
+use std::io::Write;
+use std::time::Duration;
+
+use a2a_kit::store::SqliteTaskManager;
+use a2a_kit_axum::{A2a, shutdown_signal};
+use a2a_tests::TestAgent;
+
+#[tokio::main]
+async fn main() {
+    let mut store = None;
+    let mut bind = String::from("127.0.0.1:0");
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--store" => store = args.next(),
+            "--bind" => bind = args.next().unwrap_or_else(|| usage("--bind needs an address")),
+            other => usage(&format!("unknown argument `{other}`")),
+        }
+    }
+    let spec = store.unwrap_or_else(|| usage("--store sqlite:PATH is required"));
+    let path = spec.strip_prefix("sqlite:").unwrap_or_else(|| usage("the store must be sqlite:PATH"));
+    let store = SqliteTaskManager::open(path).await.unwrap_or_else(|e| {
+        eprintln!("store_server: cannot open {path}: {e}");
+        std::process::exit(1);
+    });
+    let listener = tokio::net::TcpListener::bind(&bind).await.unwrap_or_else(|e| {
+        eprintln!("store_server: cannot bind {bind}: {e}");
+        std::process::exit(1);
+    });
+    let addr = listener.local_addr().expect("bound address");
+    let a2a = A2a::new(TestAgent)
+        .public_url(format!("http://{addr}"))
+        .task_manager(store)
+        .with_builder(|b| {
+            b.push_notifications(true).execution(a2a_kit::runtime::ExecutionConfig {
+                cancel_grace: Duration::from_millis(300),
+                ..Default::default()
+            })
+        });
+    println!("listening on http://{addr}");
+    let _ = std::io::stdout().flush();
+    if let Err(e) = a2a.serve_listener(listener, shutdown_signal()).await {
+        eprintln!("store_server: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!("store_server: {why}\nusage: store_server --store sqlite:PATH [--bind HOST:PORT]");
+    std::process::exit(2);
+}
