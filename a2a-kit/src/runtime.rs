@@ -1,5 +1,5 @@
 //! Execution: one spawned tokio task per running A2A task, owning the skill future and a
-//! cancellation token, writing every event through the [`TaskManager`](crate::store::TaskManager).
+//! cancellation token, writing every event through the [`TaskManager`].
 //!
 //! Readers (blocking SendMessage, streams, SubscribeToTask) never receive events from the
 //! executor directly: they subscribe to a per-task doorbell, then read the store's event log

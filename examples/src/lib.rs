@@ -32,6 +32,10 @@ pub struct Cli {
     /// Task store: `memory` (default) or `sqlite:PATH`.
     #[arg(long, default_value = "memory")]
     pub store: StoreSpec,
+    /// Purge finished tasks older than this many seconds (checked every minute, off the
+    /// request path). Unset: the store's own policy (in memory: bounded, one-hour TTL).
+    #[arg(long, value_name = "SECONDS")]
+    pub retention: Option<u64>,
 }
 
 /// Where tasks are kept.
@@ -99,6 +103,11 @@ pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Erro
         use std::io::Write;
         let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(a2a.service().card())?);
         return Ok(());
+    }
+    if let Some(secs) = cli.retention {
+        let ttl = std::time::Duration::from_secs(secs);
+        let every = ttl.clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(60));
+        a2a_kit::store::retention::spawn_retention(a2a.service().task_manager().clone(), ttl, every);
     }
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)", listener.local_addr()?, cli.url());

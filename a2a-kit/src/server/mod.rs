@@ -159,7 +159,8 @@ impl AgentServiceBuilder {
         self.streaming = Some(on);
         self
     }
-    /// Override the push notification capability (default: the agent's).
+    /// Override the push notification capability (default: the agent's). This alone only
+    /// stores configs; `push_delivery` (feature `push`) also delivers them.
     pub fn push_notifications(mut self, on: bool) -> Self {
         self.push = Some(on);
         self

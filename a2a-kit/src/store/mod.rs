@@ -13,7 +13,9 @@
 
 mod memory;
 #[cfg(feature = "sqlite")] mod sqlite; #[cfg(feature = "sqlite")] pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
-#[cfg(feature = "test-support")] pub mod conformance; pub mod retention;
+#[cfg(feature = "test-support")]
+pub mod conformance;
+pub mod retention;
 
 use async_trait::async_trait;
 
