@@ -340,7 +340,8 @@ impl Runtime {
         }
     }
 
-    async fn run_guarded(&self, fut: BoxFuture<'static, Outcome>) -> Outcome {
+    /// Run a skill future with panics and the configured timeout turned into FAILED outcomes.
+    pub(crate) async fn run_guarded(&self, fut: BoxFuture<'static, Outcome>) -> Outcome {
         let guarded = AssertUnwindSafe(fut).catch_unwind();
         let result = match self.config.skill_timeout {
             Some(limit) => match tokio::time::timeout(limit, guarded).await {

@@ -421,7 +421,7 @@ impl AgentService {
         drop(sreq);
 
         if direct {
-            let outcome = AssertUnwindFuture(call.future).await;
+            let outcome = self.rt().run_guarded(call.future).await;
             if let OutcomeKind::Message(reply) = outcome.kind {
                 return Ok(Started::Message(direct_reply(reply, context_id)));
             }
@@ -763,19 +763,6 @@ enum Started {
     /// The task, and the sequence number its stream starts after (0: a new task, from its
     /// creation snapshot).
     Task { task_id: String, after: Seq },
-}
-
-/// Poll a skill future with panics turned into failures.
-struct AssertUnwindFuture(futures::future::BoxFuture<'static, crate::reply::Outcome>);
-
-impl std::future::Future for AssertUnwindFuture {
-    type Output = crate::reply::Outcome;
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
-            Ok(p) => p,
-            Err(_) => std::task::Poll::Ready(crate::reply::Outcome::failed("the skill panicked")),
-        }
-    }
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {
