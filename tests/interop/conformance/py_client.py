@@ -13,7 +13,8 @@ is recorded, `GET {WEBHOOK_URL}/received/KEY` lists the records as
 Every HTTP response the SDK receives (bodies, each SSE event, JSON-RPC results unwrapped from
 their envelope, error details as google.rpc.ErrorInfo) and every pushed body is parsed strictly,
 with `google.protobuf.json_format.Parse(..., ignore_unknown_fields=False)`, into the SDK's own
-protobuf types; a violation fails the `strict_wire` check and names the check that caused it.
+protobuf types (tests/interop/python/strict_wire.py); a violation fails the `strict_wire` check
+and names the check that caused it.
 
 Prints ONE JSON line on stdout:
   {"client": "py", "binding": ..., "mode": "main"|"no-streaming",
@@ -22,17 +23,14 @@ Prints ONE JSON line on stdout:
 
 import asyncio
 import json
-import re
 import sys
 import time
 import traceback
 import uuid
-from collections import Counter
+from pathlib import Path
 
 import httpx
-from google.protobuf import empty_pb2
 from google.protobuf.json_format import MessageToDict, Parse
-from google.rpc import error_details_pb2
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
@@ -43,261 +41,26 @@ from a2a.types import (
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
-    ListTasksResponse,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    SendMessageResponse,
     StreamResponse,
     SubscribeToTaskRequest,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
 
+sys.dont_write_bytecode = True  # no __pycache__ next to strict_wire.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'python'))
+from strict_wire import Strict, StrictTransport  # noqa: E402  (tests/interop/python)
+
 BINDINGS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON'}
 
-# ---------------------------------------------------------------------------------------------
-# Strict checking of everything on the wire
-
-
-class Strict:
-    def __init__(self):
-        self.parsed = Counter()
-        self.violations = []
-        self.current = None  # the check running, to attribute violations
-
-    def fail(self, where, error):
-        self.violations.append({'check': self.current, 'where': where, 'error': str(error)[:600]})
-
-    def parse(self, where, payload, message_type):
-        """Parse a JSON value strictly into `message_type`, then lint what ProtoJSON parsers
-        still accept but a canonical writer never emits."""
-        try:
-            Parse(json.dumps(payload), message_type(), ignore_unknown_fields=False)
-            self.parsed[message_type.DESCRIPTOR.name] += 1
-        except Exception as e:  # ParseError, TypeError
-            self.fail(where, f'{message_type.DESCRIPTOR.full_name}: {e}')
-        self.lint(where, payload)
-
-    FREE_FORM = {'metadata', 'data', 'params', 'header'}  # Struct / Value: arbitrary JSON
-
-    def lint(self, where, value, path='$'):
-        if isinstance(value, dict):
-            for key, v in value.items():
-                at = f'{path}.{key}'
-                if key in self.FREE_FORM:
-                    continue
-                if '_' in key and key != '@type':
-                    self.fail(where, f'{at}: snake_case member name (ProtoJSON writes lowerCamelCase)')
-                if v is None:
-                    self.fail(where, f'{at}: null (omit the member instead)')
-                if key in ('state', 'role') and not isinstance(v, str):
-                    self.fail(where, f'{at}: enum written as {v!r}, not by name')
-                if key == 'timestamp' and isinstance(v, str) and not v.endswith('Z'):
-                    self.fail(where, f'{at}: timestamp {v!r} is not UTC (Z)')
-                self.lint(where, v, at)
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                self.lint(where, v, f'{path}[{i}]')
-
-    def error_details(self, where, details):
-        if not isinstance(details, list):
-            return self.fail(where, f'error details must be a list, got {type(details).__name__}')
-        infos = 0
-        for d in details:
-            if not isinstance(d, dict) or '@type' not in d:
-                self.fail(where, f'error detail without @type: {d!r}')
-                continue
-            body = {k: v for k, v in d.items() if k != '@type'}
-            if d['@type'] == 'type.googleapis.com/google.rpc.ErrorInfo':
-                infos += 1
-                self.parse(where + ' ErrorInfo', body, error_details_pb2.ErrorInfo)
-            elif d['@type'] == 'type.googleapis.com/google.rpc.BadRequest':
-                self.parse(where + ' BadRequest', body, error_details_pb2.BadRequest)
-        if infos == 0:
-            self.fail(where, 'error without a google.rpc.ErrorInfo detail (clients map errors by its reason)')
-
-    def jsonrpc_envelope(self, where, env, request_id, result_type):
-        if not isinstance(env, dict):
-            return self.fail(where, 'the response is not a JSON object')
-        extra = set(env) - {'jsonrpc', 'id', 'result', 'error'}
-        if extra:
-            self.fail(where, f'unexpected envelope members {sorted(extra)}')
-        if env.get('jsonrpc') != '2.0':
-            self.fail(where, f'jsonrpc is {env.get("jsonrpc")!r}')
-        if env.get('id') != request_id:
-            self.fail(where, f'id {env.get("id")!r} does not echo the request id {request_id!r}')
-        if ('result' in env) == ('error' in env):
-            return self.fail(where, 'exactly one of result / error is required')
-        if 'error' in env:
-            err = env['error']
-            if not isinstance(err, dict) or not isinstance(err.get('code'), int) or not isinstance(err.get('message'), str):
-                return self.fail(where, f'malformed error {err!r}')
-            self.error_details(where, err.get('data', []))
-            self.parsed['JsonRpcError'] += 1
-        elif result_type is None:
-            self.fail(where, 'no result type known for this method')
-        else:
-            self.parse(where, env['result'], result_type)
-
-    def rest_error(self, where, body):
-        err = body.get('error') if isinstance(body, dict) else None
-        if not isinstance(err, dict) or set(body) != {'error'}:
-            return self.fail(where, f'REST error body is not {{"error": {{...}}}}: {body!r}')
-        for key, typ in (('code', int), ('status', str), ('message', str)):
-            if not isinstance(err.get(key), typ):
-                self.fail(where, f'REST error `{key}` missing or not {typ.__name__}')
-        extra = set(err) - {'code', 'status', 'message', 'details'}
-        if extra:
-            self.fail(where, f'unexpected REST error members {sorted(extra)}')
-        self.error_details(where, err.get('details', []))
-        self.parsed['RestError'] += 1
-
-
-STRICT = Strict()
-LAST_BODY = ['']  # the last non-SSE response body, to tell server errors from client-side ones
-
-JSONRPC_RESULTS = {
-    'SendMessage': SendMessageResponse,
-    'SendStreamingMessage': StreamResponse,
-    'SubscribeToTask': StreamResponse,
-    'GetTask': Task,
-    'ListTasks': ListTasksResponse,
-    'CancelTask': Task,
-    'CreateTaskPushNotificationConfig': TaskPushNotificationConfig,
-    'GetTaskPushNotificationConfig': TaskPushNotificationConfig,
-    'ListTaskPushNotificationConfigs': ListTaskPushNotificationConfigsResponse,
-    'DeleteTaskPushNotificationConfig': empty_pb2.Empty,
-    'GetExtendedAgentCard': AgentCard,
-}
-
-
-def rest_result_type(method, path):
-    if path.endswith('/message:send'):
-        return SendMessageResponse
-    if path.endswith('/message:stream') or path.endswith(':subscribe'):
-        return StreamResponse
-    if path.endswith(':cancel'):
-        return Task
-    if path.endswith('/extendedAgentCard'):
-        return AgentCard
-    if '/pushNotificationConfigs' in path:
-        if method == 'DELETE':
-            return empty_pb2.Empty
-        if path.endswith('/pushNotificationConfigs') and method == 'GET':
-            return ListTaskPushNotificationConfigsResponse
-        return TaskPushNotificationConfig
-    if path.endswith('/tasks'):
-        return ListTasksResponse
-    return Task
-
-
-def sse_event(raw: bytes):
-    """One SSE event block -> (event name, data or None)."""
-    name, data = 'message', []
-    for line in raw.decode('utf-8').splitlines():
-        if not line or line.startswith(':'):
-            continue
-        field, _, value = line.partition(':')
-        value = value[1:] if value.startswith(' ') else value
-        if field == 'data':
-            data.append(value)
-        elif field == 'event':
-            name = value
-    return name, '\n'.join(data) if data else None
-
-
-class TeeStream(httpx.AsyncByteStream):
-    """Passes an SSE body through unchanged, parsing each event strictly as it goes by."""
-
-    def __init__(self, inner, where, jsonrpc_id, is_jsonrpc):
-        self.inner, self.where, self.jsonrpc_id, self.is_jsonrpc = inner, where, jsonrpc_id, is_jsonrpc
-        self.buf = b''
-
-    def check(self, raw):
-        name, data = sse_event(raw)
-        if data is None:
-            return
-        where = f'{self.where} (SSE event)'
-        try:
-            value = json.loads(data)
-        except ValueError as e:
-            return STRICT.fail(where, f'event data is not JSON: {e}')
-        if self.is_jsonrpc:
-            STRICT.jsonrpc_envelope(where, value, self.jsonrpc_id, StreamResponse)
-        elif name == 'error' or (isinstance(value, dict) and 'error' in value):
-            STRICT.rest_error(where, value)
-        else:
-            STRICT.parse(where, value, StreamResponse)
-
-    async def __aiter__(self):
-        async for chunk in self.inner:
-            self.buf += chunk
-            while True:
-                m = re.search(rb'\r?\n\r?\n', self.buf)
-                if not m:
-                    break
-                raw, self.buf = self.buf[: m.start()], self.buf[m.end():]
-                self.check(raw)
-            yield chunk
-        if self.buf.strip():
-            self.check(self.buf)
-
-    async def aclose(self):
-        await self.inner.aclose()
-
-
-class StrictTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that checks every response before the SDK sees it."""
-
-    def __init__(self):
-        self.inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request):
-        response = await self.inner.handle_async_request(request)
-        where = f'{request.method} {request.url.path}'
-        jsonrpc_id, rpc_method = None, None
-        if request.method == 'POST' and request.content:
-            try:
-                body = json.loads(request.content)
-                if isinstance(body, dict) and 'jsonrpc' in body:
-                    jsonrpc_id, rpc_method = body.get('id'), body.get('method')
-                    where = f'JSON-RPC {rpc_method}'
-            except ValueError:
-                pass
-        if response.headers.get('content-type', '').startswith('text/event-stream'):
-            stream = TeeStream(response.stream, where, jsonrpc_id, rpc_method is not None)
-            return httpx.Response(response.status_code, headers=response.headers, stream=stream, extensions=response.extensions)
-        raw = b''.join([chunk async for chunk in response.stream])
-        await response.stream.aclose()
-        LAST_BODY[0] = raw.decode(errors='replace')[:3000]
-        self.check(where, request, response.status_code, raw, jsonrpc_id, rpc_method)
-        return httpx.Response(
-            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw), extensions=response.extensions
-        )
-
-    @staticmethod
-    def check(where, request, status, raw, jsonrpc_id, rpc_method):
-        if status == 304:
-            return
-        try:
-            value = json.loads(raw) if raw.strip() else None
-        except ValueError as e:
-            return STRICT.fail(where, f'body is not JSON: {e}')
-        if request.url.path.endswith('/.well-known/agent-card.json'):
-            return STRICT.parse(where, value, AgentCard)
-        if rpc_method is not None:
-            return STRICT.jsonrpc_envelope(where, value, jsonrpc_id, JSONRPC_RESULTS.get(rpc_method))
-        if status >= 400:
-            return STRICT.rest_error(where, value)
-        if value is None:
-            return STRICT.fail(where, f'HTTP {status} with an empty body')
-        STRICT.parse(where, value, rest_result_type(request.method, request.url.path))
+# Strict checking of everything on the wire (strict_wire.py), each violation naming its check.
+STRICT = Strict(conformance=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,7 +112,7 @@ def final_state(ev):
 
 async def error_name(coro):
     """The exception a call raises (its class name), or None."""
-    LAST_BODY[0] = ''
+    STRICT.last_body = ''
     try:
         await coro
     except Exception as e:  # the SDK's typed errors
@@ -358,7 +121,7 @@ async def error_name(coro):
 
 
 async def stream_error_name(aiter):
-    LAST_BODY[0] = ''
+    STRICT.last_body = ''
     try:
         await collect(aiter)
     except Exception as e:
@@ -370,8 +133,8 @@ def expect_error(got, want, reason):
     """`got` (name, message) is the SDK's `want` exception, raised for the server's answer
     carrying ErrorInfo `reason` (not by the SDK on its own)."""
     name, message = got
-    expect(name == want, want, got=name, message=message, response=LAST_BODY[0][:600])
-    expect(f'"{reason}"' in LAST_BODY[0], f'the server answered with reason {reason}', response=LAST_BODY[0][:600])
+    expect(name == want, want, got=name, message=message, response=STRICT.last_body[:600])
+    expect(f'"{reason}"' in STRICT.last_body, f'the server answered with reason {reason}', response=STRICT.last_body[:600])
     return {'exception': name}
 
 
@@ -383,7 +146,7 @@ class Run:
     def __init__(self, base, binding, webhook, no_streaming):
         self.base, self.binding, self.webhook, self.no_streaming = base, binding, webhook, no_streaming
         self.checks = []
-        self.hx = httpx.AsyncClient(transport=StrictTransport(), timeout=60)
+        self.hx = httpx.AsyncClient(transport=StrictTransport(STRICT), timeout=60)
 
     async def check(self, name, fn):
         STRICT.current = name

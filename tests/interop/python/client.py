@@ -5,7 +5,7 @@ Usage: python client.py BASE_URL
 
 Runs card / send / stream / get / list / cancel / subscribe (and push configs) over JSON-RPC
 and HTTP+JSON against the a2a-kit TestAgent (skills are picked with message metadata
-`skillId`). Every HTTP response the SDK receives is also parsed strictly, with
+`skillId`). Every HTTP response the SDK receives is also parsed strictly (strict_wire.py), with
 `google.protobuf.json_format.Parse(..., ignore_unknown_fields=False)`, into the SDK's own
 protobuf types (SSE events one by one, JSON-RPC results unwrapped from their envelope, error
 details as google.rpc.ErrorInfo), so any deviation from the wire format is reported.
@@ -21,273 +21,34 @@ Prints one JSON object on the last line of stdout:
 
 import asyncio
 import json
-import re
 import sys
 import traceback
 import uuid
-from collections import Counter
 
 import httpx
-from google.protobuf import empty_pb2
-from google.protobuf.json_format import Parse
-from google.rpc import error_details_pb2
 
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import (
-    AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
-    ListTasksResponse,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    SendMessageResponse,
-    StreamResponse,
     SubscribeToTaskRequest,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
 
-# ---------------------------------------------------------------------------------------------
-# Strict checking of everything on the wire
+sys.dont_write_bytecode = True  # no __pycache__ next to strict_wire.py
+from strict_wire import Strict, StrictTransport  # noqa: E402  (this directory)
 
-
-class Checker:
-    def __init__(self):
-        self.parsed = Counter()
-        self.violations = []
-
-    def fail(self, where, error):
-        self.violations.append({'where': where, 'error': str(error)[:500]})
-
-    def strict(self, where, payload, message_type):
-        """Parse a JSON value strictly into `message_type`, then apply the checks that
-        ProtoJSON parsers let through (see lint)."""
-        try:
-            Parse(json.dumps(payload), message_type(), ignore_unknown_fields=False)
-            self.parsed[message_type.DESCRIPTOR.name] += 1
-        except Exception as e:  # ParseError, TypeError
-            self.fail(where, f'{message_type.DESCRIPTOR.full_name}: {e}')
-        self.lint(where, payload)
-
-    # Struct / Value members hold arbitrary JSON: their content is not checked.
-    FREE_FORM = {'metadata', 'data', 'params', 'header'}
-
-    def lint(self, where, value, path='$'):
-        """What strict Parse still accepts but a canonical ProtoJSON writer never emits:
-        snake_case names, nulls, enums as numbers, timestamps not in UTC `Z`."""
-        if isinstance(value, dict):
-            for key, v in value.items():
-                at = f'{path}.{key}'
-                if key in self.FREE_FORM:
-                    continue
-                if '_' in key and key != '@type':
-                    self.fail(where, f'{at}: snake_case member name (ProtoJSON writes lowerCamelCase)')
-                if v is None:
-                    self.fail(where, f'{at}: null (omit the member instead)')
-                if key in ('state', 'role') and not isinstance(v, str):
-                    self.fail(where, f'{at}: enum written as {v!r}, not by name')
-                if key == 'timestamp' and isinstance(v, str) and not v.endswith('Z'):
-                    self.fail(where, f'{at}: timestamp {v!r} is not UTC (Z)')
-                self.lint(where, v, at)
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                self.lint(where, v, f'{path}[{i}]')
-
-    def error_details(self, where, details):
-        if not isinstance(details, list):
-            self.fail(where, f'error details must be a list, got {type(details).__name__}')
-            return
-        for d in details:
-            if not isinstance(d, dict) or '@type' not in d:
-                self.fail(where, f'error detail without @type: {d!r}')
-                continue
-            body = {k: v for k, v in d.items() if k != '@type'}
-            if d['@type'].endswith('google.rpc.ErrorInfo'):
-                self.strict(where + ' ErrorInfo', body, error_details_pb2.ErrorInfo)
-            elif d['@type'].endswith('google.rpc.BadRequest'):
-                self.strict(where + ' BadRequest', body, error_details_pb2.BadRequest)
-
-    def jsonrpc_envelope(self, where, env, request_id, result_type):
-        if not isinstance(env, dict):
-            return self.fail(where, 'the response is not a JSON object')
-        extra = set(env) - {'jsonrpc', 'id', 'result', 'error'}
-        if extra:
-            self.fail(where, f'unexpected envelope members {sorted(extra)}')
-        if env.get('jsonrpc') != '2.0':
-            self.fail(where, f'jsonrpc is {env.get("jsonrpc")!r}')
-        if request_id is not None and env.get('id') != request_id:
-            self.fail(where, f'id {env.get("id")!r} does not echo the request id {request_id!r}')
-        if ('result' in env) == ('error' in env):
-            return self.fail(where, 'exactly one of result / error is required')
-        if 'error' in env:
-            err = env['error']
-            if not isinstance(err.get('code'), int) or not isinstance(err.get('message'), str):
-                self.fail(where, f'malformed error {err!r}')
-            self.error_details(where, err.get('data', []))
-            self.parsed['JsonRpcError'] += 1
-        elif result_type is empty_pb2.Empty:
-            self.strict(where, env['result'], empty_pb2.Empty)
-        else:
-            self.strict(where, env['result'], result_type)
-
-    def rest_error(self, where, body):
-        err = body.get('error') if isinstance(body, dict) else None
-        if not isinstance(err, dict):
-            return self.fail(where, f'REST error body is not {{"error": {{...}}}}: {body!r}')
-        for key, typ in (('code', int), ('status', str), ('message', str)):
-            if not isinstance(err.get(key), typ):
-                self.fail(where, f'REST error `{key}` missing or not {typ.__name__}')
-        self.error_details(where, err.get('details', []))
-        self.parsed['RestError'] += 1
-
-
-CHECK = Checker()
-
-JSONRPC_RESULTS = {
-    'SendMessage': SendMessageResponse,
-    'SendStreamingMessage': StreamResponse,
-    'SubscribeToTask': StreamResponse,
-    'GetTask': Task,
-    'ListTasks': ListTasksResponse,
-    'CancelTask': Task,
-    'CreateTaskPushNotificationConfig': TaskPushNotificationConfig,
-    'GetTaskPushNotificationConfig': TaskPushNotificationConfig,
-    'ListTaskPushNotificationConfigs': ListTaskPushNotificationConfigsResponse,
-    'DeleteTaskPushNotificationConfig': empty_pb2.Empty,
-    'GetExtendedAgentCard': AgentCard,
-}
-
-
-def rest_result_type(method, path):
-    if path.endswith('/message:send'):
-        return SendMessageResponse
-    if path.endswith('/message:stream') or path.endswith(':subscribe'):
-        return StreamResponse
-    if path.endswith(':cancel'):
-        return Task
-    if path.endswith('/extendedAgentCard'):
-        return AgentCard
-    if '/pushNotificationConfigs' in path:
-        if method == 'DELETE':
-            return empty_pb2.Empty
-        if path.endswith('/pushNotificationConfigs') and method == 'GET':
-            return ListTaskPushNotificationConfigsResponse
-        return TaskPushNotificationConfig
-    if path.endswith('/tasks'):
-        return ListTasksResponse
-    return Task
-
-
-def sse_events(raw: bytes):
-    """Split one SSE event block into (event name, data)."""
-    name, data = 'message', []
-    for line in raw.decode('utf-8').splitlines():
-        if line.startswith(':') or not line:
-            continue
-        field, _, value = line.partition(':')
-        value = value[1:] if value.startswith(' ') else value
-        if field == 'data':
-            data.append(value)
-        elif field == 'event':
-            name = value
-    return name, '\n'.join(data) if data else None
-
-
-class TeeStream(httpx.AsyncByteStream):
-    """Passes an SSE body through unchanged, checking each event as it goes by."""
-
-    def __init__(self, inner, where, jsonrpc_id, is_jsonrpc):
-        self.inner, self.where, self.jsonrpc_id, self.is_jsonrpc = inner, where, jsonrpc_id, is_jsonrpc
-        self.buf = b''
-
-    def check(self, raw):
-        name, data = sse_events(raw)
-        if data is None:
-            return
-        where = f'{self.where} (SSE event)'
-        try:
-            value = json.loads(data)
-        except ValueError as e:
-            return CHECK.fail(where, f'event data is not JSON: {e}')
-        if self.is_jsonrpc:
-            CHECK.jsonrpc_envelope(where, value, self.jsonrpc_id, StreamResponse)
-        elif name == 'error' or (isinstance(value, dict) and 'error' in value):
-            CHECK.rest_error(where, value)
-        else:
-            CHECK.strict(where, value, StreamResponse)
-
-    async def __aiter__(self):
-        async for chunk in self.inner:
-            self.buf += chunk
-            while True:
-                m = re.search(rb'\r?\n\r?\n', self.buf)
-                if not m:
-                    break
-                raw, self.buf = self.buf[: m.start()], self.buf[m.end():]
-                self.check(raw)
-            yield chunk
-        if self.buf.strip():
-            self.check(self.buf)
-
-    async def aclose(self):
-        await self.inner.aclose()
-
-
-class StrictTransport(httpx.AsyncBaseTransport):
-    def __init__(self):
-        self.inner = httpx.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request):
-        response = await self.inner.handle_async_request(request)
-        path = request.url.path
-        where = f'{request.method} {path}'
-        jsonrpc_id, rpc_method = None, None
-        if request.method == 'POST' and request.content:
-            try:
-                body = json.loads(request.content)
-                if isinstance(body, dict) and 'jsonrpc' in body:
-                    jsonrpc_id, rpc_method = body.get('id'), body.get('method')
-                    where = f'JSON-RPC {rpc_method}'
-            except ValueError:
-                pass
-        content_type = response.headers.get('content-type', '')
-        if content_type.startswith('text/event-stream'):
-            stream = TeeStream(response.stream, where, jsonrpc_id, rpc_method is not None)
-            return httpx.Response(
-                response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
-            )
-        raw = b''.join([chunk async for chunk in response.stream])
-        await response.stream.aclose()
-        self.check(where, request, response.status_code, raw, jsonrpc_id, rpc_method)
-        return httpx.Response(
-            response.status_code, headers=response.headers, stream=httpx.ByteStream(raw), extensions=response.extensions
-        )
-
-    @staticmethod
-    def check(where, request, status, raw, jsonrpc_id, rpc_method):
-        if status == 304:
-            return
-        try:
-            value = json.loads(raw) if raw.strip() else None
-        except ValueError as e:
-            return CHECK.fail(where, f'body is not JSON: {e}')
-        if request.url.path.endswith('/.well-known/agent-card.json'):
-            return CHECK.strict(where, value, AgentCard)
-        if rpc_method is not None:
-            return CHECK.jsonrpc_envelope(where, value, jsonrpc_id, JSONRPC_RESULTS.get(rpc_method))
-        if status >= 400:
-            return CHECK.rest_error(where, value)
-        result_type = rest_result_type(request.method, request.url.path)
-        CHECK.strict(where, value if value is not None else {}, result_type)
+CHECK = Strict()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,7 +74,7 @@ async def collect(aiter):
 
 async def run_binding(base, binding):
     out = {}
-    hx = httpx.AsyncClient(transport=StrictTransport(), timeout=60)
+    hx = httpx.AsyncClient(transport=StrictTransport(CHECK), timeout=60)
     try:
         card = await A2ACardResolver(hx, base).get_agent_card()
         out['card'] = {
