@@ -161,12 +161,13 @@ impl TaskManager for InMemoryTaskManager {
             .tasks
             .get_mut(task_id)
             .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        let mut task = entry.task.clone();
-        apply_event(&mut task, &event)?;
+        // `apply_event` checks everything before it mutates, so applying in place is atomic
+        // (and avoids cloning a task whose artifact grows with every chunk).
+        let was_terminal = entry.task.status.state.is_terminal();
+        apply_event(&mut entry.task, &event)?;
         let old_key = entry.time_key;
-        let new_key = millis(task.status.timestamp);
-        let became_terminal = task.status.state.is_terminal() && !entry.task.status.state.is_terminal();
-        entry.task = task;
+        let new_key = millis(entry.task.status.timestamp);
+        let became_terminal = entry.task.status.state.is_terminal() && !was_terminal;
         entry.events.push(event);
         entry.time_key = new_key;
         let seq = entry.events.len() as Seq;

@@ -235,6 +235,9 @@ pub(crate) fn decode_cursor(token: &str) -> Result<(i64, String), StoreError> {
 }
 
 /// Apply a status or artifact event to a task in place: the shared semantics of every store.
+///
+/// Every check runs before the first change, so on `Err` the task is untouched and stores may
+/// apply events to their stored task directly.
 pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreError> {
     match event {
         StreamResponse::StatusUpdate(u) => {
