@@ -15,6 +15,11 @@ the same path. Usage: `python echo_agent.py --port 41241`
 
 import argparse
 import asyncio
+import os
+
+# The SDK wraps every internal call in an OpenTelemetry span unless this is off; with no
+# tracer configured that is pure overhead, so give the SDK its best case.
+os.environ.setdefault('OTEL_INSTRUMENTATION_A2A_SDK_ENABLED', 'false')
 
 import uvicorn
 from starlette.applications import Starlette

@@ -43,11 +43,16 @@ struct Opts {
     #[arg(long, value_delimiter = ',', default_values_t = vec![1000usize, 10000])]
     chunks: Vec<usize>,
     /// W2: streams per chunk count per run (the run's figure is their median).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 3)]
     streams_per_run: usize,
     /// W3: completed tasks created.
     #[arg(long, default_value_t = 100_000)]
     tasks: usize,
+    /// W3: completed tasks created on the servers that serve fewer than ~2,000 requests/s on
+    /// one core (Python, SQLite); the per-task figure is a slope, and 100,000 tasks at 200
+    /// req/s would take 8 minutes per run.
+    #[arg(long, default_value_t = 20_000)]
+    tasks_slow: usize,
     /// W3: SSE streams held open.
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
@@ -400,24 +405,25 @@ async fn w2_once(env: &Env, spec: &Spec) -> BTreeMap<usize, StreamResult> {
 // W3: memory
 
 /// Bytes per retained completed task.
-async fn w3_tasks_once(env: &Env, spec: &Spec) -> f64 {
-    let cap = (env.opts.tasks * 2 + 10_000).to_string();
+async fn w3_tasks_once(env: &Env, spec: &Spec) -> (f64, usize) {
+    let tasks = if spec.kind == Kind::Python || spec.sqlite { env.opts.tasks_slow.min(env.opts.tasks) } else { env.opts.tasks };
+    let cap = (tasks * 2 + 10_000).to_string();
     let extra: Vec<&str> = if spec.kind == Kind::Ours && !spec.sqlite { vec!["--max-tasks", &cap] } else { vec![] };
     let server = env.start(spec, &extra).await;
     check_unary(env, &server.url).await.unwrap_or_else(|e| panic!("{}: {e}", spec.key));
     // Warm-up: allocator arenas, buffers, connection state for 64 connections.
-    let warm = (env.opts.tasks / 50).max(1000).to_string();
+    let warm = (tasks / 50).max(1000).to_string();
     oha(env, &server.url, &["-n".into(), warm]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let before = rss(server.pid);
-    let r = oha(env, &server.url, &["-n".into(), env.opts.tasks.to_string()]).await;
+    let r = oha(env, &server.url, &["-n".into(), tasks.to_string()]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = rss(server.pid);
-    if r.ok < env.opts.tasks as u64 {
-        eprintln!("warning: {}: only {} of {} requests succeeded", spec.key, r.ok, env.opts.tasks);
+    if r.ok < tasks as u64 {
+        eprintln!("warning: {}: only {} of {} requests succeeded", spec.key, r.ok, tasks);
     }
     env.stop(server).await;
-    (after as f64 - before as f64) / r.ok.max(1) as f64
+    ((after as f64 - before as f64) / r.ok.max(1) as f64, r.ok as usize)
 }
 
 /// Bytes per open SSE stream.
@@ -574,6 +580,7 @@ struct Results {
     w1: BTreeMap<&'static str, Vec<OhaResult>>,
     w2: BTreeMap<&'static str, Vec<BTreeMap<usize, StreamResult>>>,
     w3_tasks: BTreeMap<&'static str, Vec<f64>>,
+    w3_task_counts: BTreeMap<&'static str, usize>,
     w3_streams: BTreeMap<&'static str, Vec<f64>>,
 }
 
@@ -704,7 +711,8 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
            to stream end), time to first event (request sent to the first SSE event, the Task), for \
            {ch} chunks; {sp} streams per run after one warm-up stream, their median.\n\
          * **W3 memory**: VmRSS of the server process from `/proc/PID/status` before and after \
-           creating {tasks} completed tasks (blocking `SendMessage`, the W1 request, sent by `oha -n`, \
+           creating {tasks} completed tasks ({slow} on the Python and SQLite servers, which serve a \
+           few hundred requests/s: the figure is a slope, the same at any count) (blocking `SendMessage`, the W1 request, sent by `oha -n`, \
            after a warm-up of 2% of that; the in-memory store's capacity is raised so every one is \
            retained), and before and after opening {st} SSE streams to the `hold` skill (each read \
            until its first chunk, so every task is WORKING and its skill running); the difference \
@@ -717,6 +725,7 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
         ch = o.chunks.iter().map(|n| fmt_num(*n as f64)).collect::<Vec<_>>().join(" and "),
         sp = o.streams_per_run,
         tasks = fmt_num(o.tasks as f64),
+        slow = fmt_num(o.tasks_slow.min(o.tasks) as f64),
         st = fmt_num(o.open_streams as f64),
     );
 
@@ -950,9 +959,10 @@ async fn main() {
         }
         if on("w3") {
             for k in ["hello", "hello-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
-                let b = w3_tasks_once(&env, &specs[k]).await;
-                eprintln!("[run {run}] W3 {k}: {b:.0} bytes per retained task");
+                let (b, n) = w3_tasks_once(&env, &specs[k]).await;
+                eprintln!("[run {run}] W3 {k}: {b:.0} bytes per retained task ({n} tasks)");
                 res.w3_tasks.entry(k).or_default().push(b);
+                res.w3_task_counts.insert(k, n);
             }
             for k in ["stream", "limit", "python"].into_iter().filter(|k| wanted(k)) {
                 let b = w3_streams_once(&env, &specs[k]).await;

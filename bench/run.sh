@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The benchmarks of issue #9 in one command (see BENCHMARKS.md):
+#
+#   bash bench/run.sh            # full run, rewrites BENCHMARKS.md (about 20-30 minutes)
+#   bash bench/run.sh --quick    # smoke run of the harness, writes target/bench/quick.md
+#
+# Any other argument goes to the driver (`target/release/bench-driver --help`).
+# It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
+# and a virtualenv target/bench-venv/ with the official Python SDK, pinned. Not part of
+# `cargo test` or `.ci/run`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OHA_VERSION=1.16.0
+PY_PACKAGES=("a2a-sdk[http-server]==1.3.0" "uvicorn==0.54.0" "uvloop==0.23.0" "httptools==0.9.0")
+TOOLS=target/bench-tools
+VENV=target/bench-venv
+
+args=()
+for a in "$@"; do
+    if [[ $a == --quick ]]; then
+        args+=(--runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000
+               --out target/bench/quick.md --command "bash bench/run.sh --quick")
+    else
+        args+=("$a")
+    fi
+done
+
+# 1. The load generator.
+if ! "$TOOLS/bin/oha" --version 2>/dev/null | grep -q "$OHA_VERSION"; then
+    echo "== installing oha $OHA_VERSION into $TOOLS" >&2
+    cargo install --locked --quiet oha --version "$OHA_VERSION" --root "$TOOLS"
+fi
+
+# 2. The Python SDK.
+if ! "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("a2a-sdk") != "1.3.0")' 2>/dev/null; then
+    echo "== creating $VENV with ${PY_PACKAGES[*]}" >&2
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+fi
+"$VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
+
+# 3. The servers and the driver.
+echo "== building the bench binaries (--release)" >&2
+cargo build --release --quiet -p a2a-bench --bins
+
+# 4. Run. 1,000 open streams need 2,000+ descriptors on each side.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [[ $(nproc --all) -ge 2 ]] && command -v taskset >/dev/null; then
+    # Servers on CPU 0 (the driver starts them under `taskset -c 0`), the driver and every
+    # client it starts (oha, the SSE client) on CPU 1.
+    pin=(taskset -c 1)
+    server_cpu=0
+else
+    echo "== fewer than 2 CPUs (or no taskset): nothing is pinned" >&2
+    pin=()
+    server_cpu=""
+fi
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine distorts the figures)" >&2
+exec "${pin[@]}" target/release/bench-driver \
+    --oha "$TOOLS/bin/oha" --python "$VENV/bin/python" --server-cpu "$server_cpu" "${args[@]}"
