@@ -25,7 +25,11 @@ async fn serve_router(app: Router) -> (String, tokio::task::JoinHandle<()>) {
 }
 
 async fn serve_card(card: Value) -> (String, tokio::task::JoinHandle<()>) {
-    serve_router(Router::new().route("/.well-known/agent-card.json", get(move || async move { axum::Json(card) }))).await
+    serve_router(Router::new().route(
+        "/.well-known/agent-card.json",
+        get(move || async move { axum::Json(card) }),
+    ))
+    .await
 }
 
 #[tokio::test]
@@ -33,20 +37,44 @@ async fn card_is_cached_and_revalidated_with_etag() {
     let s = serve_test_agent().await;
     let p = Proxy::start(&s.base).await;
     let cache = CardCache::new();
-    let c = A2aClient::builder().card_cache(cache.clone()).connect(&p.base).await.unwrap();
-    assert_eq!(c.endpoint().as_str().trim_end_matches('/'), p.base, "the card served through the proxy points at it");
+    let c = A2aClient::builder()
+        .card_cache(cache.clone())
+        .connect(&p.base)
+        .await
+        .unwrap();
+    assert_eq!(
+        c.endpoint().as_str().trim_end_matches('/'),
+        p.base,
+        "the card served through the proxy points at it"
+    );
     // Within max-age: no request, for this client or another sharing the cache.
     c.fresh_card().await.unwrap();
-    let other = A2aClient::builder().card_cache(cache.clone()).connect(&p.base).await.unwrap();
+    let other = A2aClient::builder()
+        .card_cache(cache.clone())
+        .connect(&p.base)
+        .await
+        .unwrap();
     assert_eq!(other.card().name, "Test Agent");
-    let cards: Vec<_> = p.requests().into_iter().filter(|r| r.path.starts_with("/.well-known")).collect();
+    let cards: Vec<_> = p
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/.well-known"))
+        .collect();
     assert_eq!(cards.len(), 1, "{cards:?}");
     // A forced refresh revalidates with the ETag and gets 304 Not Modified.
     let before = c.card();
     let after = c.refresh_card().await.unwrap();
     assert_eq!(before, after);
-    let last = p.requests().into_iter().rfind(|r| r.path.starts_with("/.well-known")).unwrap();
-    assert!(last.header("if-none-match").is_some_and(|v| v.starts_with('"')), "{last:?}");
+    let last = p
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path.starts_with("/.well-known"))
+        .unwrap();
+    assert!(
+        last.header("if-none-match")
+            .is_some_and(|v| v.starts_with('"')),
+        "{last:?}"
+    );
     assert_eq!(last.status, 304);
 }
 
@@ -72,11 +100,20 @@ async fn every_request_carries_the_version_and_credentials() {
         let reqs = p.requests();
         assert!(reqs.len() >= 3, "{reqs:?}");
         for r in &reqs {
-            assert_eq!(r.header("a2a-version").as_deref(), Some("1.0"), "{b} {} {}", r.method, r.path);
+            assert_eq!(
+                r.header("a2a-version").as_deref(),
+                Some("1.0"),
+                "{b} {} {}",
+                r.method,
+                r.path
+            );
             assert_eq!(r.header("authorization").as_deref(), Some("Bearer s3cret"));
             assert_eq!(r.header("x-api-key").as_deref(), Some("k1"));
             assert_eq!(r.header("x-custom").as_deref(), Some("yes"));
-            assert_eq!(r.header("a2a-extensions").as_deref(), Some("https://example.com/ext/v1"));
+            assert_eq!(
+                r.header("a2a-extensions").as_deref(),
+                Some("https://example.com/ext/v1")
+            );
         }
         let send = reqs.iter().find(|r| r.method == "POST").unwrap();
         match b {
@@ -91,19 +128,27 @@ async fn api_key_location_comes_from_the_card() {
     let card = a2a_kit::protocol::AgentCard {
         security_schemes: [(
             "key".to_string(),
-            a2a_kit::protocol::SecurityScheme::ApiKeySecurityScheme(a2a_kit::protocol::ApiKeySecurityScheme {
-                description: None,
-                location: "query".into(),
-                name: "api_key".into(),
-            }),
+            a2a_kit::protocol::SecurityScheme::ApiKeySecurityScheme(
+                a2a_kit::protocol::ApiKeySecurityScheme {
+                    description: None,
+                    location: "query".into(),
+                    name: "api_key".into(),
+                },
+            ),
         )]
         .into(),
         ..Default::default()
     };
     let auth = ApiKeyAuth::from_card(&card, "k").unwrap();
-    let mut req = reqwest::Request::new(reqwest::Method::GET, "http://h/tasks?x=1".parse().unwrap());
-    let call = a2a_kit::client::CallInfo { operation: "GetTask", card: None };
-    a2a_kit::client::Interceptor::intercept(&auth, &call, &mut req).await.unwrap();
+    let mut req =
+        reqwest::Request::new(reqwest::Method::GET, "http://h/tasks?x=1".parse().unwrap());
+    let call = a2a_kit::client::CallInfo {
+        operation: "GetTask",
+        card: None,
+    };
+    a2a_kit::client::Interceptor::intercept(&auth, &call, &mut req)
+        .await
+        .unwrap();
     assert_eq!(req.url().as_str(), "http://h/tasks?x=1&api_key=k");
 }
 
@@ -125,7 +170,11 @@ async fn tenant_is_echoed_from_the_interface() {
             other => panic!("{other:?}"),
         };
         c.get_task(&t.id).await.unwrap();
-        let reqs: Vec<_> = p.requests().into_iter().filter(|r| !r.path.starts_with("/.well-known")).collect();
+        let reqs: Vec<_> = p
+            .requests()
+            .into_iter()
+            .filter(|r| !r.path.starts_with("/.well-known"))
+            .collect();
         assert_eq!(reqs.len(), 2);
         for r in reqs {
             match b {
@@ -135,7 +184,11 @@ async fn tenant_is_echoed_from_the_interface() {
                 }
                 Binding::HttpJson => {
                     assert!(r.path.starts_with("/acme/"), "{}", r.path);
-                    assert!(!r.body.contains("tenant"), "REST carries the tenant in the path only: {}", r.body);
+                    assert!(
+                        !r.body.contains("tenant"),
+                        "REST carries the tenant in the path only: {}",
+                        r.body
+                    );
                 }
             }
         }
@@ -145,8 +198,14 @@ async fn tenant_is_echoed_from_the_interface() {
 #[tokio::test]
 async fn unreachable_host() {
     // Bind and drop, so nothing listens on the port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let e = A2aClient::connect(format!("http://127.0.0.1:{port}")).await.unwrap_err();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = A2aClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap_err();
     assert!(matches!(e, ClientError::Unreachable { .. }), "{e:?}");
     assert!(e.is_transient());
     let e = A2aClient::connect("not a url").await.unwrap_err();
@@ -157,7 +216,10 @@ async fn unreachable_host() {
 async fn not_an_agent() {
     let (base, _t) = serve_router(Router::new().route("/", get(|| async { "hello" }))).await;
     let e = A2aClient::connect(&base).await.unwrap_err();
-    assert!(matches!(&e, ClientError::NotAnAgent { reason, .. } if reason.contains("404")), "{e:?}");
+    assert!(
+        matches!(&e, ClientError::NotAnAgent { reason, .. } if reason.contains("404")),
+        "{e:?}"
+    );
 
     let (base, _t) = serve_router(Router::new().route(
         "/.well-known/agent-card.json",
@@ -165,14 +227,22 @@ async fn not_an_agent() {
     ))
     .await;
     let e = A2aClient::connect(&base).await.unwrap_err();
-    assert!(matches!(&e, ClientError::NotAnAgent { reason, .. } if reason.contains("text/html")), "{e:?}");
+    assert!(
+        matches!(&e, ClientError::NotAnAgent { reason, .. } if reason.contains("text/html")),
+        "{e:?}"
+    );
 
     let (base, _t) = serve_card(json!({"hello": "world"})).await;
-    assert!(matches!(A2aClient::connect(&base).await.unwrap_err(), ClientError::NotAnAgent { .. }));
+    assert!(matches!(
+        A2aClient::connect(&base).await.unwrap_err(),
+        ClientError::NotAnAgent { .. }
+    ));
 
     // An agent mounted below a path: the card is found at the host root too.
     let s = serve_test_agent().await;
-    let c = A2aClient::connect(format!("{}/agents/x", s.base)).await.unwrap();
+    let c = A2aClient::connect(format!("{}/agents/x", s.base))
+        .await
+        .unwrap();
     assert_eq!(c.card().name, "Test Agent");
 }
 
@@ -184,23 +254,39 @@ async fn unsupported_versions_and_bindings() {
         "defaultInputModes": [], "defaultOutputModes": []}))
     .await;
     let e = A2aClient::connect(&base).await.unwrap_err();
-    assert!(matches!(&e, ClientError::UnsupportedVersion { offered } if offered == &["JSONRPC 0.3.0"]), "{e:?}");
+    assert!(
+        matches!(&e, ClientError::UnsupportedVersion { offered } if offered == &["JSONRPC 0.3.0"]),
+        "{e:?}"
+    );
     // A v1 card listing only 0.3 interfaces.
     let (base, _t) = serve_card(json!({"name": "Mixed", "supportedInterfaces": [
         {"url": "http://127.0.0.1:1", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]}))
     .await;
-    assert!(matches!(A2aClient::connect(&base).await.unwrap_err(), ClientError::UnsupportedVersion { .. }));
+    assert!(matches!(
+        A2aClient::connect(&base).await.unwrap_err(),
+        ClientError::UnsupportedVersion { .. }
+    ));
     // gRPC only.
     let (base, _t) = serve_card(json!({"name": "G", "supportedInterfaces": [
         {"url": "127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}))
     .await;
-    assert!(matches!(A2aClient::connect(&base).await.unwrap_err(), ClientError::NoSupportedInterface { .. }));
+    assert!(matches!(
+        A2aClient::connect(&base).await.unwrap_err(),
+        ClientError::NoSupportedInterface { .. }
+    ));
     // Forcing a binding the agent does not offer.
     let (base, _t) = serve_card(json!({"name": "R", "supportedInterfaces": [
         {"url": "http://127.0.0.1:1/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}))
     .await;
-    let e = A2aClient::builder().binding(Binding::HttpJson).connect(&base).await.unwrap_err();
-    assert!(matches!(e, ClientError::NoSupportedInterface { .. }), "{e:?}");
+    let e = A2aClient::builder()
+        .binding(Binding::HttpJson)
+        .connect(&base)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, ClientError::NoSupportedInterface { .. }),
+        "{e:?}"
+    );
 }
 
 #[tokio::test]
@@ -219,18 +305,29 @@ async fn agent_refusing_the_version_is_a_typed_error() {
         supported_interfaces: vec![AgentInterface::new(format!("{base}/rpc"), "JSONRPC")],
         ..Default::default()
     };
-    let c = A2aClient::builder().from_card(card, &format!("{base}/.well-known/agent-card.json")).unwrap();
+    let c = A2aClient::builder()
+        .from_card(card, &format!("{base}/.well-known/agent-card.json"))
+        .unwrap();
     let e = c.get_task("t").await.unwrap_err();
     assert_eq!(e.code(), Some(-32009));
     assert_eq!(e.reason(), Some("VERSION_NOT_SUPPORTED"));
-    assert!(matches!(e.agent_error().unwrap().to_a2a_error(), a2a_kit::error::A2aError::VersionNotSupported { .. }));
+    assert!(matches!(
+        e.agent_error().unwrap().to_a2a_error(),
+        a2a_kit::error::A2aError::VersionNotSupported { .. }
+    ));
 }
 
 #[tokio::test]
 async fn http_errors_without_a2a_bodies() {
     let app = Router::new()
-        .route("/rpc", post(|| async { (axum::http::StatusCode::UNAUTHORIZED, "login first") }))
-        .route("/rest/tasks/{id}", get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy") }));
+        .route(
+            "/rpc",
+            post(|| async { (axum::http::StatusCode::UNAUTHORIZED, "login first") }),
+        )
+        .route(
+            "/rest/tasks/{id}",
+            get(|| async { (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy") }),
+        );
     let (base, _t) = serve_router(app).await;
     let card = a2a_kit::protocol::AgentCard {
         name: "Locked".into(),
@@ -243,8 +340,15 @@ async fn http_errors_without_a2a_bodies() {
     let url = format!("{base}/.well-known/agent-card.json");
     let c = A2aClient::builder().from_card(card.clone(), &url).unwrap();
     let e = c.get_task("t").await.unwrap_err();
-    assert!(matches!(&e, ClientError::Http { status: 401, body, .. } if body == "login first"), "{e:?}");
-    let c = A2aClient::builder().binding(Binding::HttpJson).timeout(Some(Duration::from_secs(5))).from_card(card, &url).unwrap();
+    assert!(
+        matches!(&e, ClientError::Http { status: 401, body, .. } if body == "login first"),
+        "{e:?}"
+    );
+    let c = A2aClient::builder()
+        .binding(Binding::HttpJson)
+        .timeout(Some(Duration::from_secs(5)))
+        .from_card(card, &url)
+        .unwrap();
     let e = c.get_task("t").await.unwrap_err();
     assert!(matches!(e, ClientError::Http { status: 503, .. }), "{e:?}");
     assert!(e.is_transient());

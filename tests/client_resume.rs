@@ -18,7 +18,14 @@ fn trace(events: &[StreamResponse]) -> Vec<String> {
             StreamResponse::Message(_) => "message".into(),
             StreamResponse::StatusUpdate(u) => format!("status:{}", u.status.state.as_str()),
             StreamResponse::ArtifactUpdate(u) => {
-                format!("chunk:{}", u.artifact.parts.iter().filter_map(|p| p.as_text()).collect::<String>())
+                format!(
+                    "chunk:{}",
+                    u.artifact
+                        .parts
+                        .iter()
+                        .filter_map(|p| p.as_text())
+                        .collect::<String>()
+                )
             }
         })
         .collect()
@@ -32,10 +39,19 @@ async fn a_broken_stream_resumes_without_gaps_or_duplicates() {
         for cut in [Cut::Abort(3), Cut::Close(2)] {
             let c = support::client(&p.base, b).await;
             // The reference: the same request, uncut.
-            let reference: Vec<_> = c.send_streaming(SendRequest::text("5").skill("chunks")).await.unwrap().try_collect().await.unwrap();
+            let reference: Vec<_> = c
+                .send_streaming(SendRequest::text("5").skill("chunks"))
+                .await
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap();
             p.clear();
             p.cut_next_stream(cut);
-            let mut stream = c.send_streaming(SendRequest::text("5").skill("chunks")).await.unwrap();
+            let mut stream = c
+                .send_streaming(SendRequest::text("5").skill("chunks"))
+                .await
+                .unwrap();
             let mut events = Vec::new();
             while let Some(ev) = futures::StreamExt::next(&mut stream).await {
                 events.push(ev.unwrap_or_else(|e| panic!("{b} {cut:?}: {e}")));
@@ -44,16 +60,28 @@ async fn a_broken_stream_resumes_without_gaps_or_duplicates() {
             assert_eq!(stream.reconnects(), 1, "{b} {cut:?}");
             assert_eq!(stream.state(), Some(TaskState::Completed));
             // The second request re-subscribed from the last event received.
-            let reqs: Vec<_> = p.requests().into_iter().filter(|r| r.method != "GET" || r.path.contains(":subscribe")).collect();
+            let reqs: Vec<_> = p
+                .requests()
+                .into_iter()
+                .filter(|r| r.method != "GET" || r.path.contains(":subscribe"))
+                .collect();
             assert_eq!(reqs.len(), 2, "{b} {cut:?}: {reqs:?}");
             let resumed = &reqs[1];
             let passed = match cut {
                 Cut::Abort(n) | Cut::Close(n) => n,
             };
-            assert_eq!(resumed.header("last-event-id").as_deref(), Some(passed.to_string().as_str()), "{b} {cut:?}");
+            assert_eq!(
+                resumed.header("last-event-id").as_deref(),
+                Some(passed.to_string().as_str()),
+                "{b} {cut:?}"
+            );
             match b {
-                a2a_kit::client::Binding::JsonRpc => assert_eq!(resumed.rpc_method().as_deref(), Some("SubscribeToTask")),
-                a2a_kit::client::Binding::HttpJson => assert!(resumed.path.ends_with(":subscribe"), "{}", resumed.path),
+                a2a_kit::client::Binding::JsonRpc => {
+                    assert_eq!(resumed.rpc_method().as_deref(), Some("SubscribeToTask"))
+                }
+                a2a_kit::client::Binding::HttpJson => {
+                    assert!(resumed.path.ends_with(":subscribe"), "{}", resumed.path)
+                }
             }
         }
     }
@@ -65,7 +93,15 @@ async fn subscriptions_resume_too() {
     let p = Proxy::start(&s.base).await;
     for b in BINDINGS {
         let c = support::client(&p.base, b).await;
-        let t = match c.send(SendRequest::text("300").skill("slow").return_immediately(true)).await.unwrap() {
+        let t = match c
+            .send(
+                SendRequest::text("300")
+                    .skill("slow")
+                    .return_immediately(true),
+            )
+            .await
+            .unwrap()
+        {
             a2a_kit::protocol::SendMessageResponse::Task(t) => t,
             other => panic!("{other:?}"),
         };
@@ -76,7 +112,12 @@ async fn subscriptions_resume_too() {
             events.push(ev.unwrap());
         }
         assert!(stream.reconnects() >= 1, "{b}");
-        assert_eq!(events.last().and_then(StreamResponse::state), Some(TaskState::Completed), "{b}: {:?}", trace(&events));
+        assert_eq!(
+            events.last().and_then(StreamResponse::state),
+            Some(TaskState::Completed),
+            "{b}: {:?}",
+            trace(&events)
+        );
     }
 }
 
@@ -84,8 +125,17 @@ async fn subscriptions_resume_too() {
 async fn without_resume_a_broken_stream_is_an_error() {
     let s = serve_test_agent().await;
     let p = Proxy::start(&s.base).await;
-    let c = A2aClient::builder().resume(ResumePolicy::NEVER).connect(&p.base).await.unwrap();
+    let c = A2aClient::builder()
+        .resume(ResumePolicy::NEVER)
+        .connect(&p.base)
+        .await
+        .unwrap();
     p.cut_next_stream(Cut::Abort(2));
-    let r: Result<Vec<_>, _> = c.send_streaming(SendRequest::text("5").skill("chunks")).await.unwrap().try_collect().await;
+    let r: Result<Vec<_>, _> = c
+        .send_streaming(SendRequest::text("5").skill("chunks"))
+        .await
+        .unwrap()
+        .try_collect()
+        .await;
     assert!(matches!(r, Err(ClientError::Connection(_))), "{r:?}");
 }

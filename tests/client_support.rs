@@ -30,11 +30,18 @@ pub struct Recorded {
 impl Recorded {
     /// A request header as a string.
     pub fn header(&self, name: &str) -> Option<String> {
-        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
     }
     /// The JSON-RPC method, if the body is a JSON-RPC request.
     pub fn rpc_method(&self) -> Option<String> {
-        serde_json::from_str::<serde_json::Value>(&self.body).ok()?.get("method")?.as_str().map(str::to_string)
+        serde_json::from_str::<serde_json::Value>(&self.body)
+            .ok()?
+            .get("method")?
+            .as_str()
+            .map(str::to_string)
     }
 }
 
@@ -74,7 +81,9 @@ impl Drop for Proxy {
 impl Proxy {
     /// Start a proxy forwarding to `upstream` (`http://host:port`).
     pub async fn start(upstream: &str) -> Proxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let log = Arc::new(Mutex::new(Vec::new()));
         let cut = Arc::new(Mutex::new(None));
@@ -89,7 +98,12 @@ impl Proxy {
         let task = tokio::spawn(async move {
             axum::serve(listener, app).await.expect("proxy");
         });
-        Proxy { base, log, cut, task }
+        Proxy {
+            base,
+            log,
+            cut,
+            task,
+        }
     }
 
     /// Cut the next event stream that passes.
@@ -110,10 +124,18 @@ impl Proxy {
 
 async fn handle(State(st): State<ProxyState>, req: Request<Body>) -> Response<Body> {
     let method = req.method().clone();
-    let path = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "/".into());
     let headers = req.headers().clone();
-    let body = axum::body::to_bytes(req.into_body(), 16 << 20).await.unwrap_or_default();
-    let mut up = st.http.request(method.clone(), format!("{}{path}", st.upstream));
+    let body = axum::body::to_bytes(req.into_body(), 16 << 20)
+        .await
+        .unwrap_or_default();
+    let mut up = st
+        .http
+        .request(method.clone(), format!("{}{path}", st.upstream));
     for (k, v) in &headers {
         if k != "host" && k != "content-length" {
             up = up.header(k, v);
@@ -121,7 +143,12 @@ async fn handle(State(st): State<ProxyState>, req: Request<Body>) -> Response<Bo
     }
     let resp = match up.body(body.clone()).send().await {
         Ok(r) => r,
-        Err(e) => return Response::builder().status(502).body(Body::from(e.to_string())).unwrap(),
+        Err(e) => {
+            return Response::builder()
+                .status(502)
+                .body(Body::from(e.to_string()))
+                .unwrap();
+        }
     };
     let status = resp.status();
     st.log.lock().unwrap().push(Recorded {
@@ -143,11 +170,17 @@ async fn handle(State(st): State<ProxyState>, req: Request<Body>) -> Response<Bo
         .and_then(|v| v.to_str().ok())
         .is_some_and(|c| c.starts_with("text/event-stream"));
     if path.starts_with("/.well-known/") && status.is_success() {
-        let text = resp.text().await.unwrap_or_default().replace(&st.upstream, &st.base);
+        let text = resp
+            .text()
+            .await
+            .unwrap_or_default()
+            .replace(&st.upstream, &st.base);
         return out.body(Body::from(text)).unwrap();
     }
     if !is_sse {
-        return out.body(Body::from(resp.bytes().await.unwrap_or_default())).unwrap();
+        return out
+            .body(Body::from(resp.bytes().await.unwrap_or_default()))
+            .unwrap();
     }
     let cut = st.cut.lock().unwrap().take();
     let Some(cut) = cut else {
@@ -172,7 +205,8 @@ async fn handle(State(st): State<ProxyState>, req: Request<Body>) -> Response<Bo
                     }
                     // Let what was passed reach the client before the connection breaks.
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    let item: Result<axum::body::Bytes, std::io::Error> = Err(std::io::Error::other("proxy cut the stream"));
+                    let item: Result<axum::body::Bytes, std::io::Error> =
+                        Err(std::io::Error::other("proxy cut the stream"));
                     return Some((item, (up, buf, passed, true)));
                 }
                 if let Some(end) = find_event_end(&buf) {
@@ -186,7 +220,12 @@ async fn handle(State(st): State<ProxyState>, req: Request<Body>) -> Response<Bo
                     Some(Ok(b)) => buf.extend_from_slice(&b),
                     _ => {
                         let rest = std::mem::take(&mut buf);
-                        return (!rest.is_empty()).then(|| (Ok(axum::body::Bytes::from(rest)), (up, Vec::new(), passed, true)));
+                        return (!rest.is_empty()).then(|| {
+                            (
+                                Ok(axum::body::Bytes::from(rest)),
+                                (up, Vec::new(), passed, true),
+                            )
+                        });
                     }
                 }
             }

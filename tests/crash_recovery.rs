@@ -47,7 +47,10 @@ impl Server {
                 panic!("store_server did not report its address: {e}");
             }
         };
-        let base = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}")).to_string();
+        let base = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
         Server { child, base }
     }
 
@@ -55,7 +58,10 @@ impl Server {
     fn kill9(mut self) {
         self.child.kill().expect("SIGKILL");
         let status = self.child.wait().expect("wait");
-        assert!(!status.success(), "the server was killed, not stopped: {status:?}");
+        assert!(
+            !status.success(),
+            "the server was killed, not stopped: {status:?}"
+        );
     }
 }
 
@@ -99,27 +105,51 @@ async fn kill_9_then_restart_on_the_same_file() {
 
     // 1. A completed task with a push config registered in the same request.
     let hook = json!({"id": "cfg-1", "url": "https://example.com/hook", "token": "tok-1"});
-    let r = rpc(&base, "SendMessage", json!({
-        "message": to_skill("echo", "hello"),
-        "configuration": {"taskPushNotificationConfig": hook},
-    }))
+    let r = rpc(
+        &base,
+        "SendMessage",
+        json!({
+            "message": to_skill("echo", "hello"),
+            "configuration": {"taskPushNotificationConfig": hook},
+        }),
+    )
     .await;
     let done = result(&r)["task"].clone();
     assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{r}");
     let done_id = done["id"].as_str().unwrap().to_string();
     // And one with status messages in its history.
-    let r = rpc(&base, "SendMessage", json!({"message": to_skill("status", "go")})).await;
+    let r = rpc(
+        &base,
+        "SendMessage",
+        json!({"message": to_skill("status", "go")}),
+    )
+    .await;
     let narrated_id = result(&r)["task"]["id"].as_str().unwrap().to_string();
     let narrated_before = result(&rpc(&base, "GetTask", json!({"id": narrated_id})).await).clone();
     assert_eq!(state(&narrated_before), "TASK_STATE_COMPLETED");
     let done_before = result(&rpc(&base, "GetTask", json!({"id": done_id})).await).clone();
 
     // 2. A long task, streamed: we see events 1 (the task) and 2 (WORKING) before the crash.
-    let resp = rpc_stream(&base, "SendStreamingMessage", json!({"message": to_skill("slow", "600000")}), None).await;
+    let resp = rpc_stream(
+        &base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("slow", "600000")}),
+        None,
+    )
+    .await;
     let seen = read_sse(resp, 2).await;
-    assert_eq!(seen.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["1", "2"]);
-    assert_eq!(state_of(&seen[1].data).as_deref(), Some("TASK_STATE_WORKING"));
-    let slow_id = seen[0].data["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        seen.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["1", "2"]
+    );
+    assert_eq!(
+        state_of(&seen[1].data).as_deref(),
+        Some("TASK_STATE_WORKING")
+    );
+    let slow_id = seen[0].data["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let cfg = json!({"taskId": slow_id, "id": "cfg-slow", "url": "https://example.com/slow"});
     result(&rpc(&base, "CreateTaskPushNotificationConfig", cfg).await);
 
@@ -129,10 +159,14 @@ async fn kill_9_then_restart_on_the_same_file() {
         .map(|_| {
             let base = base.clone();
             tokio::spawn(async move {
-                rpc(&base, "SendMessage", json!({
-                    "message": to_skill("slow", "600000"),
-                    "configuration": {"returnImmediately": true},
-                }))
+                rpc(
+                    &base,
+                    "SendMessage",
+                    json!({
+                        "message": to_skill("slow", "600000"),
+                        "configuration": {"returnImmediately": true},
+                    }),
+                )
                 .await
             })
         })
@@ -154,17 +188,32 @@ async fn kill_9_then_restart_on_the_same_file() {
     let listed = result(&rpc(&base, "ListTasks", json!({"pageSize": 100})).await).clone();
     assert_eq!(listed["totalSize"], 13, "{listed}");
     // Completed tasks are unchanged, history (with status messages) and artifacts included.
-    assert_eq!(result(&rpc(&base, "GetTask", json!({"id": done_id})).await), &done_before);
-    assert_eq!(result(&rpc(&base, "GetTask", json!({"id": narrated_id})).await), &narrated_before);
+    assert_eq!(
+        result(&rpc(&base, "GetTask", json!({"id": done_id})).await),
+        &done_before
+    );
+    assert_eq!(
+        result(&rpc(&base, "GetTask", json!({"id": narrated_id})).await),
+        &narrated_before
+    );
 
     // The running ones ended FAILED, saying why; none is left WORKING or SUBMITTED.
     for id in in_flight.iter().chain([&slow_id]) {
         let t = result(&rpc(&base, "GetTask", json!({"id": id})).await).clone();
         assert_eq!(state(&t), "TASK_STATE_FAILED", "{t}");
-        let why = t["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
+        let why = t["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
         assert!(why.contains("server restarted"), "status message: {t}");
-        let last = t["history"].as_array().and_then(|h| h.last()).cloned().unwrap_or_default();
-        assert_eq!(last, t["status"]["message"], "the status message is in the history too");
+        let last = t["history"]
+            .as_array()
+            .and_then(|h| h.last())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            last, t["status"]["message"],
+            "the status message is in the history too"
+        );
     }
     for s in ["TASK_STATE_WORKING", "TASK_STATE_SUBMITTED"] {
         let r = rpc(&base, "ListTasks", json!({"status": s})).await;
@@ -172,10 +221,26 @@ async fn kill_9_then_restart_on_the_same_file() {
     }
 
     // Push configs are intact.
-    let got = result(&rpc(&base, "GetTaskPushNotificationConfig", json!({"taskId": done_id, "id": "cfg-1"})).await).clone();
+    let got = result(
+        &rpc(
+            &base,
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": done_id, "id": "cfg-1"}),
+        )
+        .await,
+    )
+    .clone();
     assert_eq!(got["url"], "https://example.com/hook");
     assert_eq!(got["token"], "tok-1");
-    let list = result(&rpc(&base, "ListTaskPushNotificationConfigs", json!({"taskId": slow_id})).await).clone();
+    let list = result(
+        &rpc(
+            &base,
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": slow_id}),
+        )
+        .await,
+    )
+    .clone();
     assert_eq!(list["configs"].as_array().map(Vec::len), Some(1), "{list}");
     assert_eq!(list["configs"][0]["id"], "cfg-slow");
 
@@ -183,19 +248,41 @@ async fn kill_9_then_restart_on_the_same_file() {
     // with event 3, the FAILED status written at start-up, and closes.
     let resp = rpc_stream(&base, "SubscribeToTask", json!({"id": slow_id}), Some("2")).await;
     let rest = read_sse(resp, 100).await;
-    assert_eq!(rest.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["3"], "{rest:?}");
+    assert_eq!(
+        rest.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["3"],
+        "{rest:?}"
+    );
     assert_eq!(kind(&rest[0].data), "statusUpdate");
-    assert_eq!(state_of(&rest[0].data).as_deref(), Some("TASK_STATE_FAILED"));
-    let text = rest[0].data["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(
+        state_of(&rest[0].data).as_deref(),
+        Some("TASK_STATE_FAILED")
+    );
+    let text = rest[0].data["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     assert!(text.contains("server restarted"), "{text}");
 
     // The completed task's log replays whole from before the crash.
     let resp = rpc_stream(&base, "SubscribeToTask", json!({"id": done_id}), Some("1")).await;
     let log = read_sse(resp, 100).await;
-    let ids: Vec<u64> = log.iter().map(|e| e.id.parse().expect("numeric id")).collect();
-    assert_eq!(ids, (2..2 + ids.len() as u64).collect::<Vec<_>>(), "contiguous from 2");
-    assert_eq!(state_of(&log.last().expect("events").data).as_deref(), Some("TASK_STATE_COMPLETED"));
-    assert!(log.iter().any(|e| kind(&e.data) == "artifactUpdate"), "the artifact event survived");
+    let ids: Vec<u64> = log
+        .iter()
+        .map(|e| e.id.parse().expect("numeric id"))
+        .collect();
+    assert_eq!(
+        ids,
+        (2..2 + ids.len() as u64).collect::<Vec<_>>(),
+        "contiguous from 2"
+    );
+    assert_eq!(
+        state_of(&log.last().expect("events").data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
+    assert!(
+        log.iter().any(|e| kind(&e.data) == "artifactUpdate"),
+        "the artifact event survived"
+    );
 
     // A second crash and restart finds the same state: recovery wrote it durably, once.
     let before = result(&rpc(&base, "GetTask", json!({"id": slow_id})).await).clone();
@@ -203,7 +290,16 @@ async fn kill_9_then_restart_on_the_same_file() {
     let server = Server::start(&db);
     let after = result(&rpc(&server.base, "GetTask", json!({"id": slow_id})).await).clone();
     assert_eq!(before, after, "no second recovery event");
-    let resp = rpc_stream(&server.base, "SubscribeToTask", json!({"id": slow_id}), Some("3")).await;
-    assert!(read_sse(resp, 100).await.is_empty(), "caught up: nothing after event 3");
+    let resp = rpc_stream(
+        &server.base,
+        "SubscribeToTask",
+        json!({"id": slow_id}),
+        Some("3"),
+    )
+    .await;
+    assert!(
+        read_sse(resp, 100).await.is_empty(),
+        "caught up: nothing after event 3"
+    );
     drop(server);
 }

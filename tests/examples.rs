@@ -13,17 +13,37 @@ fn snapshot_card(card: &a2a_kit::protocol::AgentCard) -> Value {
 #[test]
 fn cards_snapshot() {
     let url = "http://127.0.0.1:3000";
-    insta::assert_json_snapshot!("hello_card", snapshot_card(&hello::HelloAgent::agent_card(url)));
-    insta::assert_json_snapshot!("streaming_card", snapshot_card(&streaming::CounterAgent::agent_card(url)));
-    insta::assert_json_snapshot!("travel_card", snapshot_card(&travel::TravelAgent::agent_card(url)));
-    insta::assert_json_snapshot!("workshop_card", snapshot_card(&workshop::WorkshopAgent::agent_card(url)));
+    insta::assert_json_snapshot!(
+        "hello_card",
+        snapshot_card(&hello::HelloAgent::agent_card(url))
+    );
+    insta::assert_json_snapshot!(
+        "streaming_card",
+        snapshot_card(&streaming::CounterAgent::agent_card(url))
+    );
+    insta::assert_json_snapshot!(
+        "travel_card",
+        snapshot_card(&travel::TravelAgent::agent_card(url))
+    );
+    insta::assert_json_snapshot!(
+        "workshop_card",
+        snapshot_card(&workshop::WorkshopAgent::agent_card(url))
+    );
 }
 
 #[tokio::test]
 async fn hello_greets_over_both_bindings() {
     let s = serve(hello::a2a()).await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": user_text("Alice")})).await;
-    assert_eq!(r["result"]["task"]["artifacts"][0]["parts"][0]["text"], "Hello, Alice!");
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("Alice")}),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["task"]["artifacts"][0]["parts"][0]["text"],
+        "Hello, Alice!"
+    );
     let v: Value = client()
         .post(format!("{}/message:send", s.base))
         .header("A2A-Version", "1.0")
@@ -34,7 +54,10 @@ async fn hello_greets_over_both_bindings() {
         .json()
         .await
         .unwrap();
-    assert_eq!(v["task"]["status"]["message"]["parts"][0]["text"], "Hello, Bob!");
+    assert_eq!(
+        v["task"]["status"]["message"]["parts"][0]["text"],
+        "Hello, Bob!"
+    );
     let id = v["task"]["id"].as_str().unwrap();
     let got = rpc(&s.base, "GetTask", json!({"id": id})).await;
     assert_eq!(got["result"]["status"]["state"], "TASK_STATE_COMPLETED");
@@ -47,17 +70,32 @@ async fn hello_greets_over_both_bindings() {
 #[tokio::test]
 async fn streaming_counts_in_chunks() {
     let s = serve(streaming::a2a()).await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": user_text("4")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": user_text("4")}),
+        None,
+    )
+    .await;
     let evs = read_sse(resp, 100).await;
-    let chunks: Vec<&Value> = evs.iter().filter(|e| kind(&e.data) == "artifactUpdate").map(|e| &e.data["result"]["artifactUpdate"]).collect();
+    let chunks: Vec<&Value> = evs
+        .iter()
+        .filter(|e| kind(&e.data) == "artifactUpdate")
+        .map(|e| &e.data["result"]["artifactUpdate"])
+        .collect();
     assert_eq!(chunks.len(), 5, "4 numbers and the closing chunk");
     assert_eq!(chunks[0]["artifact"]["parts"][0]["text"], "1\n");
     assert_eq!(chunks[4]["lastChunk"], true);
     assert!(chunks[1..].iter().all(|c| c["append"] == true));
-    assert_eq!(state_of(&evs.last().unwrap().data).as_deref(), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(&evs.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
     // A plain SendMessage gets the assembled artifact (the empty closing part is not kept).
     let r = rpc(&s.base, "SendMessage", json!({"message": user_text("3")})).await;
-    let parts = r["result"]["task"]["artifacts"][0]["parts"].as_array().unwrap();
+    let parts = r["result"]["task"]["artifacts"][0]["parts"]
+        .as_array()
+        .unwrap();
     let text: String = parts.iter().map(|p| p["text"].as_str().unwrap()).collect();
     assert_eq!(text, "1\n2\n3\n");
     assert_eq!(parts.len(), 3);
@@ -79,27 +117,49 @@ async fn travel_typed_skills() {
     let r = rpc(&s.base, "SendMessage", json!({"message": bad})).await;
     assert_eq!(r["error"]["code"], -32602);
     let msg = r["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("book-flight") && msg.contains("message.parts[0].data.passengers"), "{msg}");
+    assert!(
+        msg.contains("book-flight") && msg.contains("message.parts[0].data.passengers"),
+        "{msg}"
+    );
 
     // A typed error rejects the task.
     let zero = json!({"messageId": uuid(), "role": "ROLE_USER", "metadata": {"skillId": "book-flight"},
         "parts": [{"data": {"from": "LIS", "to": "AMS", "date": "2026-12-01", "passengers": 0}}]});
     let r = rpc(&s.base, "SendMessage", json!({"message": zero})).await;
-    assert_eq!(r["result"]["task"]["status"]["state"], "TASK_STATE_REJECTED");
+    assert_eq!(
+        r["result"]["task"]["status"]["state"],
+        "TASK_STATE_REJECTED"
+    );
 
     // JSON in a text part works for typed skills too.
     let conv = json!({"messageId": uuid(), "role": "ROLE_USER", "metadata": {"skillId": "convert"},
         "parts": [{"text": "{\"amount\": 100, \"from\": \"EUR\", \"to\": \"USD\"}"}]});
     let r = rpc(&s.base, "SendMessage", json!({"message": conv})).await;
-    assert_eq!(r["result"]["task"]["artifacts"][0]["parts"][0]["data"]["amount"], 108.0);
+    assert_eq!(
+        r["result"]["task"]["artifacts"][0]["parts"][0]["data"]["amount"],
+        108.0
+    );
 
     // Free text goes to the default skill.
-    let r = rpc(&s.base, "SendMessage", json!({"message": user_text("somewhere warm")})).await;
-    assert!(r["result"]["task"]["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("Lisbon"));
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("somewhere warm")}),
+    )
+    .await;
+    assert!(
+        r["result"]["task"]["artifacts"][0]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Lisbon")
+    );
 
     let card = travel::TravelAgent::agent_card("http://x");
     let ext = &card.capabilities.extensions[0];
-    assert_eq!(ext.uri.as_deref(), Some(a2a_kit::agent::SKILL_SCHEMA_EXTENSION));
+    assert_eq!(
+        ext.uri.as_deref(),
+        Some(a2a_kit::agent::SKILL_SCHEMA_EXTENSION)
+    );
     let params = ext.params.as_ref().unwrap();
     assert!(params["skills"]["book-flight"]["input"]["properties"]["passengers"].is_object());
     assert!(params["skills"]["book-flight"]["output"]["properties"]["confirmation"].is_object());
@@ -107,27 +167,55 @@ async fn travel_typed_skills() {
 
 #[tokio::test]
 async fn workshop_runs_the_whole_pipeline() {
-    let s = serve(workshop::a2a_with(workshop::WorkshopAgent::new(Duration::from_millis(250)), Duration::from_millis(100))).await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": user_text("a stool")})).await;
+    let s = serve(workshop::a2a_with(
+        workshop::WorkshopAgent::new(Duration::from_millis(250)),
+        Duration::from_millis(100),
+    ))
+    .await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("a stool")}),
+    )
+    .await;
     let t = &r["result"]["task"];
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r}");
-    assert!(t["status"]["message"]["parts"][0]["text"].as_str().unwrap().contains("Which finish"));
+    assert!(
+        t["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Which finish")
+    );
     let id = t["id"].as_str().unwrap().to_string();
 
     // A reply the skill cannot use keeps the task waiting, with the reason.
     let mut m = user_text("plastic");
     m["taskId"] = json!(id);
     let r = rpc(&s.base, "SendMessage", json!({"message": m})).await;
-    assert_eq!(r["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(
+        r["result"]["task"]["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
 
     let mut m = user_text("oak");
     m["taskId"] = json!(id);
     let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": m}), None).await;
     let evs = read_sse(resp, 200).await;
     let last = evs.last().unwrap();
-    assert_eq!(state_of(&last.data).as_deref(), Some("TASK_STATE_COMPLETED"));
-    assert!(last.data["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"].as_str().unwrap().contains("a stool, finished in oak"));
-    let chunks = evs.iter().filter(|e| kind(&e.data) == "artifactUpdate").count();
+    assert_eq!(
+        state_of(&last.data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
+    assert!(
+        last.data["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("a stool, finished in oak")
+    );
+    let chunks = evs
+        .iter()
+        .filter(|e| kind(&e.data) == "artifactUpdate")
+        .count();
     assert_eq!(chunks, 4);
 
     let t = rpc(&s.base, "GetTask", json!({"id": id})).await;
@@ -138,8 +226,14 @@ async fn workshop_runs_the_whole_pipeline() {
         .filter(|m| m["metadata"]["kind"] == "status-message")
         .map(|m| m["parts"][0]["data"]["text"].as_str().unwrap().to_string())
         .collect();
-    assert!(statuses.iter().any(|s| s.starts_with("Step 1/4")), "{statuses:?}");
-    assert!(statuses.iter().any(|s| s.starts_with("Still working")), "the narrator spoke before the first artifact: {statuses:?}");
+    assert!(
+        statuses.iter().any(|s| s.starts_with("Step 1/4")),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().any(|s| s.starts_with("Still working")),
+        "the narrator spoke before the first artifact: {statuses:?}"
+    );
     let mut dedup = statuses.clone();
     dedup.dedup();
     assert_eq!(dedup, statuses, "the narrator never repeats itself");
@@ -147,12 +241,26 @@ async fn workshop_runs_the_whole_pipeline() {
 
 #[tokio::test]
 async fn workshop_cancel_mid_build() {
-    let s = serve(workshop::a2a_with(workshop::WorkshopAgent::new(Duration::from_secs(5)), Duration::from_secs(60))).await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": user_text("a table")})).await;
+    let s = serve(workshop::a2a_with(
+        workshop::WorkshopAgent::new(Duration::from_secs(5)),
+        Duration::from_secs(60),
+    ))
+    .await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("a table")}),
+    )
+    .await;
     let id = r["result"]["task"]["id"].as_str().unwrap().to_string();
     let mut m = user_text("walnut");
     m["taskId"] = json!(id);
-    let r = rpc(&s.base, "SendMessage", json!({"message": m, "configuration": {"returnImmediately": true}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": m, "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     assert_eq!(r["result"]["task"]["status"]["state"], "TASK_STATE_WORKING");
     let c = rpc(&s.base, "CancelTask", json!({"id": id})).await;
     assert_eq!(c["result"]["status"]["state"], "TASK_STATE_CANCELED");

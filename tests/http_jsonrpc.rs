@@ -4,7 +4,12 @@
 use a2a_tests::*;
 use serde_json::{Value, json};
 
-async fn raw(base: &str, content_type: Option<&str>, version: Option<&str>, body: impl Into<reqwest::Body>) -> (u16, Value) {
+async fn raw(
+    base: &str,
+    content_type: Option<&str>,
+    version: Option<&str>,
+    body: impl Into<reqwest::Body>,
+) -> (u16, Value) {
     let mut req = client().post(base).body(body);
     if let Some(ct) = content_type {
         req = req.header("content-type", ct);
@@ -18,27 +23,43 @@ async fn raw(base: &str, content_type: Option<&str>, version: Option<&str>, body
 }
 
 fn code(v: &Value) -> i64 {
-    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code in {v}"))
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no error code in {v}"))
 }
 
 fn message(v: &Value) -> String {
-    v["error"]["message"].as_str().unwrap_or_default().to_string()
+    v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test]
 async fn envelope_errors() {
     let s = serve_test_agent().await;
-    let ok_body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
+    let ok_body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
 
     let (st, v) = raw(&s.base, Some("text/plain"), Some("1.0"), ok_body.clone()).await;
-    assert_eq!((st, code(&v)), (200, -32005), "non-JSON content type is refused before parsing");
+    assert_eq!(
+        (st, code(&v)),
+        (200, -32005),
+        "non-JSON content type is refused before parsing"
+    );
     assert!(message(&v).contains("text/plain"));
 
     let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), "{not json").await;
     assert_eq!(code(&v), -32700);
     assert_eq!(v["id"], Value::Null);
 
-    let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), format!("[{ok_body}]")).await;
+    let (_, v) = raw(
+        &s.base,
+        Some("application/json"),
+        Some("1.0"),
+        format!("[{ok_body}]"),
+    )
+    .await;
     assert_eq!(code(&v), -32600);
     assert!(message(&v).contains("batch"));
 
@@ -56,17 +77,20 @@ async fn envelope_errors() {
     let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), bad_id).await;
     assert_eq!(code(&v), -32600);
 
-    let unknown = json!({"jsonrpc": "2.0", "id": "a", "method": "DoMagic", "params": {}}).to_string();
+    let unknown =
+        json!({"jsonrpc": "2.0", "id": "a", "method": "DoMagic", "params": {}}).to_string();
     let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), unknown).await;
     assert_eq!(code(&v), -32601);
     assert!(message(&v).contains("DoMagic"));
 
-    let old = json!({"jsonrpc": "2.0", "id": "a", "method": "message/send", "params": {}}).to_string();
+    let old =
+        json!({"jsonrpc": "2.0", "id": "a", "method": "message/send", "params": {}}).to_string();
     let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), old).await;
     assert_eq!(code(&v), -32601);
     assert!(message(&v).contains("0.3"));
 
-    let arr = json!({"jsonrpc": "2.0", "id": "a", "method": "GetTask", "params": ["x"]}).to_string();
+    let arr =
+        json!({"jsonrpc": "2.0", "id": "a", "method": "GetTask", "params": ["x"]}).to_string();
     let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), arr).await;
     assert_eq!(code(&v), -32602);
 }
@@ -74,7 +98,8 @@ async fn envelope_errors() {
 #[tokio::test]
 async fn version_errors() {
     let s = serve_test_agent().await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}).to_string();
     let (_, v) = raw(&s.base, Some("application/json"), None, body.clone()).await;
     assert_eq!(code(&v), -32009, "a missing version means 0.3");
     assert!(message(&v).contains("A2A-Version"));
@@ -90,7 +115,11 @@ async fn version_errors() {
         .await
         .unwrap();
     let v: Value = resp.json().await.unwrap();
-    assert_eq!(code(&v), -32001, "version accepted; the task does not exist");
+    assert_eq!(
+        code(&v),
+        -32001,
+        "version accepted; the task does not exist"
+    );
 }
 
 #[tokio::test]
@@ -98,20 +127,51 @@ async fn params_errors_name_the_field() {
     let s = serve_test_agent().await;
     let cases = [
         (json!({}), "params.message"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_USER"}}), "params.message"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_ROBOT", "parts": [{"text": "x"}]}}), "params.message.role"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x", "url": "http://a"}]}}), "params.message.parts"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}}), "message.parts"),
-        (json!({"message": {"messageId": "", "role": "ROLE_USER", "parts": [{"text": "x"}]}}), "message.messageId"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}}), "message.role"),
-        (json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": 5}]}}), "params.message.parts"),
-        (json!({"message": user_text("x"), "configuration": {"historyLength": -2}}), "historyLength"),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER"}}),
+            "params.message",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_ROBOT", "parts": [{"text": "x"}]}}),
+            "params.message.role",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x", "url": "http://a"}]}}),
+            "params.message.parts",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}}),
+            "message.parts",
+        ),
+        (
+            json!({"message": {"messageId": "", "role": "ROLE_USER", "parts": [{"text": "x"}]}}),
+            "message.messageId",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}}),
+            "message.role",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": 5}]}}),
+            "params.message.parts",
+        ),
+        (
+            json!({"message": user_text("x"), "configuration": {"historyLength": -2}}),
+            "historyLength",
+        ),
     ];
     for (params, field) in cases {
         let v = rpc(&s.base, "SendMessage", params.clone()).await;
         assert_eq!(code(&v), -32602, "{params}: {v}");
-        assert!(message(&v).contains(field), "{params}: `{}` should name {field}", message(&v));
-        assert_eq!(v["error"]["data"][0]["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
+        assert!(
+            message(&v).contains(field),
+            "{params}: `{}` should name {field}",
+            message(&v)
+        );
+        assert_eq!(
+            v["error"]["data"][0]["@type"],
+            "type.googleapis.com/google.rpc.ErrorInfo"
+        );
         assert_eq!(v["error"]["data"][0]["domain"], "a2a-protocol.org");
     }
     // Nothing was created by any of them.
@@ -122,10 +182,24 @@ async fn params_errors_name_the_field() {
 #[tokio::test]
 async fn routing_errors_list_the_skills() {
     let s = serve_test_agent().await;
-    let v = rpc(&s.base, "SendMessage", json!({"message": user_text("which skill?")})).await;
+    let v = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("which skill?")}),
+    )
+    .await;
     assert_eq!(code(&v), -32602);
-    assert!(message(&v).contains("echo") && message(&v).contains("chunks"), "{}", message(&v));
-    let v = rpc(&s.base, "SendMessage", json!({"message": to_skill("nope", "x")})).await;
+    assert!(
+        message(&v).contains("echo") && message(&v).contains("chunks"),
+        "{}",
+        message(&v)
+    );
+    let v = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("nope", "x")}),
+    )
+    .await;
     assert_eq!(code(&v), -32602);
     assert!(message(&v).contains("nope"));
     // An extractor failure names the skill and the part, before any task exists.
@@ -133,8 +207,15 @@ async fn routing_errors_list_the_skills() {
     m["parts"] = json!([{"data": {"a": 1}}]);
     let v = rpc(&s.base, "SendMessage", json!({"message": m})).await;
     assert_eq!(code(&v), -32602);
-    assert!(message(&v).contains("skill `echo`") && message(&v).contains("text part"), "{}", message(&v));
-    assert_eq!(v["error"]["data"][1]["fieldViolations"][0]["field"], "message.parts");
+    assert!(
+        message(&v).contains("skill `echo`") && message(&v).contains("text part"),
+        "{}",
+        message(&v)
+    );
+    assert_eq!(
+        v["error"]["data"][1]["fieldViolations"][0]["field"],
+        "message.parts"
+    );
     let l = rpc(&s.base, "ListTasks", json!({})).await;
     assert_eq!(l["result"]["totalSize"], 0);
 }
@@ -146,8 +227,14 @@ async fn unknown_ids_are_task_not_found() {
         ("GetTask", json!({"id": "missing"})),
         ("CancelTask", json!({"id": "missing"})),
         ("SubscribeToTask", json!({"id": "missing"})),
-        ("CreateTaskPushNotificationConfig", json!({"taskId": "missing", "url": "https://example.com/hook"})),
-        ("ListTaskPushNotificationConfigs", json!({"taskId": "missing"})),
+        (
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "missing", "url": "https://example.com/hook"}),
+        ),
+        (
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": "missing"}),
+        ),
     ] {
         let v = rpc(&s.base, method, params).await;
         assert_eq!(code(&v), -32001, "{method}: {v}");
@@ -172,7 +259,12 @@ async fn oversized_bodies_get_413() {
 #[tokio::test]
 async fn push_config_crud() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("ask", "x")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await;
     let task_id = r["result"]["task"]["id"].as_str().unwrap().to_string();
     let created = rpc(
         &s.base,
@@ -180,19 +272,52 @@ async fn push_config_crud() {
         json!({"taskId": task_id, "url": "https://example.com/hook", "token": "t0k", "authentication": {"scheme": "Bearer", "credentials": "c"}}),
     )
     .await;
-    let id = created["result"]["id"].as_str().expect("an id is generated").to_string();
+    let id = created["result"]["id"]
+        .as_str()
+        .expect("an id is generated")
+        .to_string();
     assert_eq!(created["result"]["taskId"], task_id);
-    let got = rpc(&s.base, "GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": id})).await;
+    let got = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": id}),
+    )
+    .await;
     assert_eq!(got["result"]["token"], "t0k");
-    let listed = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task_id})).await;
+    let listed = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task_id}),
+    )
+    .await;
     assert_eq!(listed["result"]["configs"].as_array().unwrap().len(), 1);
-    let del = rpc(&s.base, "DeleteTaskPushNotificationConfig", json!({"taskId": task_id, "id": id})).await;
+    let del = rpc(
+        &s.base,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": id}),
+    )
+    .await;
     assert_eq!(del["result"], json!({}));
-    let del2 = rpc(&s.base, "DeleteTaskPushNotificationConfig", json!({"taskId": task_id, "id": id})).await;
+    let del2 = rpc(
+        &s.base,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": id}),
+    )
+    .await;
     assert_eq!(del2["result"], json!({}), "delete is idempotent");
-    let missing = rpc(&s.base, "GetTaskPushNotificationConfig", json!({"taskId": task_id, "id": id})).await;
+    let missing = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task_id, "id": id}),
+    )
+    .await;
     assert_eq!(code(&missing), -32001);
-    let bad = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": task_id, "url": "ftp://x"})).await;
+    let bad = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task_id, "url": "ftp://x"}),
+    )
+    .await;
     assert_eq!(code(&bad), -32602);
     assert!(message(&bad).contains("url"));
 }
@@ -200,11 +325,21 @@ async fn push_config_crud() {
 #[tokio::test]
 async fn capabilities_off_give_the_spec_errors() {
     let s = serve(a2a_kit_axum::A2a::new(TestAgent).with_builder(|b| b.streaming(false))).await;
-    let v = rpc(&s.base, "SendStreamingMessage", json!({"message": to_skill("echo", "x")})).await;
+    let v = rpc(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("echo", "x")}),
+    )
+    .await;
     assert_eq!(code(&v), -32004);
     let v = rpc(&s.base, "SubscribeToTask", json!({"id": "x"})).await;
     assert_eq!(code(&v), -32004);
-    let v = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": "x", "url": "https://e.com"})).await;
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": "x", "url": "https://e.com"}),
+    )
+    .await;
     assert_eq!(code(&v), -32003);
     let v = rpc(
         &s.base,
@@ -215,7 +350,14 @@ async fn capabilities_off_give_the_spec_errors() {
     assert_eq!(code(&v), -32003);
     let v = rpc(&s.base, "GetExtendedAgentCard", json!({})).await;
     assert_eq!(code(&v), -32004);
-    let card: Value = client().get(format!("{}/.well-known/agent-card.json", s.base)).send().await.unwrap().json().await.unwrap();
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(card["capabilities"]["streaming"], false);
     assert_eq!(card["capabilities"]["pushNotifications"], false);
 }
@@ -225,11 +367,16 @@ async fn extended_card_and_required_extensions() {
     let s = serve(a2a_kit_axum::A2a::new(TestAgent).with_builder(|b| {
         let mut extended = a2a_kit::agent::Agent::info(&TestAgent).card("http://x");
         extended.name = "Test Agent (extended)".into();
-        b.extended_card(extended).require_extension("urn:a2a-kit:test-ext")
+        b.extended_card(extended)
+            .require_extension("urn:a2a-kit:test-ext")
     }))
     .await;
     let v = rpc(&s.base, "GetExtendedAgentCard", json!({})).await;
-    assert_eq!(code(&v), -32008, "the required extension was not activated: {v}");
+    assert_eq!(
+        code(&v),
+        -32008,
+        "the required extension was not activated: {v}"
+    );
     assert!(message(&v).contains("urn:a2a-kit:test-ext"));
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard"});
     let resp = client()
@@ -240,10 +387,21 @@ async fn extended_card_and_required_extensions() {
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.headers()["a2a-extensions"], "urn:a2a-kit:test-ext", "activated extensions are echoed");
+    assert_eq!(
+        resp.headers()["a2a-extensions"],
+        "urn:a2a-kit:test-ext",
+        "activated extensions are echoed"
+    );
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["result"]["name"], "Test Agent (extended)");
-    let card: Value = client().get(format!("{}/.well-known/agent-card.json", s.base)).send().await.unwrap().json().await.unwrap();
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(card["capabilities"]["extendedAgentCard"], true);
     assert_eq!(card["capabilities"]["extensions"][0]["required"], true);
 }
@@ -255,14 +413,28 @@ async fn agent_card_caching() {
     let resp = client().get(&url).send().await.unwrap();
     assert_eq!(resp.status(), 200);
     let etag = resp.headers()["etag"].to_str().unwrap().to_string();
-    assert!(resp.headers()["cache-control"].to_str().unwrap().contains("max-age"));
+    assert!(
+        resp.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
     assert!(resp.headers().contains_key("last-modified"));
     let card: Value = resp.json().await.unwrap();
     assert_eq!(card["supportedInterfaces"][0]["url"], s.base);
     assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
-    let again = client().get(&url).header("If-None-Match", &etag).send().await.unwrap();
+    let again = client()
+        .get(&url)
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 304);
     assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
-    let legacy = client().get(format!("{}/.well-known/agent.json", s.base)).send().await.unwrap();
+    let legacy = client()
+        .get(format!("{}/.well-known/agent.json", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(legacy.status(), 200);
 }

@@ -25,17 +25,32 @@ async fn routes_work() {
     let id = v["task"]["id"].as_str().unwrap().to_string();
     assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 
-    let got: Value = req(reqwest::Method::GET, format!("{}/tasks/{id}?historyLength=1", s.base)).send().await.unwrap().json().await.unwrap();
+    let got: Value = req(
+        reqwest::Method::GET,
+        format!("{}/tasks/{id}?historyLength=1", s.base),
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(got["id"], id);
     assert_eq!(got["history"].as_array().unwrap().len(), 1);
 
-    let list: Value = req(reqwest::Method::GET, format!("{}/tasks?pageSize=1&includeArtifacts=true&status=TASK_STATE_COMPLETED", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = req(
+        reqwest::Method::GET,
+        format!(
+            "{}/tasks?pageSize=1&includeArtifacts=true&status=TASK_STATE_COMPLETED",
+            s.base
+        ),
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(list["totalSize"], 1);
     assert_eq!(list["pageSize"], 1);
     assert_eq!(list["nextPageToken"], "");
@@ -44,11 +59,24 @@ async fn routes_work() {
     // Cancel an input-required task, with and without a body.
     let asked = send(&s.base, "ask", "x").await;
     let aid = asked["task"]["id"].as_str().unwrap();
-    let c = req(reqwest::Method::POST, format!("{}/tasks/{aid}:cancel", s.base)).send().await.unwrap();
+    let c = req(
+        reqwest::Method::POST,
+        format!("{}/tasks/{aid}:cancel", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(c.status(), 200);
     let c: Value = c.json().await.unwrap();
     assert_eq!(c["status"]["state"], "TASK_STATE_CANCELED");
-    let again = req(reqwest::Method::POST, format!("{}/tasks/{aid}:cancel", s.base)).json(&json!({})).send().await.unwrap();
+    let again = req(
+        reqwest::Method::POST,
+        format!("{}/tasks/{aid}:cancel", s.base),
+    )
+    .json(&json!({}))
+    .send()
+    .await
+    .unwrap();
     assert_eq!(again.status(), 400);
     let e: Value = again.json().await.unwrap();
     assert_eq!(e["error"]["status"], "FAILED_PRECONDITION");
@@ -58,16 +86,22 @@ async fn routes_work() {
 #[tokio::test]
 async fn tenant_prefix_and_application_a2a_json() {
     let s = serve_test_agent().await;
-    let resp = req(reqwest::Method::POST, format!("{}/acme/message:send", s.base))
-        .header("content-type", "application/a2a+json")
-        .body(json!({"message": to_skill("echo", "t")}).to_string())
-        .send()
-        .await
-        .unwrap();
+    let resp = req(
+        reqwest::Method::POST,
+        format!("{}/acme/message:send", s.base),
+    )
+    .header("content-type", "application/a2a+json")
+    .body(json!({"message": to_skill("echo", "t")}).to_string())
+    .send()
+    .await
+    .unwrap();
     assert_eq!(resp.status(), 200);
     let v: Value = resp.json().await.unwrap();
     let id = v["task"]["id"].as_str().unwrap();
-    let got = req(reqwest::Method::GET, format!("{}/acme/tasks/{id}", s.base)).send().await.unwrap();
+    let got = req(reqwest::Method::GET, format!("{}/acme/tasks/{id}", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(got.status(), 200);
 }
 
@@ -82,20 +116,40 @@ async fn streams_carry_bare_stream_responses() {
     let evs = read_sse(resp, 100).await;
     assert!(evs[0].data.get("jsonrpc").is_none());
     assert!(evs[0].data.get("task").is_some());
-    assert_eq!(evs.last().unwrap().data["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        evs.last().unwrap().data["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
 
     // Subscribe by GET and by POST; Last-Event-ID replay.
     let v = send(&s.base, "slow", "300").await;
     let id = v["task"]["id"].as_str().unwrap();
     for method in [reqwest::Method::GET, reqwest::Method::POST] {
-        let resp = req(method.clone(), format!("{}/tasks/{id}:subscribe", s.base)).header("Last-Event-ID", "1").send().await.unwrap();
+        let resp = req(method.clone(), format!("{}/tasks/{id}:subscribe", s.base))
+            .header("Last-Event-ID", "1")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 200, "{method}");
         let evs = read_sse(resp, 100).await;
         assert_eq!(evs[0].id, "2");
-        assert_eq!(evs.last().unwrap().data["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED");
+        assert_eq!(
+            evs.last().unwrap().data["statusUpdate"]["status"]["state"],
+            "TASK_STATE_COMPLETED"
+        );
     }
-    let fresh = req(reqwest::Method::GET, format!("{}/tasks/{id}:subscribe", s.base)).send().await.unwrap();
-    assert_eq!(fresh.status(), 400, "a terminal task cannot be subscribed to");
+    let fresh = req(
+        reqwest::Method::GET,
+        format!("{}/tasks/{id}:subscribe", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(
+        fresh.status(),
+        400,
+        "a terminal task cannot be subscribed to"
+    );
 }
 
 #[tokio::test]
@@ -114,31 +168,61 @@ async fn push_config_routes() {
         .unwrap();
     let cid = created["id"].as_str().unwrap();
     assert_eq!(created["taskId"], id);
-    let list: Value = req(reqwest::Method::GET, base.clone()).send().await.unwrap().json().await.unwrap();
+    let list: Value = req(reqwest::Method::GET, base.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["configs"][0]["id"], cid);
-    let one = req(reqwest::Method::GET, format!("{base}/{cid}")).send().await.unwrap();
+    let one = req(reqwest::Method::GET, format!("{base}/{cid}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(one.status(), 200);
-    let del = req(reqwest::Method::DELETE, format!("{base}/{cid}")).send().await.unwrap();
+    let del = req(reqwest::Method::DELETE, format!("{base}/{cid}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(del.status(), 200);
     assert_eq!(del.json::<Value>().await.unwrap(), json!({}));
-    let gone = req(reqwest::Method::GET, format!("{base}/{cid}")).send().await.unwrap();
+    let gone = req(reqwest::Method::GET, format!("{base}/{cid}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(gone.status(), 404);
 }
 
 #[tokio::test]
 async fn errors_have_the_right_status_and_shape() {
     let s = serve_test_agent().await;
-    let nf = req(reqwest::Method::GET, format!("{}/tasks/nope", s.base)).send().await.unwrap();
+    let nf = req(reqwest::Method::GET, format!("{}/tasks/nope", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(nf.status(), 404);
     let e: Value = nf.json().await.unwrap();
     assert_eq!(e["error"]["code"], 404);
     assert_eq!(e["error"]["status"], "NOT_FOUND");
-    assert_eq!(e["error"]["details"][0]["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
+    assert_eq!(
+        e["error"]["details"][0]["@type"],
+        "type.googleapis.com/google.rpc.ErrorInfo"
+    );
 
-    let route = req(reqwest::Method::GET, format!("{}/nothing/here/at/all", s.base)).send().await.unwrap();
+    let route = req(
+        reqwest::Method::GET,
+        format!("{}/nothing/here/at/all", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(route.status(), 404);
 
-    let verb = req(reqwest::Method::DELETE, format!("{}/message:send", s.base)).send().await.unwrap();
+    let verb = req(reqwest::Method::DELETE, format!("{}/message:send", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(verb.status(), 405);
     assert_eq!(verb.headers()["allow"], "POST");
 
@@ -150,7 +234,10 @@ async fn errors_have_the_right_status_and_shape() {
         .unwrap();
     assert_eq!(ct.status(), 400);
     let e: Value = ct.json().await.unwrap();
-    assert_eq!(e["error"]["details"][0]["reason"], "CONTENT_TYPE_NOT_SUPPORTED");
+    assert_eq!(
+        e["error"]["details"][0]["reason"],
+        "CONTENT_TYPE_NOT_SUPPORTED"
+    );
 
     let bad = req(reqwest::Method::POST, format!("{}/message:send", s.base))
         .header("content-type", "application/json")
@@ -160,16 +247,38 @@ async fn errors_have_the_right_status_and_shape() {
         .unwrap();
     assert_eq!(bad.status(), 400);
 
-    let page = req(reqwest::Method::GET, format!("{}/tasks?pageSize=150", s.base)).send().await.unwrap();
+    let page = req(
+        reqwest::Method::GET,
+        format!("{}/tasks?pageSize=150", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(page.status(), 400);
     let e: Value = page.json().await.unwrap();
     assert!(e["error"]["message"].as_str().unwrap().contains("pageSize"));
-    let flag = req(reqwest::Method::GET, format!("{}/tasks?includeArtifacts=yes", s.base)).send().await.unwrap();
+    let flag = req(
+        reqwest::Method::GET,
+        format!("{}/tasks?includeArtifacts=yes", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(flag.status(), 400);
-    let status = req(reqwest::Method::GET, format!("{}/tasks?status=DONE", s.base)).send().await.unwrap();
+    let status = req(
+        reqwest::Method::GET,
+        format!("{}/tasks?status=DONE", s.base),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(status.status(), 400);
 
-    let nover = client().get(format!("{}/tasks", s.base)).send().await.unwrap();
+    let nover = client()
+        .get(format!("{}/tasks", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(nover.status(), 400);
     let e: Value = nover.json().await.unwrap();
     assert_eq!(e["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED");

@@ -87,7 +87,9 @@ fn interop_dir() -> PathBuf {
 }
 
 fn scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop").join("conformance")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("interop")
+        .join("conformance")
 }
 
 /// Print past the test harness's output capture, so the note shows in every run.
@@ -124,8 +126,14 @@ impl Drop for DirLock {
 }
 
 fn tool_version(program: &str) -> Option<String> {
-    let out = Command::new(program).arg("--version").stdin(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The directory holding node_modules with the pinned SDK (and a fresh copy of the script),
@@ -142,9 +150,16 @@ fn js_setup() -> Option<PathBuf> {
         return None;
     };
     // The SDK declares engines.node >= 20.
-    let major: u32 = node.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let major: u32 = node
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
     if major < 20 {
-        note(&format!("NOTE: skipping the @a2a-js/sdk interop checks: node {node} is older than the SDK's minimum, 20"));
+        note(&format!(
+            "NOTE: skipping the @a2a-js/sdk interop checks: node {node} is older than the SDK's minimum, 20"
+        ));
         return None;
     }
     if tool_version("npm").is_none() {
@@ -152,7 +167,8 @@ fn js_setup() -> Option<PathBuf> {
         return None;
     }
     let src = scripts().join("js");
-    let lock = std::fs::read_to_string(src.join("package-lock.json")).expect("read js/package-lock.json");
+    let lock =
+        std::fs::read_to_string(src.join("package-lock.json")).expect("read js/package-lock.json");
     let manifest = std::fs::read_to_string(src.join("package.json")).expect("read js/package.json");
     let dir = interop_dir().join("js");
     std::fs::create_dir_all(interop_dir()).expect("create the interop directory");
@@ -160,7 +176,12 @@ fn js_setup() -> Option<PathBuf> {
     let marker = dir.join(".a2a-kit-installed");
     let wanted = format!("{manifest}\n{lock}");
     let installed = std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted)
-        && dir.join("node_modules").join("@a2a-js").join("sdk").join("package.json").exists();
+        && dir
+            .join("node_modules")
+            .join("@a2a-js")
+            .join("sdk")
+            .join("package.json")
+            .exists();
     if !installed {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create the npm directory");
@@ -181,11 +202,15 @@ fn js_setup() -> Option<PathBuf> {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        note(&format!("installed @a2a-js/sdk (npm ci) in {:.1} s", start.elapsed().as_secs_f64()));
+        note(&format!(
+            "installed @a2a-js/sdk (npm ci) in {:.1} s",
+            start.elapsed().as_secs_f64()
+        ));
         std::fs::write(&marker, wanted).expect("write the npm marker");
     }
     // The script resolves the SDK from the node_modules beside it.
-    std::fs::copy(scripts().join("js_client.mjs"), dir.join("js_client.mjs")).expect("copy js_client.mjs");
+    std::fs::copy(scripts().join("js_client.mjs"), dir.join("js_client.mjs"))
+        .expect("copy js_client.mjs");
     Some(dir)
 }
 
@@ -196,26 +221,51 @@ type Records = Arc<Mutex<HashMap<String, Vec<Value>>>>;
 
 /// `POST /hook/{key}` records the delivery; `GET /received/{key}` lists them.
 async fn webhook() -> (String, tokio::task::JoinHandle<()>) {
-    async fn hook(State(records): State<Records>, UrlPath(key): UrlPath<String>, headers: HeaderMap, body: Bytes) -> StatusCode {
-        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    async fn hook(
+        State(records): State<Records>,
+        UrlPath(key): UrlPath<String>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> StatusCode {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
         let record = json!({
             "token": header("x-a2a-notification-token"),
             "authorization": header("authorization"),
             "contentType": header("content-type"),
             "body": String::from_utf8_lossy(&body),
         });
-        records.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().push(record);
+        records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_default()
+            .push(record);
         StatusCode::NO_CONTENT
     }
-    async fn received(State(records): State<Records>, UrlPath(key): UrlPath<String>) -> Json<Value> {
-        let list = records.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned().unwrap_or_default();
+    async fn received(
+        State(records): State<Records>,
+        UrlPath(key): UrlPath<String>,
+    ) -> Json<Value> {
+        let list = records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+            .unwrap_or_default();
         Json(Value::Array(list))
     }
     let app = axum::Router::new()
         .route("/hook/{key}", post(hook))
         .route("/received/{key}", get(received))
         .with_state(Records::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the webhook");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the webhook");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve the webhook");
@@ -234,7 +284,16 @@ struct Run {
 
 impl Run {
     fn label(&self) -> String {
-        format!("{} {} {}", self.client, self.binding, if self.no_streaming { "no-streaming" } else { "main" })
+        format!(
+            "{} {} {}",
+            self.client,
+            self.binding,
+            if self.no_streaming {
+                "no-streaming"
+            } else {
+                "main"
+            }
+        )
     }
 }
 
@@ -246,7 +305,11 @@ struct Outcome {
 }
 
 async fn run_script(mut cmd: Command, label: String) -> Outcome {
-    let dir = interop_dir().join(format!("run-{}-{}", std::process::id(), label.replace(' ', "-")));
+    let dir = interop_dir().join(format!(
+        "run-{}-{}",
+        std::process::id(),
+        label.replace(' ', "-")
+    ));
     std::fs::create_dir_all(&dir).expect("create the run directory");
     let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
     let start = Instant::now();
@@ -274,12 +337,28 @@ async fn run_script(mut cmd: Command, label: String) -> Outcome {
     let _ = std::fs::remove_dir_all(&dir);
     let output = format!("--- stdout\n{stdout}\n--- stderr\n{stderr}");
     let Some(status) = status else {
-        return Outcome { summary: None, error: Some(format!("took more than {RUN_TIMEOUT:?}\n{output}")), seconds };
+        return Outcome {
+            summary: None,
+            error: Some(format!("took more than {RUN_TIMEOUT:?}\n{output}")),
+            seconds,
+        };
     };
     match serde_json::from_str::<Value>(stdout.lines().last().unwrap_or("")) {
-        Ok(summary) if status.success() => Outcome { summary: Some(summary), error: None, seconds },
-        Ok(_) => Outcome { summary: None, error: Some(format!("exited with {status}\n{output}")), seconds },
-        Err(e) => Outcome { summary: None, error: Some(format!("printed no JSON summary ({e}), {status}\n{output}")), seconds },
+        Ok(summary) if status.success() => Outcome {
+            summary: Some(summary),
+            error: None,
+            seconds,
+        },
+        Ok(_) => Outcome {
+            summary: None,
+            error: Some(format!("exited with {status}\n{output}")),
+            seconds,
+        },
+        Err(e) => Outcome {
+            summary: None,
+            error: Some(format!("printed no JSON summary ({e}), {status}\n{output}")),
+            seconds,
+        },
     }
 }
 
@@ -287,7 +366,8 @@ fn command(run: &Run, py: Option<&Path>, js: Option<&Path>, base: &str, webhook:
     let mut cmd = match run.client {
         "py" => {
             let mut c = Command::new(py.expect("the venv"));
-            c.arg(scripts().join("py_client.py")).env("PYTHONDONTWRITEBYTECODE", "1");
+            c.arg(scripts().join("py_client.py"))
+                .env("PYTHONDONTWRITEBYTECODE", "1");
             c
         }
         _ => {
@@ -305,64 +385,114 @@ fn command(run: &Run, py: Option<&Path>, js: Option<&Path>, base: &str, webhook:
 }
 
 /// The failures of one run (a missing or failing check), and the known deviations it showed.
-fn judge(run: &Run, outcome: &Outcome, failures: &mut Vec<String>, known: &mut Vec<String>) -> String {
+fn judge(
+    run: &Run,
+    outcome: &Outcome,
+    failures: &mut Vec<String>,
+    known: &mut Vec<String>,
+) -> String {
     let label = run.label();
     let Some(summary) = &outcome.summary else {
-        failures.push(format!("{label}: the script failed: {}", outcome.error.as_deref().unwrap_or("?")));
+        failures.push(format!(
+            "{label}: the script failed: {}",
+            outcome.error.as_deref().unwrap_or("?")
+        ));
         return format!("{label}: SCRIPT FAILED ({:.1} s)", outcome.seconds);
     };
     let checks = summary["checks"].as_array().cloned().unwrap_or_default();
-    let mut expected: Vec<&str> = if run.no_streaming { NO_STREAMING_CHECKS } else { MAIN_CHECKS }.to_vec();
+    let mut expected: Vec<&str> = if run.no_streaming {
+        NO_STREAMING_CHECKS
+    } else {
+        MAIN_CHECKS
+    }
+    .to_vec();
     if run.client == "py" {
         expected.push("strict_wire");
     }
-    let by_name: HashMap<&str, &Value> = checks.iter().filter_map(|c| Some((c["check"].as_str()?, c))).collect();
+    let by_name: HashMap<&str, &Value> = checks
+        .iter()
+        .filter_map(|c| Some((c["check"].as_str()?, c)))
+        .collect();
     let mut ok = 0;
     for name in &expected {
-        let deviation = KNOWN_DEVIATIONS.iter().find(|(c, b, n, _)| *c == run.client && *b == run.binding && n == name);
+        let deviation = KNOWN_DEVIATIONS
+            .iter()
+            .find(|(c, b, n, _)| *c == run.client && *b == run.binding && n == name);
         match by_name.get(name) {
             Some(c) if c["ok"] == true => {
                 ok += 1;
                 if let Some((.., why)) = deviation {
-                    note(&format!("NOTE: {label}: `{name}` passes now, remove it from KNOWN_DEVIATIONS ({why})"));
+                    note(&format!(
+                        "NOTE: {label}: `{name}` passes now, remove it from KNOWN_DEVIATIONS ({why})"
+                    ));
                 }
             }
             Some(c) => {
                 let detail = serde_json::to_string_pretty(&c["detail"]).unwrap_or_default();
                 match deviation {
-                    Some((.., why)) => known.push(format!("{label}: `{name}` (known deviation: {why}):\n{detail}")),
+                    Some((.., why)) => known.push(format!(
+                        "{label}: `{name}` (known deviation: {why}):\n{detail}"
+                    )),
                     None => failures.push(format!("{label}: `{name}` failed:\n{detail}")),
                 }
             }
-            None => failures.push(format!("{label}: `{name}` was not reported (checks: {:?})", by_name.keys().collect::<Vec<_>>())),
+            None => failures.push(format!(
+                "{label}: `{name}` was not reported (checks: {:?})",
+                by_name.keys().collect::<Vec<_>>()
+            )),
         }
     }
     for c in &checks {
         let name = c["check"].as_str().unwrap_or("?");
         if !expected.contains(&name) && c["ok"] != true {
-            failures.push(format!("{label}: `{name}` failed:\n{}", serde_json::to_string_pretty(&c["detail"]).unwrap_or_default()));
+            failures.push(format!(
+                "{label}: `{name}` failed:\n{}",
+                serde_json::to_string_pretty(&c["detail"]).unwrap_or_default()
+            ));
         }
     }
-    format!("{label}: {ok}/{} checks ok ({:.1} s)", expected.len(), outcome.seconds)
+    format!(
+        "{label}: {ok}/{} checks ok ({:.1} s)",
+        expected.len(),
+        outcome.seconds
+    )
 }
 
 async fn conformance_agent(flags: ConformanceFlags) -> TestServer {
     // Long enough for a client to subscribe to (or register a push config on) a running task.
-    serve(a2a_with(ConformanceAgent { slow: Duration::from_millis(1500) }, &flags)).await
+    serve(a2a_with(
+        ConformanceAgent {
+            slow: Duration::from_millis(1500),
+        },
+        &flags,
+    ))
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn official_clients_against_the_conformance_agent() {
     let start = Instant::now();
-    let (py, js) = tokio::join!(tokio::task::spawn_blocking(common::python), tokio::task::spawn_blocking(js_dir));
+    let (py, js) = tokio::join!(
+        tokio::task::spawn_blocking(common::python),
+        tokio::task::spawn_blocking(js_dir)
+    );
     let (py, js) = (py.expect("python setup"), js.expect("npm setup"));
     let setup = start.elapsed().as_secs_f64();
     if py.is_none() && js.is_none() {
         return;
     }
 
-    let main = conformance_agent(ConformanceFlags { push: true, extended_card: true, ..Default::default() }).await;
-    let off = conformance_agent(ConformanceFlags { no_streaming: true, ..Default::default() }).await;
+    let main = conformance_agent(ConformanceFlags {
+        push: true,
+        extended_card: true,
+        ..Default::default()
+    })
+    .await;
+    let off = conformance_agent(ConformanceFlags {
+        no_streaming: true,
+        ..Default::default()
+    })
+    .await;
     let (hook, hook_task) = webhook().await;
 
     let mut runs = Vec::new();
@@ -372,19 +502,34 @@ async fn official_clients_against_the_conformance_agent() {
         }
         for binding in ["jsonrpc", "rest"] {
             for no_streaming in [false, true] {
-                runs.push(Run { client, binding, no_streaming });
+                runs.push(Run {
+                    client,
+                    binding,
+                    no_streaming,
+                });
             }
         }
     }
     let outcomes = futures::future::join_all(runs.iter().map(|run| {
-        let base = if run.no_streaming { &off.base } else { &main.base };
-        run_script(command(run, py.as_deref(), js.as_deref(), base, &hook), run.label())
+        let base = if run.no_streaming {
+            &off.base
+        } else {
+            &main.base
+        };
+        run_script(
+            command(run, py.as_deref(), js.as_deref(), base, &hook),
+            run.label(),
+        )
     }))
     .await;
     hook_task.abort();
 
     let (mut failures, mut known) = (Vec::new(), Vec::new());
-    let lines: Vec<String> = runs.iter().zip(&outcomes).map(|(run, o)| judge(run, o, &mut failures, &mut known)).collect();
+    let lines: Vec<String> = runs
+        .iter()
+        .zip(&outcomes)
+        .map(|(run, o)| judge(run, o, &mut failures, &mut known))
+        .collect();
     println!("setup (venv / npm, cached after the first run): {setup:.1} s");
     for line in &lines {
         println!("{line}");

@@ -13,11 +13,15 @@ use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_client_against_our_server() {
-    let Some(py) = tokio::task::spawn_blocking(common::python).await.unwrap() else { return };
+    let Some(py) = tokio::task::spawn_blocking(common::python).await.unwrap() else {
+        return;
+    };
     let server = serve_test_agent().await;
     let script = common::script("client.py");
     // Output goes to files, so a chatty child can never block on a full pipe.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-python").join(format!("client-run-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("interop-python")
+        .join(format!("client-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
     let child = std::process::Command::new(&py)
@@ -34,13 +38,19 @@ async fn the_python_sdk_client_against_our_server() {
         if let Some(status) = child.0.try_wait().expect("poll client.py") {
             break status;
         }
-        assert!(std::time::Instant::now() < deadline, "client.py took more than 180 s");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "client.py took more than 180 s"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(status.success(), "client.py failed ({status}):\n{stdout}\n{stderr}");
+    assert!(
+        status.success(),
+        "client.py failed ({status}):\n{stdout}\n{stderr}"
+    );
     let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or(""))
         .unwrap_or_else(|e| panic!("client.py printed no JSON summary ({e}):\n{stdout}\n{stderr}"));
     println!("{}", serde_json::to_string_pretty(&summary).unwrap());
@@ -55,7 +65,11 @@ async fn the_python_sdk_client_against_our_server() {
         // card
         assert_eq!(r["card"]["name"], "Test Agent", "{ctx}");
         assert_eq!(r["card"]["streaming"], true);
-        let transport = if binding == "JSONRPC" { "JsonRpcTransport" } else { "RestTransport" };
+        let transport = if binding == "JSONRPC" {
+            "JsonRpcTransport"
+        } else {
+            "RestTransport"
+        };
         assert_eq!(r["transport"], transport, "{ctx}");
         // send (blocking) and a direct message
         assert_eq!(r["send"]["state"], "TASK_STATE_COMPLETED", "{ctx}");
@@ -63,19 +77,42 @@ async fn the_python_sdk_client_against_our_server() {
         assert_eq!(r["direct"]["payload"], "message", "{ctx}");
         assert_eq!(r["direct"]["text"], "direct: yo");
         // stream
-        let kinds: Vec<&str> = r["stream"]["kinds"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let kinds: Vec<&str> = r["stream"]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         assert_eq!(kinds.first(), Some(&"task"), "{ctx}");
         assert_eq!(r["stream"]["final"], "TASK_STATE_COMPLETED", "{ctx}");
         assert_eq!(
             r["stream"]["chunks"],
-            serde_json::json!([["c0 ", false, false], ["c1 ", true, false], ["c2 ", true, true]]),
+            serde_json::json!([
+                ["c0 ", false, false],
+                ["c1 ", true, false],
+                ["c2 ", true, true]
+            ]),
             "{ctx}"
         );
         // returnImmediately, get, subscribe
         let g = &r["get_subscribe"];
-        assert!(matches!(g["initial"].as_str(), Some("TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING")), "{ctx}");
-        assert!(g["get"].as_str().is_some_and(|s| s.starts_with("TASK_STATE_")), "{ctx}");
-        assert_eq!(g["subscribe_kinds"][0], "task", "{ctx}: subscribe starts with a snapshot");
+        assert!(
+            matches!(
+                g["initial"].as_str(),
+                Some("TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING")
+            ),
+            "{ctx}"
+        );
+        assert!(
+            g["get"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("TASK_STATE_")),
+            "{ctx}"
+        );
+        assert_eq!(
+            g["subscribe_kinds"][0], "task",
+            "{ctx}: subscribe starts with a snapshot"
+        );
         assert_eq!(g["subscribe_final"], "TASK_STATE_COMPLETED", "{ctx}");
         assert_eq!(g["done"], "TASK_STATE_COMPLETED");
         assert_eq!(g["text"], "slept 600");
@@ -106,9 +143,24 @@ async fn the_python_sdk_client_against_our_server() {
     // Every response parsed strictly into the SDK's protobuf types.
     let strict = &summary["strict"];
     let parsed = &strict["parsed"];
-    for ty in ["AgentCard", "SendMessageResponse", "StreamResponse", "Task", "ListTasksResponse", "TaskPushNotificationConfig", "ErrorInfo"] {
-        assert!(parsed[ty].as_i64().unwrap_or(0) > 0, "nothing parsed as {ty}: {parsed}");
+    for ty in [
+        "AgentCard",
+        "SendMessageResponse",
+        "StreamResponse",
+        "Task",
+        "ListTasksResponse",
+        "TaskPushNotificationConfig",
+        "ErrorInfo",
+    ] {
+        assert!(
+            parsed[ty].as_i64().unwrap_or(0) > 0,
+            "nothing parsed as {ty}: {parsed}"
+        );
     }
     let violations = strict["violations"].as_array().unwrap();
-    assert!(violations.is_empty(), "wire deviations found by strict ProtoJSON parsing:\n{}", serde_json::to_string_pretty(violations).unwrap());
+    assert!(
+        violations.is_empty(),
+        "wire deviations found by strict ProtoJSON parsing:\n{}",
+        serde_json::to_string_pretty(violations).unwrap()
+    );
 }

@@ -14,15 +14,23 @@ pub const REQUIREMENTS: &[&str] = &["a2a-sdk[http-server]==1.3.0", "uvicorn==0.5
 
 /// The scripts: tests/interop/python.
 pub fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("interop").join("python").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("interop")
+        .join("python")
+        .join(name)
 }
 
 fn venv_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-python").join("venv-a2a-sdk-1.3.0")
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("interop-python")
+        .join("venv-a2a-sdk-1.3.0")
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| format!("{what}: {e}"))?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -85,19 +93,37 @@ fn setup() -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !venv_ok {
-        note("NOTE: skipping the Python interop tests: `python3 -m venv` is not available on this machine");
+        note(
+            "NOTE: skipping the Python interop tests: `python3 -m venv` is not available on this machine",
+        );
         return None;
     }
-    if let Err(e) = run(Command::new("python3").arg("-m").arg("venv").arg(&dir), "python3 -m venv") {
+    if let Err(e) = run(
+        Command::new("python3").arg("-m").arg("venv").arg(&dir),
+        "python3 -m venv",
+    ) {
         // `venv` exists but cannot create environments (e.g. Debian without python3-venv).
-        note(&format!("NOTE: skipping the Python interop tests: `python3 -m venv` is unusable here: {e}"));
+        note(&format!(
+            "NOTE: skipping the Python interop tests: `python3 -m venv` is unusable here: {e}"
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         return None;
     }
     let mut pip = Command::new(&py);
-    pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]).args(REQUIREMENTS);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-q",
+    ])
+    .args(REQUIREMENTS);
     if let Err(e) = run(&mut pip, "pip install (PyPI)") {
-        panic!("could not install the official Python SDK into {}: {e}", dir.display());
+        panic!(
+            "could not install the official Python SDK into {}: {e}",
+            dir.display()
+        );
     }
     std::fs::write(&marker, wanted).expect("write the venv marker");
     Some(py)
@@ -121,7 +147,11 @@ impl Drop for ChildGuard {
 
 /// A free port on 127.0.0.1 (bound and released).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
 }
 
 /// Start the Python SDK server; returns it and its base URL once its card is served.
@@ -143,7 +173,10 @@ pub async fn start_python_server(py: &Path) -> (ChildGuard, String) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(status) = guard.0.try_wait().expect("poll server.py") {
-            panic!("server.py exited early ({status}):\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+            panic!(
+                "server.py exited early ({status}):\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
         }
         let ok = http
             .get(format!("{base}/.well-known/agent-card.json"))
@@ -153,7 +186,11 @@ pub async fn start_python_server(py: &Path) -> (ChildGuard, String) {
         if ok {
             return (guard, base);
         }
-        assert!(Instant::now() < deadline, "server.py did not come up within 60 s; log: {}", log.display());
+        assert!(
+            Instant::now() < deadline,
+            "server.py did not come up within 60 s; log: {}",
+            log.display()
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

@@ -13,7 +13,12 @@ fn task_of(r: &Value) -> &Value {
 #[tokio::test]
 async fn blocking_send_completes_with_forced_artifact() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("echo", "hi there")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "hi there")}),
+    )
+    .await;
     let t = task_of(&r);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
     assert_eq!(t["artifacts"][0]["parts"][0]["text"], "hi there");
@@ -35,46 +40,100 @@ async fn return_immediately_then_background_completion() {
     .await;
     let t = task_of(&r);
     let state = t["status"]["state"].as_str().unwrap();
-    assert!(state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING", "{state}");
+    assert!(
+        state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING",
+        "{state}"
+    );
     let id = t["id"].as_str().unwrap();
-    let done = wait_task(&s.base, id, |t| t["status"]["state"] == "TASK_STATE_COMPLETED").await;
+    let done = wait_task(&s.base, id, |t| {
+        t["status"]["state"] == "TASK_STATE_COMPLETED"
+    })
+    .await;
     assert_eq!(done["artifacts"][0]["parts"][0]["text"], "slept 300");
 }
 
 #[tokio::test]
 async fn history_length_semantics() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("echo", "a"), "configuration": {"historyLength": 0}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "a"), "configuration": {"historyLength": 0}}),
+    )
+    .await;
     assert!(task_of(&r).get("history").is_none(), "{r}");
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let full = rpc(&s.base, "GetTask", json!({"id": id})).await;
-    assert_eq!(full["result"]["history"].as_array().unwrap().len(), 2, "user message + final agent message");
+    assert_eq!(
+        full["result"]["history"].as_array().unwrap().len(),
+        2,
+        "user message + final agent message"
+    );
     let one = rpc(&s.base, "GetTask", json!({"id": id, "historyLength": 1})).await;
     let h = one["result"]["history"].as_array().unwrap();
     assert_eq!(h.len(), 1);
-    assert_eq!(h[0]["role"], "ROLE_AGENT", "the most recent message is kept");
+    assert_eq!(
+        h[0]["role"], "ROLE_AGENT",
+        "the most recent message is kept"
+    );
     let neg = rpc(&s.base, "GetTask", json!({"id": id, "historyLength": -1})).await;
     assert_eq!(neg["error"]["code"], -32602);
-    assert!(neg["error"]["message"].as_str().unwrap().contains("historyLength"));
+    assert!(
+        neg["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("historyLength")
+    );
 }
 
 #[tokio::test]
 async fn streaming_chunks_in_order_and_close() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("chunks", "5")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("chunks", "5")}),
+        None,
+    )
+    .await;
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let evs = read_sse(resp, 100).await;
     let kinds: Vec<&str> = evs.iter().map(|e| kind(&e.data)).collect();
     assert_eq!(
         kinds,
-        ["task", "statusUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "artifactUpdate", "statusUpdate"]
+        [
+            "task",
+            "statusUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "artifactUpdate",
+            "statusUpdate"
+        ]
     );
-    assert_eq!(state_of(&evs[0].data).as_deref(), Some("TASK_STATE_SUBMITTED"));
-    assert_eq!(state_of(&evs[1].data).as_deref(), Some("TASK_STATE_WORKING"));
-    assert_eq!(state_of(&evs[7].data).as_deref(), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(&evs[0].data).as_deref(),
+        Some("TASK_STATE_SUBMITTED")
+    );
+    assert_eq!(
+        state_of(&evs[1].data).as_deref(),
+        Some("TASK_STATE_WORKING")
+    );
+    assert_eq!(
+        state_of(&evs[7].data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
     let ids: Vec<u64> = evs.iter().map(|e| e.id.parse().unwrap()).collect();
-    assert_eq!(ids, (1..=8).collect::<Vec<_>>(), "SSE ids are the log sequence");
-    let arts: Vec<&Value> = evs[2..7].iter().map(|e| &e.data["result"]["artifactUpdate"]).collect();
+    assert_eq!(
+        ids,
+        (1..=8).collect::<Vec<_>>(),
+        "SSE ids are the log sequence"
+    );
+    let arts: Vec<&Value> = evs[2..7]
+        .iter()
+        .map(|e| &e.data["result"]["artifactUpdate"])
+        .collect();
     let aid = &arts[0]["artifact"]["artifactId"];
     for (i, a) in arts.iter().enumerate() {
         assert_eq!(&a["artifact"]["artifactId"], aid);
@@ -93,14 +152,28 @@ async fn streaming_chunks_in_order_and_close() {
 #[tokio::test]
 async fn direct_message_stream_is_one_message() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("direct", "yo")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("direct", "yo")}),
+        None,
+    )
+    .await;
     let evs = read_sse(resp, 10).await;
     assert_eq!(evs.len(), 1);
     assert_eq!(kind(&evs[0].data), "message");
-    assert_eq!(evs[0].data["result"]["message"]["parts"][0]["text"], "direct: yo");
+    assert_eq!(
+        evs[0].data["result"]["message"]["parts"][0]["text"],
+        "direct: yo"
+    );
     assert!(evs[0].data["result"]["message"]["contextId"].is_string());
     // Unary too, and no task was created.
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("direct", "x")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("direct", "x")}),
+    )
+    .await;
     assert_eq!(r["result"]["message"]["role"], "ROLE_AGENT");
     let l = rpc(&s.base, "ListTasks", json!({})).await;
     assert_eq!(l["result"]["totalSize"], 0);
@@ -109,14 +182,24 @@ async fn direct_message_stream_is_one_message() {
 #[tokio::test]
 async fn status_messages_are_indicators_kept_in_history() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("status", "")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("status", "")}),
+        None,
+    )
+    .await;
     let evs = read_sse(resp, 100).await;
     let statuses: Vec<&Value> = evs
         .iter()
         .filter(|e| kind(&e.data) == "statusUpdate")
         .filter_map(|e| e.data["result"]["statusUpdate"]["status"].get("message"))
         .collect();
-    assert_eq!(statuses.len(), 3, "three progress messages (the final artifact is not text content)");
+    assert_eq!(
+        statuses.len(),
+        3,
+        "three progress messages (the final artifact is not text content)"
+    );
     for (i, m) in statuses.iter().enumerate() {
         assert_eq!(m["metadata"]["kind"], "status-message");
         assert_eq!(m["parts"][0]["data"]["type"], "status-indicator");
@@ -124,7 +207,12 @@ async fn status_messages_are_indicators_kept_in_history() {
     }
     let task_id = evs[0].data["result"]["task"]["id"].as_str().unwrap();
     let t = rpc(&s.base, "GetTask", json!({"id": task_id})).await;
-    let kinds: Vec<&Value> = t["result"]["history"].as_array().unwrap().iter().map(|m| &m["metadata"]["kind"]).collect();
+    let kinds: Vec<&Value> = t["result"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["metadata"]["kind"])
+        .collect();
     assert_eq!(kinds.iter().filter(|k| **k == "status-message").count(), 3);
     assert_eq!(t["result"]["artifacts"][0]["name"], "answer");
 }
@@ -132,7 +220,12 @@ async fn status_messages_are_indicators_kept_in_history() {
 #[tokio::test]
 async fn many_subscribers_see_identical_sequences() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "700"), "configuration": {"returnImmediately": true}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "700"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let mut handles = Vec::new();
     for i in 0..8 {
@@ -151,8 +244,15 @@ async fn many_subscribers_see_identical_sequences() {
         let seqs: Vec<u64> = evs[1..].iter().map(|e| e.id.parse().unwrap()).collect();
         let expected: Vec<u64> = (snap_seq + 1..=snap_seq + seqs.len() as u64).collect();
         assert_eq!(seqs, expected, "no gap, no duplicate after the snapshot");
-        assert_eq!(state_of(&evs.last().unwrap().data).as_deref(), Some("TASK_STATE_COMPLETED"));
-        tails.push(evs.iter().map(|e| (e.id.clone(), kind(&e.data).to_string())).collect::<Vec<_>>());
+        assert_eq!(
+            state_of(&evs.last().unwrap().data).as_deref(),
+            Some("TASK_STATE_COMPLETED")
+        );
+        tails.push(
+            evs.iter()
+                .map(|e| (e.id.clone(), kind(&e.data).to_string()))
+                .collect::<Vec<_>>(),
+        );
     }
     // Every subscriber ends with the same final events (log positions are global).
     let last: Vec<_> = tails.iter().map(|t| t.last().cloned()).collect();
@@ -162,7 +262,12 @@ async fn many_subscribers_see_identical_sequences() {
 #[tokio::test]
 async fn last_event_id_replays_after_the_task_ended() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("chunks", "3")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("chunks", "3")}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     // Fresh subscription to a terminal task: UnsupportedOperation.
     let fresh = rpc(&s.base, "SubscribeToTask", json!({"id": id})).await;
@@ -172,41 +277,76 @@ async fn last_event_id_replays_after_the_task_ended() {
     let evs = read_sse(resp, 100).await;
     let ids: Vec<&str> = evs.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, ["3", "4", "5", "6"]);
-    assert_eq!(state_of(&evs[3].data).as_deref(), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(&evs[3].data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
     // Caught up already: an empty stream that closes.
     let resp = rpc_stream(&s.base, "SubscribeToTask", json!({"id": id}), Some("6")).await;
     assert!(read_sse(resp, 100).await.is_empty());
     // Garbage Last-Event-ID is a client error naming the header.
     let bad = rpc_stream(&s.base, "SubscribeToTask", json!({"id": id}), Some("abc")).await;
     let v: Value = bad.json().await.unwrap();
-    assert!(v["error"]["message"].as_str().unwrap().contains("Last-Event-ID"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Last-Event-ID")
+    );
 }
 
 #[tokio::test]
 async fn reconnect_mid_stream_sees_every_event_once() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "500"), "configuration": {"returnImmediately": true}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "500"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let resp = rpc_stream(&s.base, "SubscribeToTask", json!({"id": id}), None).await;
     let first = read_sse(resp, 1).await; // snapshot only, then drop the connection
     let seen: u64 = first[0].id.parse().unwrap();
-    let resp = rpc_stream(&s.base, "SubscribeToTask", json!({"id": id}), Some(&seen.to_string())).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SubscribeToTask",
+        json!({"id": id}),
+        Some(&seen.to_string()),
+    )
+    .await;
     let rest = read_sse(resp, 100).await;
     let seqs: Vec<u64> = rest.iter().map(|e| e.id.parse().unwrap()).collect();
-    assert_eq!(seqs, (seen + 1..=seen + seqs.len() as u64).collect::<Vec<_>>());
-    assert_eq!(state_of(&rest.last().unwrap().data).as_deref(), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        seqs,
+        (seen + 1..=seen + seqs.len() as u64).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        state_of(&rest.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
 }
 
 #[tokio::test]
 async fn cancel_fires_token_and_is_final() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "20000"), "configuration": {"returnImmediately": true}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "20000"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let c = rpc(&s.base, "CancelTask", json!({"id": id})).await;
     assert_eq!(c["result"]["status"]["state"], "TASK_STATE_CANCELED", "{c}");
     let again = rpc(&s.base, "CancelTask", json!({"id": id})).await;
     assert_eq!(again["error"]["code"], -32002);
-    assert!(again["error"]["message"].as_str().unwrap().contains("TASK_STATE_CANCELED"));
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("TASK_STATE_CANCELED")
+    );
     let missing = rpc(&s.base, "CancelTask", json!({"id": "nope"})).await;
     assert_eq!(missing["error"]["code"], -32001);
 }
@@ -214,9 +354,17 @@ async fn cancel_fires_token_and_is_final() {
 #[tokio::test]
 async fn canceled_is_never_overwritten_by_a_stubborn_skill() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("stubborn", "x"), "configuration": {"returnImmediately": true}})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("stubborn", "x"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
-    wait_task(&s.base, &id, |t| t["status"]["state"] == "TASK_STATE_WORKING").await;
+    wait_task(&s.base, &id, |t| {
+        t["status"]["state"] == "TASK_STATE_WORKING"
+    })
+    .await;
     let c = rpc(&s.base, "CancelTask", json!({"id": id})).await;
     assert_eq!(c["result"]["status"]["state"], "TASK_STATE_CANCELED");
     tokio::time::sleep(Duration::from_millis(600)).await; // past the 300 ms grace: aborted
@@ -243,7 +391,10 @@ async fn cancel_races_with_completion() {
         let (c, t) = h.await.unwrap();
         let final_state = t["result"]["status"]["state"].as_str().unwrap().to_string();
         if c.get("result").is_some() {
-            assert_eq!(final_state, "TASK_STATE_CANCELED", "a successful cancel is final");
+            assert_eq!(
+                final_state, "TASK_STATE_CANCELED",
+                "a successful cancel is final"
+            );
         } else {
             assert_eq!(c["error"]["code"], -32002);
             assert_eq!(final_state, "TASK_STATE_COMPLETED");
@@ -254,10 +405,24 @@ async fn cancel_races_with_completion() {
 #[tokio::test]
 async fn disconnect_is_not_cancel() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("slow", "300")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("slow", "300")}),
+        None,
+    )
+    .await;
     let first = read_sse(resp, 1).await; // then the response is dropped
-    let id = first[0].data["result"]["task"]["id"].as_str().unwrap().to_string();
-    let t = wait_task(&s.base, &id, |t| t["status"]["state"].as_str().is_some_and(|s| s != "TASK_STATE_WORKING" && s != "TASK_STATE_SUBMITTED")).await;
+    let id = first[0].data["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = wait_task(&s.base, &id, |t| {
+        t["status"]["state"]
+            .as_str()
+            .is_some_and(|s| s != "TASK_STATE_WORKING" && s != "TASK_STATE_SUBMITTED")
+    })
+    .await;
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED");
 }
 
@@ -269,7 +434,12 @@ async fn failures_end_the_task_with_a_reason() {
         ("fail", "TASK_STATE_FAILED", "it broke"),
         ("reject", "TASK_STATE_REJECTED", "not today"),
     ] {
-        let r = rpc(&s.base, "SendMessage", json!({"message": to_skill(skill, "x")})).await;
+        let r = rpc(
+            &s.base,
+            "SendMessage",
+            json!({"message": to_skill(skill, "x")}),
+        )
+        .await;
         let t = task_of(&r);
         assert_eq!(t["status"]["state"], state, "{skill}: {r}");
         let msg = t["status"]["message"]["parts"][0]["text"].as_str().unwrap();
@@ -279,14 +449,26 @@ async fn failures_end_the_task_with_a_reason() {
 
 #[tokio::test]
 async fn skill_timeout_fails_the_task() {
-    let s = serve(a2a_kit_axum::A2a::new(TestAgent).execution(a2a_kit::runtime::ExecutionConfig {
-        skill_timeout: Some(Duration::from_millis(100)),
-        ..Default::default()
-    }))
+    let s = serve(
+        a2a_kit_axum::A2a::new(TestAgent).execution(a2a_kit::runtime::ExecutionConfig {
+            skill_timeout: Some(Duration::from_millis(100)),
+            ..Default::default()
+        }),
+    )
     .await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "5000")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "5000")}),
+    )
+    .await;
     assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_FAILED");
-    assert!(task_of(&r)["status"]["message"]["parts"][0]["text"].as_str().unwrap().contains("timed out"));
+    assert!(
+        task_of(&r)["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
 }
 
 #[tokio::test]
@@ -296,8 +478,14 @@ async fn ask_suspends_and_resumes() {
     let r = rpc(&s.base, "SendMessage", json!({"message": m1})).await;
     let t = task_of(&r);
     assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r}");
-    assert_eq!(t["status"]["message"]["parts"][0]["text"], "What is your name?");
-    let (id, ctx) = (t["id"].as_str().unwrap().to_string(), t["contextId"].as_str().unwrap().to_string());
+    assert_eq!(
+        t["status"]["message"]["parts"][0]["text"],
+        "What is your name?"
+    );
+    let (id, ctx) = (
+        t["id"].as_str().unwrap().to_string(),
+        t["contextId"].as_str().unwrap().to_string(),
+    );
     // Follow-up with taskId only: the context is inferred.
     let mut m2 = user_text("Ada");
     m2["taskId"] = json!(id);
@@ -306,7 +494,12 @@ async fn ask_suspends_and_resumes() {
     assert_eq!(t2["status"]["state"], "TASK_STATE_COMPLETED", "{r2}");
     assert_eq!(t2["artifacts"][0]["parts"][0]["text"], "Hello, Ada");
     assert_eq!(t2["contextId"], ctx);
-    let users: Vec<&Value> = t2["history"].as_array().unwrap().iter().filter(|m| m["role"] == "ROLE_USER").collect();
+    let users: Vec<&Value> = t2["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .collect();
     assert_eq!(users.len(), 2);
     assert_eq!(users[1]["parts"][0]["text"], "Ada");
 }
@@ -314,16 +507,28 @@ async fn ask_suspends_and_resumes() {
 #[tokio::test]
 async fn ask_over_a_stream_closes_on_input_required() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("ask", "go")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("ask", "go")}),
+        None,
+    )
+    .await;
     let evs = read_sse(resp, 100).await;
-    assert_eq!(state_of(&evs.last().unwrap().data).as_deref(), Some("TASK_STATE_INPUT_REQUIRED"));
+    assert_eq!(
+        state_of(&evs.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_INPUT_REQUIRED")
+    );
     let id = evs[0].data["result"]["task"]["id"].as_str().unwrap();
     let mut m = user_text("Grace");
     m["taskId"] = json!(id);
     let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": m}), None).await;
     let evs = read_sse(resp, 100).await;
     assert_eq!(kind(&evs[0].data), "task");
-    assert_eq!(state_of(evs.last().map(|e| &e.data).unwrap()).as_deref(), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(evs.last().map(|e| &e.data).unwrap()).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
 }
 
 #[tokio::test]
@@ -335,7 +540,10 @@ async fn stateless_multi_turn_keeps_every_message() {
     assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let ctx = task_of(&r)["contextId"].clone();
-    for (n, expect) in [(2, "TASK_STATE_INPUT_REQUIRED"), (3, "TASK_STATE_COMPLETED")] {
+    for (n, expect) in [
+        (2, "TASK_STATE_INPUT_REQUIRED"),
+        (3, "TASK_STATE_COMPLETED"),
+    ] {
         // The same messageId every time: duplicates are accepted and kept.
         let m = json!({"messageId": dup_id, "role": "ROLE_USER", "taskId": id, "contextId": ctx, "parts": [{"text": format!("msg {n}")}]});
         let r = rpc(&s.base, "SendMessage", json!({"message": m})).await;
@@ -356,21 +564,36 @@ async fn stateless_multi_turn_keeps_every_message() {
 #[tokio::test]
 async fn multi_turn_errors() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("echo", "done")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "done")}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let mut m = user_text("more");
     m["taskId"] = json!(id);
     let e = rpc(&s.base, "SendMessage", json!({"message": m})).await;
     assert_eq!(e["error"]["code"], -32004, "terminal task: {e}");
 
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("ask", "x")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await;
     let id = task_of(&r)["id"].as_str().unwrap().to_string();
     let mut m = user_text("more");
     m["taskId"] = json!(id);
     m["contextId"] = json!("some-other-context");
     let e = rpc(&s.base, "SendMessage", json!({"message": m})).await;
     assert_eq!(e["error"]["code"], -32602, "{e}");
-    assert!(e["error"]["message"].as_str().unwrap().contains("contextId"));
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("contextId")
+    );
 
     let mut m = user_text("more");
     m["taskId"] = json!("no-such-task");
@@ -381,7 +604,12 @@ async fn multi_turn_errors() {
 #[tokio::test]
 async fn auth_required_resumes() {
     let s = serve_test_agent().await;
-    let r = rpc(&s.base, "SendMessage", json!({"message": to_skill("auth", "x")})).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("auth", "x")}),
+    )
+    .await;
     assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_AUTH_REQUIRED");
     let mut m = user_text("token ok");
     m["taskId"] = task_of(&r)["id"].clone();
@@ -398,19 +626,38 @@ async fn list_tasks_filters_and_pages() {
         m["contextId"] = json!(ctx);
         rpc(&s.base, "SendMessage", json!({"message": m})).await;
     }
-    rpc(&s.base, "SendMessage", json!({"message": to_skill("reject", "x")})).await;
+    rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("reject", "x")}),
+    )
+    .await;
     let mut seen = Vec::new();
     let mut token = String::new();
     for page in 0.. {
-        let r = rpc(&s.base, "ListTasks", json!({"contextId": ctx, "pageSize": 3, "pageToken": token})).await;
+        let r = rpc(
+            &s.base,
+            "ListTasks",
+            json!({"contextId": ctx, "pageSize": 3, "pageToken": token}),
+        )
+        .await;
         let res = &r["result"];
         assert_eq!(res["totalSize"], 7);
         assert_eq!(res["pageSize"], 3);
         for t in res["tasks"].as_array().unwrap() {
-            assert!(t.get("artifacts").is_none(), "artifacts omitted unless asked");
-            seen.push((t["status"]["timestamp"].as_str().unwrap().to_string(), t["id"].as_str().unwrap().to_string()));
+            assert!(
+                t.get("artifacts").is_none(),
+                "artifacts omitted unless asked"
+            );
+            seen.push((
+                t["status"]["timestamp"].as_str().unwrap().to_string(),
+                t["id"].as_str().unwrap().to_string(),
+            ));
         }
-        token = res["nextPageToken"].as_str().expect("nextPageToken always present").to_string();
+        token = res["nextPageToken"]
+            .as_str()
+            .expect("nextPageToken always present")
+            .to_string();
         if token.is_empty() {
             assert_eq!(page, 2);
             break;
@@ -420,14 +667,35 @@ async fn list_tasks_filters_and_pages() {
     let mut sorted = seen.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(seen, sorted, "newest first");
-    let with = rpc(&s.base, "ListTasks", json!({"contextId": ctx, "includeArtifacts": true, "pageSize": 1})).await;
+    let with = rpc(
+        &s.base,
+        "ListTasks",
+        json!({"contextId": ctx, "includeArtifacts": true, "pageSize": 1}),
+    )
+    .await;
     assert!(with["result"]["tasks"][0]["artifacts"].is_array());
-    let rej = rpc(&s.base, "ListTasks", json!({"status": "TASK_STATE_REJECTED"})).await;
+    let rej = rpc(
+        &s.base,
+        "ListTasks",
+        json!({"status": "TASK_STATE_REJECTED"}),
+    )
+    .await;
     assert_eq!(rej["result"]["totalSize"], 1);
-    let future = rpc(&s.base, "ListTasks", json!({"statusTimestampAfter": "2999-01-01T00:00:00Z"})).await;
+    let future = rpc(
+        &s.base,
+        "ListTasks",
+        json!({"statusTimestampAfter": "2999-01-01T00:00:00Z"}),
+    )
+    .await;
     assert_eq!(future["result"]["totalSize"], 0);
     assert_eq!(future["result"]["nextPageToken"], "");
-    for bad in [json!({"pageSize": 101}), json!({"pageSize": -1}), json!({"historyLength": -1}), json!({"status": "TASK_STATE_BOGUS"}), json!({"pageToken": "garbage!"})] {
+    for bad in [
+        json!({"pageSize": 101}),
+        json!({"pageSize": -1}),
+        json!({"historyLength": -1}),
+        json!({"status": "TASK_STATE_BOGUS"}),
+        json!({"pageToken": "garbage!"}),
+    ] {
         let e = rpc(&s.base, "ListTasks", bad.clone()).await;
         assert_eq!(e["error"]["code"], -32602, "{bad}: {e}");
     }
@@ -436,14 +704,36 @@ async fn list_tasks_filters_and_pages() {
 #[tokio::test]
 async fn reconnect_at_every_point_replays_exactly_the_rest() {
     let s = serve_test_agent().await;
-    let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("chunks", "6")}), None).await;
+    let resp = rpc_stream(
+        &s.base,
+        "SendStreamingMessage",
+        json!({"message": to_skill("chunks", "6")}),
+        None,
+    )
+    .await;
     let full = read_sse(resp, 100).await;
-    let task_id = full[0].data["result"]["task"]["id"].as_str().unwrap().to_string();
-    let all: Vec<(String, Value)> = full.iter().map(|e| (e.id.clone(), e.data["result"].clone())).collect();
+    let task_id = full[0].data["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let all: Vec<(String, Value)> = full
+        .iter()
+        .map(|e| (e.id.clone(), e.data["result"].clone()))
+        .collect();
     // Resume after every possible event: the replay is exactly the suffix, byte for byte.
     for k in 1..all.len() {
-        let resp = rpc_stream(&s.base, "SubscribeToTask", json!({"id": task_id}), Some(&all[k - 1].0)).await;
-        let rest: Vec<(String, Value)> = read_sse(resp, 100).await.into_iter().map(|e| (e.id, e.data["result"].clone())).collect();
+        let resp = rpc_stream(
+            &s.base,
+            "SubscribeToTask",
+            json!({"id": task_id}),
+            Some(&all[k - 1].0),
+        )
+        .await;
+        let rest: Vec<(String, Value)> = read_sse(resp, 100)
+            .await
+            .into_iter()
+            .map(|e| (e.id, e.data["result"].clone()))
+            .collect();
         assert_eq!(rest, all[k..].to_vec(), "resume after event {k}");
     }
 }
@@ -451,29 +741,63 @@ async fn reconnect_at_every_point_replays_exactly_the_rest() {
 #[tokio::test]
 async fn graceful_shutdown_leaves_no_task_working() {
     let s = serve_test_agent().await;
-    let quick = rpc(&s.base, "SendMessage", json!({"message": to_skill("slow", "100"), "configuration": {"returnImmediately": true}})).await;
-    let stuck = rpc(&s.base, "SendMessage", json!({"message": to_skill("stubborn", "x"), "configuration": {"returnImmediately": true}})).await;
+    let quick = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "100"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let stuck = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("stubborn", "x"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
     s.service.shutdown(Duration::from_millis(500)).await;
     let quick = rpc(&s.base, "GetTask", json!({"id": task_of(&quick)["id"]})).await;
-    assert_eq!(quick["result"]["status"]["state"], "TASK_STATE_COMPLETED", "finished within the deadline");
+    assert_eq!(
+        quick["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "finished within the deadline"
+    );
     let stuck = rpc(&s.base, "GetTask", json!({"id": task_of(&stuck)["id"]})).await;
     assert_eq!(stuck["result"]["status"]["state"], "TASK_STATE_FAILED");
-    assert!(stuck["result"]["status"]["message"]["parts"][0]["text"].as_str().unwrap().contains("shut down"));
+    assert!(
+        stuck["result"]["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("shut down")
+    );
 }
 
 #[tokio::test]
 async fn status_styles_are_configurable() {
     use a2a_kit::runtime::{ExecutionConfig, StatusStyle};
     for (style, expect) in [(StatusStyle::Text, Some("text")), (StatusStyle::None, None)] {
-        let s = serve(a2a_kit_axum::A2a::new(TestAgent).execution(ExecutionConfig { status_style: style, ..Default::default() })).await;
-        let resp = rpc_stream(&s.base, "SendStreamingMessage", json!({"message": to_skill("status", "")}), None).await;
+        let s = serve(
+            a2a_kit_axum::A2a::new(TestAgent).execution(ExecutionConfig {
+                status_style: style,
+                ..Default::default()
+            }),
+        )
+        .await;
+        let resp = rpc_stream(
+            &s.base,
+            "SendStreamingMessage",
+            json!({"message": to_skill("status", "")}),
+            None,
+        )
+        .await;
         let evs = read_sse(resp, 100).await;
         let working: Vec<&Value> = evs
             .iter()
             .filter(|e| state_of(&e.data).as_deref() == Some("TASK_STATE_WORKING"))
             .map(|e| &e.data["result"]["statusUpdate"]["status"])
             .collect();
-        assert_eq!(working.len(), 4, "the initial WORKING and three progress updates");
+        assert_eq!(
+            working.len(),
+            4,
+            "the initial WORKING and three progress updates"
+        );
         match expect {
             Some(key) => assert_eq!(working[1]["message"]["parts"][0][key], "step 1"),
             None => assert!(working.iter().all(|s| s.get("message").is_none())),
@@ -491,19 +815,54 @@ async fn mounts_under_a_prefix_in_an_app_with_state() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let agent = a2a_kit_axum::A2a::new(TestAgent).public_url(format!("{base}/agents/test"));
     let app = axum::Router::new()
-        .route("/health", axum::routing::get(|axum::extract::State(s): axum::extract::State<AppState>| async move { s.greeting }))
+        .route(
+            "/health",
+            axum::routing::get(
+                |axum::extract::State(s): axum::extract::State<AppState>| async move { s.greeting },
+            ),
+        )
         .nest("/agents/test", agent.router())
         .merge(agent.well_known_router())
         .with_state(AppState { greeting: "ok" });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    assert_eq!(client().get(format!("{base}/health")).send().await.unwrap().text().await.unwrap(), "ok");
-    let card: Value = client().get(format!("{base}/.well-known/agent-card.json")).send().await.unwrap().json().await.unwrap();
-    let url = card["supportedInterfaces"][0]["url"].as_str().unwrap().to_string();
+    assert_eq!(
+        client()
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+        "ok"
+    );
+    let card: Value = client()
+        .get(format!("{base}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = card["supportedInterfaces"][0]["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(url, format!("{base}/agents/test"));
-    let r = rpc(&url, "SendMessage", json!({"message": to_skill("echo", "nested")})).await;
+    let r = rpc(
+        &url,
+        "SendMessage",
+        json!({"message": to_skill("echo", "nested")}),
+    )
+    .await;
     assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_COMPLETED");
     let id = task_of(&r)["id"].as_str().unwrap();
-    let got = client().get(format!("{url}/tasks/{id}")).header("A2A-Version", "1.0").send().await.unwrap();
+    let got = client()
+        .get(format!("{url}/tasks/{id}"))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(got.status(), 200);
     server.abort();
 }

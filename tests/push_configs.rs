@@ -11,11 +11,17 @@ use serde_json::{Value, json};
 /// The test agent with push delivery (strict SSRF policy, no retries: the public example
 /// URLs below are never really reached).
 async fn serve_push() -> TestServer {
-    serve(A2a::new(TestAgent).with_builder(|b| b.push_delivery(PushConfig::default().retry(RetryPolicy::none())))).await
+    serve(
+        A2a::new(TestAgent)
+            .with_builder(|b| b.push_delivery(PushConfig::default().retry(RetryPolicy::none()))),
+    )
+    .await
 }
 
 fn code(v: &Value) -> i64 {
-    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {v}"))
+    v["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {v}"))
 }
 
 fn rest(method: reqwest::Method, url: String) -> reqwest::RequestBuilder {
@@ -23,14 +29,29 @@ fn rest(method: reqwest::Method, url: String) -> reqwest::RequestBuilder {
 }
 
 async fn new_task(base: &str) -> String {
-    let r = rpc(base, "SendMessage", json!({"message": to_skill("ask", "x")})).await;
-    r["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("{r}")).to_string()
+    let r = rpc(
+        base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await;
+    r["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string()
 }
 
 #[tokio::test]
 async fn jsonrpc_operations() {
     let s = serve_push().await;
-    let card: Value = client().get(format!("{}/.well-known/agent-card.json", s.base)).send().await.unwrap().json().await.unwrap();
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     let task = new_task(&s.base).await;
 
@@ -42,42 +63,103 @@ async fn jsonrpc_operations() {
                "authentication": {"scheme": "Bearer", "credentials": "cred-a"}}),
     )
     .await;
-    let a_id = a["result"]["id"].as_str().expect("generated id").to_string();
+    let a_id = a["result"]["id"]
+        .as_str()
+        .expect("generated id")
+        .to_string();
     assert!(!a_id.is_empty());
     assert_eq!(a["result"]["taskId"], task);
     assert_eq!(a["result"]["authentication"]["credentials"], "cred-a");
-    let b = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": task, "id": "mine", "url": "https://hooks.example.com/b"})).await;
+    let b = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "mine", "url": "https://hooks.example.com/b"}),
+    )
+    .await;
     assert_eq!(b["result"]["id"], "mine");
 
     // Get.
-    let got = rpc(&s.base, "GetTaskPushNotificationConfig", json!({"taskId": task, "id": a_id})).await;
+    let got = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": a_id}),
+    )
+    .await;
     assert_eq!(got["result"]["url"], "https://hooks.example.com/a");
     assert_eq!(got["result"]["token"], "tok-a");
 
     // List, whole and paged.
-    let all = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task})).await;
-    let ids: Vec<&str> = all["result"]["configs"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let all = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    let ids: Vec<&str> = all["result"]["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, [a_id.as_str(), "mine"]);
-    let page = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task, "pageSize": 1})).await;
+    let page = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task, "pageSize": 1}),
+    )
+    .await;
     assert_eq!(page["result"]["configs"].as_array().unwrap().len(), 1);
-    let token = page["result"]["nextPageToken"].as_str().unwrap().to_string();
-    let page2 = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task, "pageSize": 1, "pageToken": token})).await;
+    let token = page["result"]["nextPageToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let page2 = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task, "pageSize": 1, "pageToken": token}),
+    )
+    .await;
     assert_eq!(page2["result"]["configs"][0]["id"], "mine");
 
     // Delete is idempotent; Get of a deleted config is TaskNotFound.
     for _ in 0..2 {
-        let d = rpc(&s.base, "DeleteTaskPushNotificationConfig", json!({"taskId": task, "id": "mine"})).await;
+        let d = rpc(
+            &s.base,
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": task, "id": "mine"}),
+        )
+        .await;
         assert_eq!(d["result"], json!({}), "{d}");
     }
-    let gone = rpc(&s.base, "GetTaskPushNotificationConfig", json!({"taskId": task, "id": "mine"})).await;
+    let gone = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "mine"}),
+    )
+    .await;
     assert_eq!(code(&gone), -32001);
-    let never = rpc(&s.base, "GetTaskPushNotificationConfig", json!({"taskId": task, "id": "never-existed"})).await;
+    let never = rpc(
+        &s.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "never-existed"}),
+    )
+    .await;
     assert_eq!(code(&never), -32001);
     // A config for a task that does not exist.
-    let orphan = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": "no-such-task", "url": "https://hooks.example.com/x"})).await;
+    let orphan = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": "no-such-task", "url": "https://hooks.example.com/x"}),
+    )
+    .await;
     assert_eq!(code(&orphan), -32001);
     // Required fields.
-    let no_url = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": task})).await;
+    let no_url = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task}),
+    )
+    .await;
     assert_eq!(code(&no_url), -32602);
 }
 
@@ -92,7 +174,12 @@ async fn inline_configs_on_send_and_stream() {
     )
     .await;
     let task = r["result"]["task"]["id"].as_str().unwrap().to_string();
-    let list = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task})).await;
+    let list = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
     let cfg = &list["result"]["configs"][0];
     assert_eq!(cfg["url"], "https://hooks.example.com/inline");
     assert_eq!(cfg["taskId"], task.as_str());
@@ -106,9 +193,20 @@ async fn inline_configs_on_send_and_stream() {
     )
     .await;
     let events = read_sse(resp, 20).await;
-    let task = events[0].data["result"]["task"]["id"].as_str().unwrap().to_string();
-    let list = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task})).await;
-    assert_eq!(list["result"]["configs"][0]["url"], "https://hooks.example.com/inline");
+    let task = events[0].data["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert_eq!(
+        list["result"]["configs"][0]["url"],
+        "https://hooks.example.com/inline"
+    );
 
     // REST SendMessage with an inline config.
     let v: Value = rest(reqwest::Method::POST, format!("{}/message:send", s.base))
@@ -120,13 +218,16 @@ async fn inline_configs_on_send_and_stream() {
         .await
         .unwrap();
     let task = v["task"]["id"].as_str().unwrap();
-    let list: Value = rest(reqwest::Method::GET, format!("{}/tasks/{task}/pushNotificationConfigs", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = rest(
+        reqwest::Method::GET,
+        format!("{}/tasks/{task}/pushNotificationConfigs", s.base),
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(list["configs"].as_array().unwrap().len(), 1);
 }
 
@@ -143,7 +244,11 @@ async fn rest_operations() {
     assert_eq!(created.status(), 200);
     let created: Value = created.json().await.unwrap();
     let id = created["id"].as_str().unwrap().to_string();
-    assert_eq!(created["taskId"], task.as_str(), "taskId comes from the path");
+    assert_eq!(
+        created["taskId"],
+        task.as_str(),
+        "taskId comes from the path"
+    );
     let with_id: Value = rest(reqwest::Method::POST, base.clone())
         .json(&json!({"id": "fixed", "url": "https://hooks.example.com/f"}))
         .send()
@@ -154,26 +259,51 @@ async fn rest_operations() {
         .unwrap();
     assert_eq!(with_id["id"], "fixed");
 
-    let one: Value = rest(reqwest::Method::GET, format!("{base}/{id}")).send().await.unwrap().json().await.unwrap();
+    let one: Value = rest(reqwest::Method::GET, format!("{base}/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(one["token"], "tok");
-    let list: Value = rest(reqwest::Method::GET, format!("{base}?pageSize=1")).send().await.unwrap().json().await.unwrap();
+    let list: Value = rest(reqwest::Method::GET, format!("{base}?pageSize=1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(list["configs"].as_array().unwrap().len(), 1);
-    assert!(list["nextPageToken"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(
+        list["nextPageToken"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
 
     for _ in 0..2 {
-        let d = rest(reqwest::Method::DELETE, format!("{base}/fixed")).send().await.unwrap();
+        let d = rest(reqwest::Method::DELETE, format!("{base}/fixed"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(d.status(), 200);
         assert_eq!(d.json::<Value>().await.unwrap(), json!({}));
     }
-    let gone = rest(reqwest::Method::GET, format!("{base}/fixed")).send().await.unwrap();
-    assert_eq!(gone.status(), 404);
-    let e: Value = gone.json().await.unwrap();
-    assert_eq!(e["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
-    let orphan = rest(reqwest::Method::POST, format!("{}/tasks/nope/pushNotificationConfigs", s.base))
-        .json(&json!({"url": "https://hooks.example.com/x"}))
+    let gone = rest(reqwest::Method::GET, format!("{base}/fixed"))
         .send()
         .await
         .unwrap();
+    assert_eq!(gone.status(), 404);
+    let e: Value = gone.json().await.unwrap();
+    assert_eq!(e["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
+    let orphan = rest(
+        reqwest::Method::POST,
+        format!("{}/tasks/nope/pushNotificationConfigs", s.base),
+    )
+    .json(&json!({"url": "https://hooks.example.com/x"}))
+    .send()
+    .await
+    .unwrap();
     assert_eq!(orphan.status(), 404);
 }
 
@@ -193,15 +323,23 @@ async fn ssrf_refusals_are_invalid_params_with_the_reason_on_both_bindings() {
         ("gopher://hooks.example.com/", "http or https"),
     ];
     for (url, why) in cases {
-        let v = rpc(&s.base, "CreateTaskPushNotificationConfig", json!({"taskId": task, "url": url})).await;
+        let v = rpc(
+            &s.base,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": url}),
+        )
+        .await;
         assert_eq!(code(&v), -32602, "{url}: {v}");
         assert!(v["error"].to_string().contains(why), "{url}: {v}");
 
-        let r = rest(reqwest::Method::POST, format!("{}/tasks/{task}/pushNotificationConfigs", s.base))
-            .json(&json!({"url": url}))
-            .send()
-            .await
-            .unwrap();
+        let r = rest(
+            reqwest::Method::POST,
+            format!("{}/tasks/{task}/pushNotificationConfigs", s.base),
+        )
+        .json(&json!({"url": url}))
+        .send()
+        .await
+        .unwrap();
         assert_eq!(r.status(), 400, "{url}");
         let e: Value = r.json().await.unwrap();
         assert_eq!(e["error"]["status"], "INVALID_ARGUMENT");
@@ -216,24 +354,55 @@ async fn ssrf_refusals_are_invalid_params_with_the_reason_on_both_bindings() {
         assert_eq!(code(&inline), -32602, "{url}: {inline}");
     }
     // Nothing was stored.
-    let list = rpc(&s.base, "ListTaskPushNotificationConfigs", json!({"taskId": task})).await;
-    assert!(list["result"]["configs"].as_array().is_none_or(|c| c.is_empty()), "{list}");
+    let list = rpc(
+        &s.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert!(
+        list["result"]["configs"]
+            .as_array()
+            .is_none_or(|c| c.is_empty()),
+        "{list}"
+    );
 }
 
 #[tokio::test]
 async fn capability_off_is_push_notification_not_supported() {
     let s = serve(A2a::new(TestAgent)).await;
-    let card: Value = client().get(format!("{}/.well-known/agent-card.json", s.base)).send().await.unwrap().json().await.unwrap();
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(card["capabilities"]["pushNotifications"], false);
-    let task = rpc(&s.base, "SendMessage", json!({"message": to_skill("ask", "x")})).await["result"]["task"]["id"]
+    let task = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await["result"]["task"]["id"]
         .as_str()
         .unwrap()
         .to_string();
     for (method, params) in [
-        ("CreateTaskPushNotificationConfig", json!({"taskId": task, "url": "https://hooks.example.com/a"})),
-        ("GetTaskPushNotificationConfig", json!({"taskId": task, "id": "x"})),
+        (
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": "https://hooks.example.com/a"}),
+        ),
+        (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": task, "id": "x"}),
+        ),
         ("ListTaskPushNotificationConfigs", json!({"taskId": task})),
-        ("DeleteTaskPushNotificationConfig", json!({"taskId": task, "id": "x"})),
+        (
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": task, "id": "x"}),
+        ),
         (
             "SendMessage",
             json!({"message": to_skill("echo", "x"), "configuration": {"taskPushNotificationConfig": {"url": "https://hooks.example.com/a"}}}),
@@ -249,9 +418,16 @@ async fn capability_off_is_push_notification_not_supported() {
         (reqwest::Method::GET, format!("{base}/x")),
         (reqwest::Method::DELETE, format!("{base}/x")),
     ] {
-        let r = rest(method.clone(), url).json(&json!({"url": "https://hooks.example.com/a"})).send().await.unwrap();
+        let r = rest(method.clone(), url)
+            .json(&json!({"url": "https://hooks.example.com/a"}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 400, "{method}");
         let e: Value = r.json().await.unwrap();
-        assert_eq!(e["error"]["details"][0]["reason"], "PUSH_NOTIFICATION_NOT_SUPPORTED", "{method}: {e}");
+        assert_eq!(
+            e["error"]["details"][0]["reason"], "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "{method}: {e}"
+        );
     }
 }

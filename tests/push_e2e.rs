@@ -17,7 +17,17 @@ fn binaries() -> &'static (PathBuf, PathBuf) {
     BINS.get_or_init(|| {
         let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
         let out = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "a2a-examples", "--bin", "orchestrator", "--bin", "push_worker", "--message-format=json"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "a2a-examples",
+                "--bin",
+                "orchestrator",
+                "--bin",
+                "push_worker",
+                "--message-format=json",
+            ])
             .arg("--manifest-path")
             .arg(&manifest)
             .stderr(Stdio::inherit())
@@ -26,15 +36,24 @@ fn binaries() -> &'static (PathBuf, PathBuf) {
         assert!(out.status.success(), "building the example binaries failed");
         let mut found = (None, None);
         for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-            let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str()) else { continue };
+            let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let (Some(name), Some(exe)) =
+                (msg["target"]["name"].as_str(), msg["executable"].as_str())
+            else {
+                continue;
+            };
             match name {
                 "orchestrator" => found.0 = Some(PathBuf::from(exe)),
                 "push_worker" => found.1 = Some(PathBuf::from(exe)),
                 _ => {}
             }
         }
-        (found.0.expect("orchestrator binary"), found.1.expect("push_worker binary"))
+        (
+            found.0.expect("orchestrator binary"),
+            found.1.expect("push_worker binary"),
+        )
     })
 }
 
@@ -67,15 +86,28 @@ fn start_worker(extra: &[&str]) -> (Proc, String) {
         for _ in lines {}
     });
     let proc = Proc(child);
-    let line = rx.recv_timeout(Duration::from_secs(60)).expect("push_worker did not report its address");
-    let url = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected line {line:?}")).to_string();
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("push_worker did not report its address");
+    let url = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
+        .to_string();
     (proc, url)
 }
 
 /// Run the orchestrator to completion (bounded); returns its exit code, stdout and stderr.
 fn run_orchestrator(agent: &str, text: &str) -> (Option<i32>, String, String) {
     let mut child = Command::new(&binaries().0)
-        .args(["--agent", agent, "--bind", "127.0.0.1:0", "--timeout", "30", text])
+        .args([
+            "--agent",
+            agent,
+            "--bind",
+            "127.0.0.1:0",
+            "--timeout",
+            "30",
+            text,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -104,15 +136,25 @@ fn orchestrator_learns_of_completion_by_webhook() {
     println!("{stdout}");
     assert_eq!(code, Some(0), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
-    let ack = lines.iter().find(|l| l.starts_with("acknowledged: task ")).expect("an acknowledgement");
+    let ack = lines
+        .iter()
+        .find(|l| l.starts_with("acknowledged: task "))
+        .expect("an acknowledgement");
     // Non-blocking: the acknowledgement comes before the work is done.
     assert!(!ack.contains("COMPLETED"), "{ack}");
-    let task_id = ack.trim_start_matches("acknowledged: task ").split(' ').next().unwrap();
+    let task_id = ack
+        .trim_start_matches("acknowledged: task ")
+        .split(' ')
+        .next()
+        .unwrap();
     assert!(
         lines.contains(&format!("webhook: task {task_id} -> TASK_STATE_COMPLETED").as_str()),
         "no completion webhook: {stdout}"
     );
-    assert_eq!(lines.last().copied(), Some("result: TASK_STATE_COMPLETED: 5 word(s), starting with \"Delegated\""));
+    assert_eq!(
+        lines.last().copied(),
+        Some("result: TASK_STATE_COMPLETED: 5 word(s), starting with \"Delegated\"")
+    );
 }
 
 #[test]

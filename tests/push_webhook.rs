@@ -23,7 +23,10 @@ async fn serve_router(router: axum::Router) -> (String, tokio::task::JoinHandle<
 }
 
 async fn post(url: &str, auth: Option<&str>, body: &str) -> reqwest::Response {
-    let mut req = client().post(url).header("content-type", "application/a2a+json").body(body.to_string());
+    let mut req = client()
+        .post(url)
+        .header("content-type", "application/a2a+json")
+        .body(body.to_string());
     if let Some(a) = auth {
         req = req.header("authorization", a);
     }
@@ -40,7 +43,9 @@ fn status_update(task: &str, state: &str) -> String {
 async fn answers_204_401_400_404_and_ignores_duplicates() {
     let tokens = PushTokens::new();
     let tasks = RemoteTasks::new();
-    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone()).store(tasks.clone()).channel(16);
+    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(16);
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
     let token = tokens.issue();
@@ -49,7 +54,12 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     let ok_body = status_update("task-1", "TASK_STATE_WORKING");
 
     // 401: no Authorization, another scheme, a wrong token.
-    for auth in [None, Some(format!("Basic {token}")), Some("Bearer not-the-token".to_string()), Some("Bearer".to_string())] {
+    for auth in [
+        None,
+        Some(format!("Basic {token}")),
+        Some("Bearer not-the-token".to_string()),
+        Some("Bearer".to_string()),
+    ] {
         let r = post(&url, auth.as_deref(), &ok_body).await;
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
         assert_eq!(r.headers()["www-authenticate"], "Bearer");
@@ -66,7 +76,12 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
         assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{body}");
     }
     // 404: a task this app does not know (with a token that is not pending either).
-    let r = post(&url, Some(&bearer), &status_update("someone-elses-task", "TASK_STATE_COMPLETED")).await;
+    let r = post(
+        &url,
+        Some(&bearer),
+        &status_update("someone-elses-task", "TASK_STATE_COMPLETED"),
+    )
+    .await;
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     // Nothing so far reached the app.
     assert!(rx.try_recv().is_err());
@@ -78,23 +93,41 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     assert_eq!(n.task_id, "task-1");
     assert_eq!(n.event.state(), Some(TaskState::Working));
     assert!(!n.bare_task);
-    assert_eq!(tasks.get("task-1").unwrap().status.state, TaskState::Working);
+    assert_eq!(
+        tasks.get("task-1").unwrap().status.state,
+        TaskState::Working
+    );
 
     // The same event again, even formatted differently: 204, nothing new.
-    let reformatted = serde_json::to_string_pretty(&serde_json::from_str::<Value>(&ok_body).unwrap()).unwrap();
+    let reformatted =
+        serde_json::to_string_pretty(&serde_json::from_str::<Value>(&ok_body).unwrap()).unwrap();
     for body in [ok_body.as_str(), reformatted.as_str()] {
         let r = post(&url, Some(&bearer), body).await;
         assert_eq!(r.status(), StatusCode::NO_CONTENT);
     }
-    assert!(tokio::time::timeout(Duration::from_millis(200), rx.recv()).await.is_err(), "a duplicate reached the app");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), rx.recv())
+            .await
+            .is_err(),
+        "a duplicate reached the app"
+    );
     assert_eq!(tasks.get("task-1").unwrap().history.len(), 1);
 
     // Completion; after it the local task never changes again.
     let done = status_update("task-1", "TASK_STATE_COMPLETED");
-    assert_eq!(post(&url, Some(&bearer), &done).await.status(), StatusCode::NO_CONTENT);
-    assert_eq!(rx.recv().await.unwrap().event.state(), Some(TaskState::Completed));
+    assert_eq!(
+        post(&url, Some(&bearer), &done).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        rx.recv().await.unwrap().event.state(),
+        Some(TaskState::Completed)
+    );
     let stale = status_update("task-1", "TASK_STATE_INPUT_REQUIRED");
-    assert_eq!(post(&url, Some(&bearer), &stale).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        post(&url, Some(&bearer), &stale).await.status(),
+        StatusCode::NO_CONTENT
+    );
     let local = tasks.get("task-1").unwrap();
     assert_eq!(local.status.state, TaskState::Completed);
     assert_eq!(local.history.len(), 2);
@@ -104,7 +137,9 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
 async fn bare_tasks_and_artifact_updates_are_accepted() {
     let tokens = PushTokens::new();
     let tasks = RemoteTasks::new();
-    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone()).store(tasks.clone()).channel(16);
+    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(16);
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
     let token = tokens.issue();
@@ -116,16 +151,39 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
             "artifact": {"artifactId": "a-1", "parts": [{"text": text}]}}})
         .to_string()
     };
-    assert_eq!(post(&url, Some(&bearer), &chunk("Hello, ", false)).await.status(), 204);
-    assert_eq!(post(&url, Some(&bearer), &chunk("world", true)).await.status(), 204);
-    assert_eq!(post(&url, Some(&bearer), &chunk("world", true)).await.status(), 204, "duplicate");
-    let parts: Vec<String> = tasks.get("t-2").unwrap().artifacts[0].parts.iter().filter_map(|p| p.as_text().map(str::to_string)).collect();
+    assert_eq!(
+        post(&url, Some(&bearer), &chunk("Hello, ", false))
+            .await
+            .status(),
+        204
+    );
+    assert_eq!(
+        post(&url, Some(&bearer), &chunk("world", true))
+            .await
+            .status(),
+        204
+    );
+    assert_eq!(
+        post(&url, Some(&bearer), &chunk("world", true))
+            .await
+            .status(),
+        204,
+        "duplicate"
+    );
+    let parts: Vec<String> = tasks.get("t-2").unwrap().artifacts[0]
+        .parts
+        .iter()
+        .filter_map(|p| p.as_text().map(str::to_string))
+        .collect();
     assert_eq!(parts, ["Hello, ", "world"]);
 
     // An older sender posting the bare Task.
     let bare = json!({"id": "t-2", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
         "artifacts": [{"artifactId": "a-1", "parts": [{"text": "Hello, world"}]}]});
-    assert_eq!(post(&url, Some(&bearer), &bare.to_string()).await.status(), 204);
+    assert_eq!(
+        post(&url, Some(&bearer), &bare.to_string()).await.status(),
+        204
+    );
     let mut last = None;
     while let Ok(Some(n)) = tokio::time::timeout(Duration::from_millis(200), rx.recv()).await {
         last = Some(n);
@@ -147,16 +205,51 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
     let config = tokens.issue_config(&url);
     let token = config.token.clone().unwrap();
     assert_eq!(config.authentication.as_ref().unwrap().scheme, "Bearer");
-    assert_eq!(config.authentication.as_ref().unwrap().credentials.as_deref(), Some(token.as_str()));
+    assert_eq!(
+        config
+            .authentication
+            .as_ref()
+            .unwrap()
+            .credentials
+            .as_deref(),
+        Some(token.as_str())
+    );
     let bearer = format!("Bearer {token}");
     // The remote task finished before our SendMessage returned: the webhook comes first.
-    assert_eq!(post(&url, Some(&bearer), &status_update("fast-task", "TASK_STATE_COMPLETED")).await.status(), 204);
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("fast-task", "TASK_STATE_COMPLETED")
+        )
+        .await
+        .status(),
+        204
+    );
     assert!(tokens.knows("fast-task"));
     // The token now belongs to that task and opens no other.
-    assert_eq!(post(&url, Some(&bearer), &status_update("other-task", "TASK_STATE_COMPLETED")).await.status(), 404);
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("other-task", "TASK_STATE_COMPLETED")
+        )
+        .await
+        .status(),
+        404
+    );
     // The ack arrives and agrees.
     tokens.bind("fast-task", &token);
-    assert_eq!(post(&url, Some(&bearer), &status_update("fast-task", "TASK_STATE_FAILED")).await.status(), 204);
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("fast-task", "TASK_STATE_FAILED")
+        )
+        .await
+        .status(),
+        204
+    );
 }
 
 #[tokio::test]
@@ -181,11 +274,44 @@ async fn the_extractor_verifies_before_the_handler_runs() {
     let (base, _srv) = serve_router(app).await;
     let url = format!("{base}/custom");
     let bearer = format!("Bearer {token}");
-    assert_eq!(post(&url, None, &status_update("t-x", "TASK_STATE_WORKING")).await.status(), 401);
+    assert_eq!(
+        post(&url, None, &status_update("t-x", "TASK_STATE_WORKING"))
+            .await
+            .status(),
+        401
+    );
     assert_eq!(post(&url, Some(&bearer), "{").await.status(), 400);
-    assert_eq!(post(&url, Some(&bearer), &status_update("t-y", "TASK_STATE_WORKING")).await.status(), 404);
-    assert_eq!(post(&url, Some(&bearer), &status_update("t-x", "TASK_STATE_WORKING")).await.status(), 202);
-    assert_eq!(post(&url, Some(&bearer), &status_update("t-x", "TASK_STATE_WORKING")).await.status(), 204, "duplicate");
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("t-y", "TASK_STATE_WORKING")
+        )
+        .await
+        .status(),
+        404
+    );
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("t-x", "TASK_STATE_WORKING")
+        )
+        .await
+        .status(),
+        202
+    );
+    assert_eq!(
+        post(
+            &url,
+            Some(&bearer),
+            &status_update("t-x", "TASK_STATE_WORKING")
+        )
+        .await
+        .status(),
+        204,
+        "duplicate"
+    );
     assert_eq!(*seen.lock().unwrap(), ["Some(Working)"]);
 }
 
@@ -194,7 +320,9 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
     // The app side: receiver on localhost.
     let tokens = PushTokens::new();
     let tasks = RemoteTasks::new();
-    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone()).store(tasks.clone()).channel(64);
+    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(64);
     let (app_base, _srv) = serve_router(receiver.router("/a2a/webhook")).await;
     // Through the resolver: `localhost` (the private-network allowance is explicit here).
     let hook_url = app_base.replace("127.0.0.1", "localhost") + "/a2a/webhook";
@@ -203,7 +331,11 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
     let push = PushDispatcher::new(PushConfig::default().allow_private_networks());
     let agent = serve(A2a::new(TestAgent).with_builder(|b| b.push_dispatcher(&push))).await;
 
-    for (skill, text, want) in [("slow", "300", TaskState::Completed), ("ask", "x", TaskState::InputRequired), ("fail", "x", TaskState::Failed)] {
+    for (skill, text, want) in [
+        ("slow", "300", TaskState::Completed),
+        ("ask", "x", TaskState::InputRequired),
+        ("fail", "x", TaskState::Failed),
+    ] {
         let config = tokens.issue_config(&hook_url);
         let r = rpc(
             &agent.base,
@@ -211,15 +343,22 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
             json!({"message": to_skill(skill, text), "configuration": {"returnImmediately": true, "taskPushNotificationConfig": config}}),
         )
         .await;
-        let task: a2a_kit::protocol::Task = serde_json::from_value(r["result"]["task"].clone()).unwrap();
+        let task: a2a_kit::protocol::Task =
+            serde_json::from_value(r["result"]["task"].clone()).unwrap();
         tokens.bind(&task.id, config.token.as_deref().unwrap());
         tasks.insert(task.clone());
-        let settled = tokio::time::timeout(Duration::from_secs(10), tasks.wait_for(&task.id, |t| t.status.state == want))
-            .await
-            .unwrap_or_else(|_| panic!("{skill}: no {want:?} notification"));
+        let settled = tokio::time::timeout(
+            Duration::from_secs(10),
+            tasks.wait_for(&task.id, |t| t.status.state == want),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{skill}: no {want:?} notification"));
         assert_eq!(settled.status.state, want);
         let n = loop {
-            let n = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
+            let n = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
             if n.task_id == task.id && n.event.state() == Some(want) {
                 break n;
             }
@@ -238,6 +377,10 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
         assert!(statuses[0].last.as_ref().unwrap().outcome.is_delivered());
     }
     // The completed task's final message carries the answer.
-    let done = tasks.all().into_iter().find(|t| t.status.state == TaskState::Completed).unwrap();
+    let done = tasks
+        .all()
+        .into_iter()
+        .find(|t| t.status.state == TaskState::Completed)
+        .unwrap();
     assert_eq!(done.status.message.as_ref().unwrap().text(), "slept 300");
 }

@@ -32,7 +32,9 @@ impl Drop for TestServer {
 
 /// Serve `a2a` on a random port.
 pub async fn serve(a2a: A2a) -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let a2a = a2a.public_url(base.clone());
     let service = a2a.service();
@@ -40,23 +42,31 @@ pub async fn serve(a2a: A2a) -> TestServer {
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });
-    TestServer { base, _task: task, service }
+    TestServer {
+        base,
+        _task: task,
+        service,
+    }
 }
 
 /// Serve the [`TestAgent`] with default settings.
 pub async fn serve_test_agent() -> TestServer {
     serve(A2a::new(TestAgent).with_builder(|b| {
-        b.push_notifications(true).execution(a2a_kit::runtime::ExecutionConfig {
-            cancel_grace: Duration::from_millis(300),
-            ..Default::default()
-        })
+        b.push_notifications(true)
+            .execution(a2a_kit::runtime::ExecutionConfig {
+                cancel_grace: Duration::from_millis(300),
+                ..Default::default()
+            })
     }))
     .await
 }
 
 /// A reqwest client.
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(30)).build().expect("client")
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
 }
 
 /// POST a JSON-RPC request; returns the whole response envelope.
@@ -88,7 +98,13 @@ pub fn to_skill(skill: &str, text: &str) -> Value {
 
 /// A fresh id.
 pub fn uuid() -> String {
-    format!("m-{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos())
+    format!(
+        "m-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+    )
 }
 
 /// One SSE event: its `id:` and its parsed `data:`.
@@ -120,7 +136,12 @@ pub async fn read_sse(resp: reqwest::Response, max: usize) -> Vec<SseEvent> {
 }
 
 /// POST a streaming JSON-RPC request; returns the raw response.
-pub async fn rpc_stream(base: &str, method: &str, params: Value, last_event_id: Option<&str>) -> reqwest::Response {
+pub async fn rpc_stream(
+    base: &str,
+    method: &str,
+    params: Value,
+    last_event_id: Option<&str>,
+) -> reqwest::Response {
     let body = json!({"jsonrpc": "2.0", "id": "s", "method": method, "params": params});
     let mut req = client().post(base).header("A2A-Version", "1.0").json(&body);
     if let Some(id) = last_event_id {
@@ -132,7 +153,10 @@ pub async fn rpc_stream(base: &str, method: &str, params: Value, last_event_id: 
 /// The StreamResponse key of a JSON-RPC SSE event (`task`, `statusUpdate`, ...).
 pub fn kind(ev: &Value) -> &str {
     let r = &ev["result"];
-    ["task", "message", "statusUpdate", "artifactUpdate"].into_iter().find(|k| r.get(*k).is_some()).unwrap_or("?")
+    ["task", "message", "statusUpdate", "artifactUpdate"]
+        .into_iter()
+        .find(|k| r.get(*k).is_some())
+        .unwrap_or("?")
 }
 
 /// The state carried by a JSON-RPC SSE event, if any.
@@ -224,7 +248,9 @@ impl Agent for TestAgent {
             }
             "slow" => {
                 let Text(t) = arg(skill, req)?;
-                let ms: u64 = t.trim().parse().map_err(|_| A2aError::invalid_field("message.parts[0].text", "a number of milliseconds"))?;
+                let ms: u64 = t.trim().parse().map_err(|_| {
+                    A2aError::invalid_field("message.parts[0].text", "a number of milliseconds")
+                })?;
                 SkillCall::new(async move {
                     tokio::select! {
                         _ = ctx.cancelled() => SkillError::Canceled.into(),
@@ -242,7 +268,11 @@ impl Agent for TestAgent {
                 SkillCall::new(async move {
                     let mut w = ctx.artifact_writer("chunks");
                     for i in 0..n {
-                        let r = if i + 1 == n { w.write_last(format!("c{i} ")).await } else { w.write(format!("c{i} ")).await };
+                        let r = if i + 1 == n {
+                            w.write_last(format!("c{i} ")).await
+                        } else {
+                            w.write(format!("c{i} ")).await
+                        };
                         if let Err(e) = r {
                             return e.into();
                         }
@@ -258,9 +288,16 @@ impl Agent for TestAgent {
             }),
             "stateless" => {
                 let History(h) = arg(skill, req)?;
-                let users = h.iter().filter(|m| m.role == a2a_kit::protocol::Role::User).count();
+                let users = h
+                    .iter()
+                    .filter(|m| m.role == a2a_kit::protocol::Role::User)
+                    .count();
                 SkillCall::new(async move {
-                    if users < 3 { Outcome::input_required(format!("need more ({users}/3)")) } else { Outcome::completed(format!("got {users}")) }
+                    if users < 3 {
+                        Outcome::input_required(format!("need more ({users}/3)"))
+                    } else {
+                        Outcome::completed(format!("got {users}"))
+                    }
                 })
             }
             "panic" => SkillCall::new(async move {
@@ -269,11 +306,15 @@ impl Agent for TestAgent {
                 }
                 Outcome::done()
             }),
-            "fail" => SkillCall::new(async move { Err::<String, _>(SkillError::failed("it broke")).into_outcome() }),
+            "fail" => SkillCall::new(async move {
+                Err::<String, _>(SkillError::failed("it broke")).into_outcome()
+            }),
             "reject" => SkillCall::new(async move { Outcome::rejected("not today") }),
             "direct" => {
                 let Text(t) = arg(skill, req)?;
-                SkillCall::new(async move { Message::agent_text(format!("direct: {t}")).into_outcome() })
+                SkillCall::new(
+                    async move { Message::agent_text(format!("direct: {t}")).into_outcome() },
+                )
             }
             "status" => SkillCall::new(async move {
                 for i in 1..=3 {

@@ -22,10 +22,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use a2a_kit::client::{A2aClient, ApiKeyAuth, Binding, CardCache, ClientBuilder, ClientError, SendRequest, StaticHeaders};
+use a2a_kit::client::{
+    A2aClient, ApiKeyAuth, Binding, CardCache, ClientBuilder, ClientError, SendRequest,
+    StaticHeaders,
+};
 use a2a_kit::protocol::{
-    AuthenticationInfo, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageResponse, TaskPushNotificationConfig,
-    TaskState,
+    AuthenticationInfo, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageResponse,
+    TaskPushNotificationConfig, TaskState,
 };
 use clap::{Args, Parser, Subcommand};
 use futures::{StreamExt, TryStreamExt};
@@ -230,7 +233,11 @@ enum PushCmd {
 
 fn parse_state(s: &str) -> Result<TaskState, String> {
     let norm = s.trim().to_ascii_uppercase().replace('-', "_");
-    let name = if norm.starts_with("TASK_STATE_") { norm } else { format!("TASK_STATE_{norm}") };
+    let name = if norm.starts_with("TASK_STATE_") {
+        norm
+    } else {
+        format!("TASK_STATE_{norm}")
+    };
     match TaskState::from_proto_name(&name) {
         Some(TaskState::Unspecified) | None => Err(format!(
             "`{s}` is not a task state; use one of submitted, working, completed, failed, canceled, input-required, rejected, auth-required"
@@ -257,7 +264,10 @@ type Res<T = ()> = Result<T, Failure>;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = Out::new(cli.global.json, cli.global.no_color);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: could not start the async runtime: {e}");
@@ -274,7 +284,10 @@ fn main() -> ExitCode {
         Err(Failure::Client(e)) => {
             out.error(&e);
             ExitCode::from(match e {
-                ClientError::Agent(_) | ClientError::Http { .. } | ClientError::InvalidResponse(_) | ClientError::Interceptor(_) => 1,
+                ClientError::Agent(_)
+                | ClientError::Http { .. }
+                | ClientError::InvalidResponse(_)
+                | ClientError::Interceptor(_) => 1,
                 _ => 3,
             })
         }
@@ -295,9 +308,19 @@ async fn run(cli: &Cli, out: &Out) -> Res {
             Ok(())
         }
         Cmd::Send(args) => send(g, out, args).await,
-        Cmd::Get { url, task_id, history } => {
+        Cmd::Get {
+            url,
+            task_id,
+            history,
+        } => {
             let client = connect(g, url).await?;
-            let task = client.get_task_with(GetTaskRequest { id: task_id.clone(), history_length: *history, ..Default::default() }).await?;
+            let task = client
+                .get_task_with(GetTaskRequest {
+                    id: task_id.clone(),
+                    history_length: *history,
+                    ..Default::default()
+                })
+                .await?;
             out.task(&task);
             Ok(())
         }
@@ -308,9 +331,15 @@ async fn run(cli: &Cli, out: &Out) -> Res {
             out.task(&task);
             Ok(())
         }
-        Cmd::Subscribe { url, task_id, last_event_id } => {
+        Cmd::Subscribe {
+            url,
+            task_id,
+            last_event_id,
+        } => {
             let client = connect(g, url).await?;
-            let stream = client.subscribe_from(task_id, last_event_id.as_deref()).await?;
+            let stream = client
+                .subscribe_from(task_id, last_event_id.as_deref())
+                .await?;
             follow(out, url, stream).await
         }
         Cmd::Push(cmd) => push(g, out, cmd).await,
@@ -335,7 +364,9 @@ async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
             let mut pairs = Vec::new();
             for h in &g.headers {
                 let Some((k, v)) = h.split_once(':') else {
-                    return Err(Failure::Usage(format!("header `{h}` must look like `Name: value`")));
+                    return Err(Failure::Usage(format!(
+                        "header `{h}` must look like `Name: value`"
+                    )));
                 };
                 pairs.push((k, v));
             }
@@ -344,14 +375,22 @@ async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
         Ok(b)
     };
     let client = base(&cache)?.connect(url).await?;
-    let Some(key) = &g.api_key else { return Ok(client) };
+    let Some(key) = &g.api_key else {
+        return Ok(client);
+    };
     // The card says where the key goes; the second connect reads the card from the cache.
-    let auth = ApiKeyAuth::from_card(&client.card(), key.clone()).unwrap_or_else(|| ApiKeyAuth::header("X-API-Key", key.clone()));
+    let auth = ApiKeyAuth::from_card(&client.card(), key.clone())
+        .unwrap_or_else(|| ApiKeyAuth::header("X-API-Key", key.clone()));
     Ok(base(&cache)?.interceptor(auth).connect(url).await?)
 }
 
 fn media_type_for(path: &std::path::Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("txt") => "text/plain",
         Some("md") => "text/markdown",
         Some("json") => "application/json",
@@ -374,16 +413,27 @@ fn message_parts(args: &SendArgs) -> Res<Vec<Part>> {
         parts.push(Part::text(t.clone()));
     }
     if let Some(d) = &args.data {
-        let v: serde_json::Value = serde_json::from_str(d).map_err(|e| Failure::Usage(format!("--data is not valid JSON: {e}")))?;
+        let v: serde_json::Value = serde_json::from_str(d)
+            .map_err(|e| Failure::Usage(format!("--data is not valid JSON: {e}")))?;
         parts.push(Part::data(v).with_media_type("application/json"));
     }
     for f in &args.files {
-        let bytes = std::fs::read(f).map_err(|e| Failure::Usage(format!("cannot read {}: {e}", f.display())))?;
-        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "file".into());
-        parts.push(Part::raw(bytes).with_filename(name).with_media_type(media_type_for(f)));
+        let bytes = std::fs::read(f)
+            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", f.display())))?;
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "file".into());
+        parts.push(
+            Part::raw(bytes)
+                .with_filename(name)
+                .with_media_type(media_type_for(f)),
+        );
     }
     if parts.is_empty() {
-        return Err(Failure::Usage("nothing to send: give TEXT, --data or --file".into()));
+        return Err(Failure::Usage(
+            "nothing to send: give TEXT, --data or --file".into(),
+        ));
     }
     Ok(parts)
 }
@@ -417,7 +467,10 @@ async fn send(g: &Global, out: &Out, args: &SendArgs) -> Res {
 }
 
 fn ended(state: TaskState) -> Res {
-    if matches!(state, TaskState::Failed | TaskState::Rejected | TaskState::Canceled) {
+    if matches!(
+        state,
+        TaskState::Failed | TaskState::Rejected | TaskState::Canceled
+    ) {
         Err(Failure::TaskEnded)
     } else {
         Ok(())
@@ -468,22 +521,35 @@ async fn list(g: &Global, out: &Out, a: &ListArgs) -> Res {
 
 async fn push(g: &Global, out: &Out, cmd: &PushCmd) -> Res {
     match cmd {
-        PushCmd::Create { url, task_id, webhook, id, token, auth_scheme, auth_credentials } => {
+        PushCmd::Create {
+            url,
+            task_id,
+            webhook,
+            id,
+            token,
+            auth_scheme,
+            auth_credentials,
+        } => {
             let client = connect(g, url).await?;
             let cfg = TaskPushNotificationConfig {
                 id: id.clone(),
                 task_id: Some(task_id.clone()),
                 url: webhook.clone(),
                 token: token.clone(),
-                authentication: auth_scheme
-                    .as_ref()
-                    .map(|s| AuthenticationInfo { scheme: s.clone(), credentials: auth_credentials.clone() }),
+                authentication: auth_scheme.as_ref().map(|s| AuthenticationInfo {
+                    scheme: s.clone(),
+                    credentials: auth_credentials.clone(),
+                }),
                 tenant: None,
             };
             let created = client.create_push_config(cfg).await?;
             out.push_config(&created);
         }
-        PushCmd::Get { url, task_id, config_id } => {
+        PushCmd::Get {
+            url,
+            task_id,
+            config_id,
+        } => {
             let client = connect(g, url).await?;
             out.push_config(&client.get_push_config(task_id, config_id).await?);
         }
@@ -491,7 +557,11 @@ async fn push(g: &Global, out: &Out, cmd: &PushCmd) -> Res {
             let client = connect(g, url).await?;
             out.push_list(&client.list_push_configs(task_id).await?);
         }
-        PushCmd::Delete { url, task_id, config_id } => {
+        PushCmd::Delete {
+            url,
+            task_id,
+            config_id,
+        } => {
             let client = connect(g, url).await?;
             client.delete_push_config(task_id, config_id).await?;
             out.deleted(task_id, config_id);

@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Write};
 
 use a2a_kit::client::{A2aClient, ClientError, status_text};
 use a2a_kit::protocol::{
-    AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part, PartContent, SecurityScheme,
-    SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Part,
+    PartContent, SecurityScheme, SendMessageResponse, StreamResponse, Task,
+    TaskPushNotificationConfig, TaskState,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -30,17 +31,25 @@ pub struct LiveView {
 }
 
 fn state_word(s: TaskState) -> String {
-    s.as_str().trim_start_matches("TASK_STATE_").replace('_', "-").to_ascii_lowercase()
+    s.as_str()
+        .trim_start_matches("TASK_STATE_")
+        .replace('_', "-")
+        .to_ascii_lowercase()
 }
 
 impl Out {
     pub fn new(json: bool, no_color: bool) -> Self {
-        let color = !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+        let color =
+            !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
         Out { json, color }
     }
 
     fn paint(&self, code: &str, s: &str) -> String {
-        if self.color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
     }
     fn bold(&self, s: &str) -> String {
         self.paint("1", s)
@@ -80,7 +89,11 @@ impl Out {
         if self.json {
             return self.print_json(card);
         }
-        println!("{}  {}", self.bold(&card.name), self.dim(&format!("v{}", card.version)));
+        println!(
+            "{}  {}",
+            self.bold(&card.name),
+            self.dim(&format!("v{}", card.version))
+        );
         if !card.description.is_empty() {
             println!("{}", card.description);
         }
@@ -93,10 +106,25 @@ impl Out {
         println!("\n{}", self.bold("Interfaces"));
         let chosen = client.interface();
         for i in &card.supported_interfaces {
-            let mark = if *i == chosen { self.paint("32", "*") } else { " ".into() };
-            let tenant = i.tenant.as_deref().map(|t| format!(" tenant={t}")).unwrap_or_default();
-            let version = if i.protocol_version.is_empty() { "?" } else { &i.protocol_version };
-            println!(" {mark} {:<10} {:<5} {}{tenant}", i.protocol_binding, version, i.url);
+            let mark = if *i == chosen {
+                self.paint("32", "*")
+            } else {
+                " ".into()
+            };
+            let tenant = i
+                .tenant
+                .as_deref()
+                .map(|t| format!(" tenant={t}"))
+                .unwrap_or_default();
+            let version = if i.protocol_version.is_empty() {
+                "?"
+            } else {
+                &i.protocol_version
+            };
+            println!(
+                " {mark} {:<10} {:<5} {}{tenant}",
+                i.protocol_binding, version, i.url
+            );
         }
         let c = &card.capabilities;
         let yes = |b: Option<bool>| if b.unwrap_or(false) { "yes" } else { "no" };
@@ -121,10 +149,18 @@ impl Out {
             println!("\n{}", self.bold("Security"));
             for (name, s) in &card.security_schemes {
                 let what = match s {
-                    SecurityScheme::ApiKeySecurityScheme(k) => format!("API key in {} `{}` (use --api-key)", k.location, k.name),
-                    SecurityScheme::HttpAuthSecurityScheme(h) => format!("HTTP {} (use --token for Bearer)", h.scheme),
-                    SecurityScheme::Oauth2SecurityScheme(_) => "OAuth 2.0 (pass the access token with --token)".into(),
-                    SecurityScheme::OpenIdConnectSecurityScheme(o) => format!("OpenID Connect {} (--token)", o.open_id_connect_url),
+                    SecurityScheme::ApiKeySecurityScheme(k) => {
+                        format!("API key in {} `{}` (use --api-key)", k.location, k.name)
+                    }
+                    SecurityScheme::HttpAuthSecurityScheme(h) => {
+                        format!("HTTP {} (use --token for Bearer)", h.scheme)
+                    }
+                    SecurityScheme::Oauth2SecurityScheme(_) => {
+                        "OAuth 2.0 (pass the access token with --token)".into()
+                    }
+                    SecurityScheme::OpenIdConnectSecurityScheme(o) => {
+                        format!("OpenID Connect {} (--token)", o.open_id_connect_url)
+                    }
                     SecurityScheme::MtlsSecurityScheme(_) => "mutual TLS".into(),
                 };
                 println!("  {name}: {what}");
@@ -158,7 +194,11 @@ impl Out {
     }
 
     fn part_summary(&self, content: &PartContent, p: &Part) -> String {
-        let media = p.media_type.as_deref().map(|m| format!(", {m}")).unwrap_or_default();
+        let media = p
+            .media_type
+            .as_deref()
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default();
         let name = p.filename.as_deref().unwrap_or("file");
         match content {
             PartContent::Text(t) => t.clone(),
@@ -170,7 +210,11 @@ impl Out {
 
     fn message_body(&self, m: &Message, indent: &str) {
         match status_text(m) {
-            Some(t) if m.parts.iter().all(|p| p.as_text().is_some() || p.as_data().is_some_and(|d| d.get("text").is_some())) => {
+            Some(t)
+                if m.parts.iter().all(|p| {
+                    p.as_text().is_some() || p.as_data().is_some_and(|d| d.get("text").is_some())
+                }) =>
+            {
                 for line in t.lines() {
                     println!("{indent}{line}");
                 }
@@ -183,12 +227,24 @@ impl Out {
         if self.json {
             return self.print_json(t);
         }
-        println!("{} {}  {}", self.bold("task"), t.id, self.state(t.status.state));
+        println!(
+            "{} {}  {}",
+            self.bold("task"),
+            t.id,
+            self.state(t.status.state)
+        );
         if !t.context_id.is_empty() {
             println!("  {} {}", self.dim("context:"), t.context_id);
         }
         if let Some(ts) = &t.status.timestamp {
-            println!("  {} {}", self.dim("updated:"), serde_json::to_value(ts).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default());
+            println!(
+                "  {} {}",
+                self.dim("updated:"),
+                serde_json::to_value(ts)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            );
         }
         if let Some(m) = &t.status.message {
             println!("  {}", self.dim("status message:"));
@@ -204,7 +260,11 @@ impl Out {
             for m in &t.history {
                 let who = format!("{:?}", m.role).to_ascii_lowercase();
                 let text = status_text(m).unwrap_or_else(|| format!("[{} parts]", m.parts.len()));
-                println!("    {} {}", self.dim(&format!("{who}:")), text.lines().next().unwrap_or(""));
+                println!(
+                    "    {} {}",
+                    self.dim(&format!("{who}:")),
+                    text.lines().next().unwrap_or("")
+                );
             }
         }
     }
@@ -225,8 +285,12 @@ impl Out {
     fn hint(&self, state: TaskState, id: &str, url: &str) {
         let h = match state {
             TaskState::InputRequired => format!("reply with: a2a send {url} --task {id} \"...\""),
-            TaskState::AuthRequired => format!("the agent needs authorization; then: a2a send {url} --task {id} \"...\""),
-            TaskState::Submitted | TaskState::Working => format!("follow it with: a2a subscribe {url} {id}"),
+            TaskState::AuthRequired => {
+                format!("the agent needs authorization; then: a2a send {url} --task {id} \"...\"")
+            }
+            TaskState::Submitted | TaskState::Working => {
+                format!("follow it with: a2a subscribe {url} {id}")
+            }
             _ => return,
         };
         eprintln!("{}", self.dim(&h));
@@ -254,7 +318,12 @@ impl Out {
             StreamResponse::Task(t) => {
                 self.end_line(v);
                 if v.last_state.is_none() {
-                    println!("{} {}  {}", self.bold("task"), t.id, self.state(t.status.state));
+                    println!(
+                        "{} {}  {}",
+                        self.bold("task"),
+                        t.id,
+                        self.state(t.status.state)
+                    );
                 } else if v.last_state != Some(t.status.state) {
                     println!("{} {}", self.dim("▸"), self.state(t.status.state));
                 }
@@ -283,7 +352,9 @@ impl Out {
                 }
                 self.end_line(v);
                 match text {
-                    Some(t) if s == TaskState::Working => println!("{} {}  {}", self.dim("▸"), self.state(s), self.dim(&t)),
+                    Some(t) if s == TaskState::Working => {
+                        println!("{} {}  {}", self.dim("▸"), self.state(s), self.dim(&t))
+                    }
                     Some(t) => {
                         println!("{} {}", self.dim("▸"), self.state(s));
                         for line in t.lines() {
@@ -356,19 +427,46 @@ impl Out {
                 .and_then(|ts| serde_json::to_value(ts).ok())
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
-            let summary = t.status.message.as_ref().and_then(status_text).unwrap_or_default();
-            let summary: String = summary.lines().next().unwrap_or("").chars().take(60).collect();
-            println!("{}  {:<24} {}  {}", t.id, self.state(t.status.state), self.dim(&when), summary);
+            let summary = t
+                .status
+                .message
+                .as_ref()
+                .and_then(status_text)
+                .unwrap_or_default();
+            let summary: String = summary
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            println!(
+                "{}  {:<24} {}  {}",
+                t.id,
+                self.state(t.status.state),
+                self.dim(&when),
+                summary
+            );
         }
-        let more = next.filter(|n| !n.is_empty()).map(|n| format!("; next page: --page-token {n}")).unwrap_or_default();
-        println!("{}", self.dim(&format!("{} of {total} task(s){more}", tasks.len())));
+        let more = next
+            .filter(|n| !n.is_empty())
+            .map(|n| format!("; next page: --page-token {n}"))
+            .unwrap_or_default();
+        println!(
+            "{}",
+            self.dim(&format!("{} of {total} task(s){more}", tasks.len()))
+        );
     }
 
     pub fn list_page(&self, page: &ListTasksResponse) {
         if self.json {
             return self.print_json(page);
         }
-        self.task_list(&page.tasks, Some(&page.next_page_token), i64::from(page.total_size));
+        self.task_list(
+            &page.tasks,
+            Some(&page.next_page_token),
+            i64::from(page.total_size),
+        );
     }
 
     // ----- push configs -----
@@ -442,7 +540,11 @@ impl Out {
         match e {
             ClientError::Agent(a) => {
                 let name = a.name().unwrap_or("A2A error");
-                let reason = a.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default();
+                let reason = a
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(", {r}"))
+                    .unwrap_or_default();
                 eprintln!("{head} {name} ({}{reason}): {}", a.code, a.message);
             }
             other => eprintln!("{head} {other}"),
@@ -473,18 +575,32 @@ fn kind(e: &ClientError) -> &'static str {
 fn hint(e: &ClientError) -> Option<&'static str> {
     Some(match e {
         ClientError::Unreachable { .. } => "is the agent running, and is the host and port right?",
-        ClientError::Timeout { .. } => "the agent did not answer in time; raise --timeout, or use --stream / --no-wait for long tasks",
-        ClientError::NotAnAgent { .. } => "an A2A agent serves its card at /.well-known/agent-card.json; check the URL",
-        ClientError::UnsupportedVersion { .. } => "this client speaks A2A 1.0 only; the agent must list a 1.0 interface",
-        ClientError::NoSupportedInterface { .. } => "this client speaks JSONRPC and HTTP+JSON; drop --binding to let it choose",
-        ClientError::Http { status: 401, .. } => "the agent wants credentials: --token or --api-key",
+        ClientError::Timeout { .. } => {
+            "the agent did not answer in time; raise --timeout, or use --stream / --no-wait for long tasks"
+        }
+        ClientError::NotAnAgent { .. } => {
+            "an A2A agent serves its card at /.well-known/agent-card.json; check the URL"
+        }
+        ClientError::UnsupportedVersion { .. } => {
+            "this client speaks A2A 1.0 only; the agent must list a 1.0 interface"
+        }
+        ClientError::NoSupportedInterface { .. } => {
+            "this client speaks JSONRPC and HTTP+JSON; drop --binding to let it choose"
+        }
+        ClientError::Http { status: 401, .. } => {
+            "the agent wants credentials: --token or --api-key"
+        }
         ClientError::Http { status: 403, .. } => "the credentials are not allowed to do this",
         ClientError::Agent(a) => match a.code {
             -32001 => "no such task here; `a2a list URL` shows the tasks you can see",
             -32002 => "the task has already finished, so it cannot be canceled",
             -32003 => "this agent does not support push notifications (see `a2a card URL`)",
-            -32004 => "the agent does not support this (e.g. streaming, or following a task that has finished: use `a2a get`)",
-            -32005 => "the agent does not accept this content; `a2a card URL` lists its input modes",
+            -32004 => {
+                "the agent does not support this (e.g. streaming, or following a task that has finished: use `a2a get`)"
+            }
+            -32005 => {
+                "the agent does not accept this content; `a2a card URL` lists its input modes"
+            }
             -32006 => "the agent produced a response it considers invalid",
             -32007 => "the agent declares an extended card but has none configured",
             -32008 => "activate the extension the agent requires with --extension URI",

@@ -31,7 +31,8 @@ fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -40,8 +41,14 @@ async fn card_human_and_json() {
     let o = a2a(&["card", &s.base]).await;
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("Test Agent") && out.contains("JSONRPC") && out.contains("HTTP+JSON"), "{out}");
-    assert!(out.contains("chunks") && out.contains("streaming: yes"), "{out}");
+    assert!(
+        out.contains("Test Agent") && out.contains("JSONRPC") && out.contains("HTTP+JSON"),
+        "{out}"
+    );
+    assert!(
+        out.contains("chunks") && out.contains("streaming: yes"),
+        "{out}"
+    );
     let v = json(&a2a(&["--json", "card", &s.base]).await);
     assert_eq!(v["name"], "Test Agent");
 }
@@ -50,22 +57,80 @@ async fn card_human_and_json() {
 async fn send_blocking_streaming_and_json() {
     let s = serve_test_agent().await;
     for binding in ["jsonrpc", "rest"] {
-        let o = a2a(&["send", &s.base, "hello cli", "--skill", "echo", "--binding", binding]).await;
+        let o = a2a(&[
+            "send",
+            &s.base,
+            "hello cli",
+            "--skill",
+            "echo",
+            "--binding",
+            binding,
+        ])
+        .await;
         assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert!(stdout(&o).contains("COMPLETED") && stdout(&o).contains("hello cli"), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains("COMPLETED") && stdout(&o).contains("hello cli"),
+            "{}",
+            stdout(&o)
+        );
 
-        let o = a2a(&["send", &s.base, "3", "--skill", "chunks", "--stream", "--binding", binding]).await;
+        let o = a2a(&[
+            "send",
+            &s.base,
+            "3",
+            "--skill",
+            "chunks",
+            "--stream",
+            "--binding",
+            binding,
+        ])
+        .await;
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         let out = stdout(&o);
-        assert!(out.contains("── chunks ──") && out.contains("c0 c1 c2"), "{out}");
+        assert!(
+            out.contains("── chunks ──") && out.contains("c0 c1 c2"),
+            "{out}"
+        );
         assert!(out.contains("COMPLETED"), "{out}");
 
-        let o = a2a(&["--json", "send", &s.base, "2", "--skill", "chunks", "--stream", "--binding", binding]).await;
-        let lines: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).expect("NDJSON")).collect();
+        let o = a2a(&[
+            "--json",
+            "send",
+            &s.base,
+            "2",
+            "--skill",
+            "chunks",
+            "--stream",
+            "--binding",
+            binding,
+        ])
+        .await;
+        let lines: Vec<Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("NDJSON"))
+            .collect();
         assert!(lines[0].get("task").is_some(), "{lines:?}");
-        assert_eq!(lines.iter().filter(|l| l.get("artifactUpdate").is_some()).count(), 2);
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.get("artifactUpdate").is_some())
+                .count(),
+            2
+        );
 
-        let v = json(&a2a(&["--json", "send", &s.base, "x", "--skill", "echo", "--binding", binding]).await);
+        let v = json(
+            &a2a(&[
+                "--json",
+                "send",
+                &s.base,
+                "x",
+                "--skill",
+                "echo",
+                "--binding",
+                binding,
+            ])
+            .await,
+        );
         assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     }
     // Progress statuses show in the live view.
@@ -79,7 +144,19 @@ async fn send_blocking_streaming_and_json() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("note.txt");
     std::fs::write(&file, "attached").unwrap();
-    let o = a2a(&["--json", "send", &s.base, "with file", "--skill", "echo", "--file", file.to_str().unwrap(), "--history", "5"]).await;
+    let o = a2a(&[
+        "--json",
+        "send",
+        &s.base,
+        "with file",
+        "--skill",
+        "echo",
+        "--file",
+        file.to_str().unwrap(),
+        "--history",
+        "5",
+    ])
+    .await;
     let v = json(&o);
     let parts = &v["task"]["history"][0]["parts"];
     assert_eq!(parts[1]["filename"], "note.txt", "{v}");
@@ -90,7 +167,18 @@ async fn send_blocking_streaming_and_json() {
 #[tokio::test(flavor = "multi_thread")]
 async fn task_lifecycle_commands_and_a2a_errors() {
     let s = serve_test_agent().await;
-    let v = json(&a2a(&["--json", "send", &s.base, "20000", "--skill", "slow", "--no-wait"]).await);
+    let v = json(
+        &a2a(&[
+            "--json",
+            "send",
+            &s.base,
+            "20000",
+            "--skill",
+            "slow",
+            "--no-wait",
+        ])
+        .await,
+    );
     let id = v["task"]["id"].as_str().unwrap().to_string();
     let o = a2a(&["get", &s.base, &id]).await;
     assert_eq!(code(&o), 0);
@@ -101,11 +189,30 @@ async fn task_lifecycle_commands_and_a2a_errors() {
     assert_eq!(v["tasks"][0]["id"], id.as_str());
 
     // push configs
-    let o = a2a(&["push", "create", &s.base, &id, "https://example.com/hook", "--id", "c1", "--auth-scheme", "Bearer", "--auth-credentials", "x"]).await;
+    let o = a2a(&[
+        "push",
+        "create",
+        &s.base,
+        &id,
+        "https://example.com/hook",
+        "--id",
+        "c1",
+        "--auth-scheme",
+        "Bearer",
+        "--auth-credentials",
+        "x",
+    ])
+    .await;
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("c1"));
-    assert!(stdout(&a2a(&["push", "get", &s.base, &id, "c1"]).await).contains("https://example.com/hook"));
-    assert_eq!(json(&a2a(&["--json", "push", "list", &s.base, &id]).await)["configs"][0]["id"], "c1");
+    assert!(
+        stdout(&a2a(&["push", "get", &s.base, &id, "c1"]).await)
+            .contains("https://example.com/hook")
+    );
+    assert_eq!(
+        json(&a2a(&["--json", "push", "list", &s.base, &id]).await)["configs"][0]["id"],
+        "c1"
+    );
     assert_eq!(code(&a2a(&["push", "delete", &s.base, &id, "c1"]).await), 0);
 
     let o = a2a(&["cancel", &s.base, &id]).await;
@@ -115,7 +222,10 @@ async fn task_lifecycle_commands_and_a2a_errors() {
     let o = a2a(&["cancel", &s.base, &id]).await;
     assert_eq!(code(&o), 1);
     let err = stderr(&o);
-    assert!(err.contains("TaskNotCancelableError (-32002, TASK_NOT_CANCELABLE)"), "{err}");
+    assert!(
+        err.contains("TaskNotCancelableError (-32002, TASK_NOT_CANCELABLE)"),
+        "{err}"
+    );
     assert!(err.contains("hint:"), "{err}");
     let v = json(&a2a(&["--json", "get", &s.base, "missing"]).await);
     assert_eq!(v["error"]["code"], -32001);
@@ -123,14 +233,28 @@ async fn task_lifecycle_commands_and_a2a_errors() {
     assert_eq!(v["error"]["name"], "TaskNotFoundError");
 
     // subscribe follows a running task to the end.
-    let v = json(&a2a(&["--json", "send", &s.base, "500", "--skill", "slow", "--no-wait"]).await);
+    let v = json(
+        &a2a(&[
+            "--json",
+            "send",
+            &s.base,
+            "500",
+            "--skill",
+            "slow",
+            "--no-wait",
+        ])
+        .await,
+    );
     let id = v["task"]["id"].as_str().unwrap().to_string();
     let o = a2a(&["subscribe", &s.base, &id]).await;
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("COMPLETED"), "{}", stdout(&o));
 
     // A failing task exits 4; a question prints how to answer it.
-    assert_eq!(code(&a2a(&["send", &s.base, "x", "--skill", "fail"]).await), 4);
+    assert_eq!(
+        code(&a2a(&["send", &s.base, "x", "--skill", "fail"]).await),
+        4
+    );
     let o = a2a(&["send", &s.base, "x", "--skill", "ask"]).await;
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains("What is your name?"), "{}", stdout(&o));
@@ -143,21 +267,34 @@ async fn task_lifecycle_commands_and_a2a_errors() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unusable_hosts_exit_3_with_a_clear_message() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let o = a2a(&["card", &format!("http://127.0.0.1:{port}")]).await;
     assert_eq!(code(&o), 3);
-    assert!(stderr(&o).contains("cannot reach") && stderr(&o).contains("is the agent running"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot reach") && stderr(&o).contains("is the agent running"),
+        "{}",
+        stderr(&o)
+    );
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let card03 = serde_json::json!({"name": "Old", "url": base, "protocolVersion": "0.3.0", "version": "1"});
+    let card03 =
+        serde_json::json!({"name": "Old", "url": base, "protocolVersion": "0.3.0", "version": "1"});
     let app = axum::Router::new().fallback(move || async move { axum::Json(card03) });
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
     let o = a2a(&["card", &base]).await;
     assert_eq!(code(&o), 3);
-    assert!(stderr(&o).contains("does not support A2A 1.0"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not support A2A 1.0"),
+        "{}",
+        stderr(&o)
+    );
     let o = a2a(&["--json", "card", &format!("{base}/nothing-here/")]).await;
     assert_eq!(code(&o), 3);
     let v = json(&o);
@@ -170,5 +307,9 @@ async fn unusable_hosts_exit_3_with_a_clear_message() {
 
     let o = a2a(&["send", &s.base, "--data", "{not json"]).await;
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("--data is not valid JSON"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--data is not valid JSON"),
+        "{}",
+        stderr(&o)
+    );
 }

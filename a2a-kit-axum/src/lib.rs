@@ -37,7 +37,9 @@ use a2a_kit::agent::{Agent, SkillRouter};
 use a2a_kit::error::A2aError;
 use a2a_kit::protocol::AgentCard;
 use a2a_kit::runtime::ExecutionConfig;
-use a2a_kit::server::{AgentService, AgentServiceBuilder, BindingBody, BindingResponse, jsonrpc, rest};
+use a2a_kit::server::{
+    AgentService, AgentServiceBuilder, BindingBody, BindingResponse, jsonrpc, rest,
+};
 use a2a_kit::store::TaskManager;
 use axum::Router;
 use axum::body::Body;
@@ -77,12 +79,20 @@ impl A2a {
 
     /// Wrap a configured [`AgentServiceBuilder`].
     pub fn from_builder(builder: AgentServiceBuilder) -> Self {
-        A2a { state: Arc::new(Mutex::new(State::Building(Box::new(builder)))), body_limit: DEFAULT_BODY_LIMIT, url_set: false }
+        A2a {
+            state: Arc::new(Mutex::new(State::Building(Box::new(builder)))),
+            body_limit: DEFAULT_BODY_LIMIT,
+            url_set: false,
+        }
     }
 
     /// Wrap an already built service.
     pub fn from_service(service: AgentService) -> Self {
-        A2a { state: Arc::new(Mutex::new(State::Built(service))), body_limit: DEFAULT_BODY_LIMIT, url_set: false }
+        A2a {
+            state: Arc::new(Mutex::new(State::Built(service))),
+            body_limit: DEFAULT_BODY_LIMIT,
+            url_set: false,
+        }
     }
 
     fn configure(self, f: impl FnOnce(AgentServiceBuilder) -> AgentServiceBuilder) -> Self {
@@ -91,7 +101,9 @@ impl A2a {
             *st = match std::mem::replace(&mut *st, State::Poisoned) {
                 State::Building(b) => State::Building(Box::new(f(*b))),
                 built => {
-                    tracing::warn!("A2a configured after its routers were taken; the change is ignored");
+                    tracing::warn!(
+                        "A2a configured after its routers were taken; the change is ignored"
+                    );
                     built
                 }
             };
@@ -193,8 +205,15 @@ impl A2a {
     ) -> std::io::Result<()> {
         let local: SocketAddr = listener.local_addr()?;
         let me = {
-            let unset = matches!(&*self.state.lock().unwrap_or_else(|p| p.into_inner()), State::Building(_));
-            if unset && !self.url_set { self.public_url(format!("http://{local}")) } else { self }
+            let unset = matches!(
+                &*self.state.lock().unwrap_or_else(|p| p.into_inner()),
+                State::Building(_)
+            );
+            if unset && !self.url_set {
+                self.public_url(format!("http://{local}"))
+            } else {
+                self
+            }
         };
         let service = me.service();
         match service.recover().await {
@@ -266,7 +285,10 @@ pub async fn shutdown_signal() {
 }
 
 /// The agent's endpoints for a built service.
-pub fn agent_router<S: Clone + Send + Sync + 'static>(service: AgentService, body_limit: usize) -> Router<S> {
+pub fn agent_router<S: Clone + Send + Sync + 'static>(
+    service: AgentService,
+    body_limit: usize,
+) -> Router<S> {
     let rpc = service.clone();
     Router::new()
         .route(
@@ -282,16 +304,21 @@ pub fn agent_router<S: Clone + Send + Sync + 'static>(service: AgentService, bod
                 }
             }),
         )
-        .fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Body| {
-            let service = service.clone();
-            async move {
-                let bytes = match read_body(body, body_limit).await {
-                    Ok(b) => b,
-                    Err(resp) => return resp,
-                };
-                into_response(rest::handle(&service, &method, uri.path(), uri.query(), &headers, &bytes).await)
-            }
-        })
+        .fallback(
+            move |method: Method, uri: Uri, headers: HeaderMap, body: Body| {
+                let service = service.clone();
+                async move {
+                    let bytes = match read_body(body, body_limit).await {
+                        Ok(b) => b,
+                        Err(resp) => return resp,
+                    };
+                    into_response(
+                        rest::handle(&service, &method, uri.path(), uri.query(), &headers, &bytes)
+                            .await,
+                    )
+                }
+            },
+        )
 }
 
 /// The well-known card routes for a built service.
@@ -300,7 +327,9 @@ pub fn card_router<S: Clone + Send + Sync + 'static>(service: AgentService) -> R
         let service = service.clone();
         async move { into_response(service.card_response(&headers)) }
     };
-    Router::new().route(AGENT_CARD_PATH, get(handler.clone())).route("/.well-known/agent.json", get(handler))
+    Router::new()
+        .route(AGENT_CARD_PATH, get(handler.clone()))
+        .route("/.well-known/agent.json", get(handler))
 }
 
 async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Response> {
@@ -309,7 +338,9 @@ async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Response> {
             .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
             || e.to_string().contains("length limit");
         if too_large {
-            let err = A2aError::InvalidRequest(format!("the request body exceeds the {limit}-byte limit"));
+            let err = A2aError::InvalidRequest(format!(
+                "the request body exceeds the {limit}-byte limit"
+            ));
             let mut resp = into_response(BindingResponse::json(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 serde_json::to_vec(&err.to_rest_body()).unwrap_or_default(),

@@ -77,7 +77,10 @@ pub struct PushTokens {
 impl std::fmt::Debug for PushTokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let t = lock(&self.inner);
-        f.debug_struct("PushTokens").field("bound", &t.bound.len()).field("pending", &t.pending.len()).finish()
+        f.debug_struct("PushTokens")
+            .field("bound", &t.bound.len())
+            .field("pending", &t.pending.len())
+            .finish()
     }
 }
 
@@ -145,7 +148,10 @@ impl PushTokens {
         TaskPushNotificationConfig {
             url: url.into(),
             token: Some(token.clone()),
-            authentication: Some(AuthenticationInfo { scheme: "Bearer".into(), credentials: Some(token) }),
+            authentication: Some(AuthenticationInfo {
+                scheme: "Bearer".into(),
+                credentials: Some(token),
+            }),
             ..Default::default()
         }
     }
@@ -173,7 +179,11 @@ impl PushTokens {
     pub fn check(&self, task_id: &str, presented: &str) -> TokenCheck {
         let mut t = lock(&self.inner);
         if let Some(expected) = t.bound.get(task_id) {
-            return if ct_eq(expected, presented) { TokenCheck::Valid } else { TokenCheck::Mismatch };
+            return if ct_eq(expected, presented) {
+                TokenCheck::Valid
+            } else {
+                TokenCheck::Mismatch
+            };
         }
         t.expire();
         // Compare with every pending token, without stopping early.
@@ -196,7 +206,11 @@ impl PushTokens {
 impl TokenTable {
     fn expire(&mut self) {
         let ttl = self.pending_ttl;
-        while self.pending.front().is_some_and(|(_, at)| at.elapsed() > ttl) {
+        while self
+            .pending
+            .front()
+            .is_some_and(|(_, at)| at.elapsed() > ttl)
+        {
             self.pending.pop_front();
         }
     }
@@ -241,7 +255,9 @@ struct RemoteInner {
 
 impl std::fmt::Debug for RemoteTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemoteTasks").field("tasks", &lock(&self.inner.tasks).len()).finish()
+        f.debug_struct("RemoteTasks")
+            .field("tasks", &lock(&self.inner.tasks).len())
+            .finish()
     }
 }
 
@@ -298,13 +314,21 @@ impl RemoteTasks {
 }
 
 fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applied {
-    let Some(task_id) = event.task_id().map(str::to_string) else { return Applied::Unchanged };
-    if tasks.get(&task_id).is_some_and(|t| t.status.state.is_terminal()) {
+    let Some(task_id) = event.task_id().map(str::to_string) else {
+        return Applied::Unchanged;
+    };
+    if tasks
+        .get(&task_id)
+        .is_some_and(|t| t.status.state.is_terminal())
+    {
         return Applied::Unchanged;
     }
     match event {
         StreamResponse::Task(t) => {
-            if tasks.get(&task_id).is_some_and(|local| local == t || is_stale(&t.status, &local.status)) {
+            if tasks
+                .get(&task_id)
+                .is_some_and(|local| local == t || is_stale(&t.status, &local.status))
+            {
                 return Applied::Unchanged;
             }
             tasks.insert(task_id, t.clone());
@@ -314,7 +338,11 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
             let task = tasks.entry(task_id.clone()).or_insert_with(|| Task {
                 id: task_id,
                 context_id: u.context_id.clone(),
-                status: TaskStatus { state: u.status.state, message: None, timestamp: None },
+                status: TaskStatus {
+                    state: u.status.state,
+                    message: None,
+                    timestamp: None,
+                },
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -342,7 +370,11 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
                 tasks.insert(task_id, task);
                 return Applied::Changed;
             };
-            match task.artifacts.iter_mut().find(|a| a.artifact_id == u.artifact.artifact_id) {
+            match task
+                .artifacts
+                .iter_mut()
+                .find(|a| a.artifact_id == u.artifact.artifact_id)
+            {
                 Some(a) if u.append => a.parts.extend(u.artifact.parts.iter().cloned()),
                 Some(a) => {
                     if *a == u.artifact {
@@ -355,7 +387,9 @@ fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applie
             Applied::Changed
         }
         StreamResponse::Message(m) => {
-            let Some(task) = tasks.get_mut(&task_id) else { return Applied::Unchanged };
+            let Some(task) = tasks.get_mut(&task_id) else {
+                return Applied::Unchanged;
+            };
             if task.history.iter().any(|h| h.message_id == m.message_id) {
                 return Applied::Unchanged;
             }
@@ -430,7 +464,9 @@ impl WebhookRejection {
     /// The HTTP status it answers with.
     pub fn status(&self) -> StatusCode {
         match self {
-            WebhookRejection::MissingToken | WebhookRejection::WrongToken => StatusCode::UNAUTHORIZED,
+            WebhookRejection::MissingToken | WebhookRejection::WrongToken => {
+                StatusCode::UNAUTHORIZED
+            }
             WebhookRejection::MalformedBody(_) => StatusCode::BAD_REQUEST,
             WebhookRejection::UnknownTask(_) => StatusCode::NOT_FOUND,
             WebhookRejection::Duplicate => StatusCode::NO_CONTENT,
@@ -447,7 +483,9 @@ impl std::fmt::Display for WebhookRejection {
             WebhookRejection::MalformedBody(why) => write!(f, "malformed notification: {why}"),
             WebhookRejection::UnknownTask(id) => write!(f, "unknown task {id}"),
             WebhookRejection::Duplicate => f.write_str("duplicate notification"),
-            WebhookRejection::Unavailable => f.write_str("the receiver is not accepting notifications"),
+            WebhookRejection::Unavailable => {
+                f.write_str("the receiver is not accepting notifications")
+            }
         }
     }
 }
@@ -462,7 +500,8 @@ impl IntoResponse for WebhookRejection {
         }
         let mut resp = (status, self.to_string()).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         resp
     }
@@ -533,7 +572,13 @@ impl Seen {
 impl WebhookReceiver {
     /// A receiver checking tokens against `tokens`.
     pub fn new(tokens: PushTokens) -> Self {
-        WebhookReceiver { tokens, store: None, callback: None, sender: None, seen: Arc::default() }
+        WebhookReceiver {
+            tokens,
+            store: None,
+            callback: None,
+            sender: None,
+            seen: Arc::default(),
+        }
     }
 
     /// Keep `store` up to date with every verified notification.
@@ -570,17 +615,27 @@ impl WebhookReceiver {
 
     /// Verify a notification and apply it to the store, without calling the callback or the
     /// channel (what the [`VerifiedNotification`] extractor does).
-    pub fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<Notification, WebhookRejection> {
+    pub fn verify(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<Notification, WebhookRejection> {
         self.verify_inner(headers, body).map(|(n, _)| n)
     }
 
-    fn verify_inner(&self, headers: &HeaderMap, body: &[u8]) -> Result<(Notification, u64), WebhookRejection> {
+    fn verify_inner(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<(Notification, u64), WebhookRejection> {
         let presented = bearer_token(headers).ok_or(WebhookRejection::MissingToken)?;
         let (event, bare_task) = parse_body(body)?;
         let task_id = event
             .task_id()
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| WebhookRejection::MalformedBody("the notification names no task".into()))?
+            .ok_or_else(|| {
+                WebhookRejection::MalformedBody("the notification names no task".into())
+            })?
             .to_string();
         match self.tokens.check(&task_id, presented) {
             TokenCheck::Valid => {}
@@ -595,11 +650,23 @@ impl WebhookReceiver {
             s.apply(&event);
             s.get(&task_id)
         });
-        Ok((Notification { task_id, event, bare_task, task }, digest))
+        Ok((
+            Notification {
+                task_id,
+                event,
+                bare_task,
+                task,
+            },
+            digest,
+        ))
     }
 
     /// Verify, apply, and hand a notification to the callback and the channel.
-    pub async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<Notification, WebhookRejection> {
+    pub async fn receive(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<Notification, WebhookRejection> {
         let (n, digest) = self.verify_inner(headers, body)?;
         if let Some(tx) = &self.sender {
             if tx.send(n.clone()).await.is_err() {
@@ -650,14 +717,23 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 
 /// A `StreamResponse`, or a bare `Task` (`{"id", "status", ...}`).
 fn parse_body(body: &[u8]) -> Result<(StreamResponse, bool), WebhookRejection> {
-    let value: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| WebhookRejection::MalformedBody(format!("not JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| WebhookRejection::MalformedBody(format!("not JSON: {e}")))?;
     if !value.is_object() {
-        return Err(WebhookRejection::MalformedBody("the body is not a JSON object".into()));
+        return Err(WebhookRejection::MalformedBody(
+            "the body is not a JSON object".into(),
+        ));
     }
-    let wrapped = ["task", "message", "statusUpdate", "artifactUpdate", "status_update", "artifact_update"]
-        .iter()
-        .any(|k| value.get(k).is_some());
+    let wrapped = [
+        "task",
+        "message",
+        "statusUpdate",
+        "artifactUpdate",
+        "status_update",
+        "artifact_update",
+    ]
+    .iter()
+    .any(|k| value.get(k).is_some());
     if wrapped {
         return serde_json::from_value::<StreamResponse>(value)
             .map(|e| (e, false))
@@ -668,7 +744,9 @@ fn parse_body(body: &[u8]) -> Result<(StreamResponse, bool), WebhookRejection> {
             .map(|t| (StreamResponse::Task(t), true))
             .map_err(|e| WebhookRejection::MalformedBody(format!("not a Task: {e}")));
     }
-    Err(WebhookRejection::MalformedBody("expected a StreamResponse (task, message, statusUpdate or artifactUpdate)".into()))
+    Err(WebhookRejection::MalformedBody(
+        "expected a StreamResponse (task, message, statusUpdate or artifactUpdate)".into(),
+    ))
 }
 
 /// A digest of the event's canonical JSON (the same event re-sent digests the same, whatever
@@ -710,8 +788,13 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let receiver = WebhookReceiver::from_ref(state);
         let headers = req.headers().clone();
-        let body = Bytes::from_request(req, state).await.map_err(IntoResponse::into_response)?;
-        receiver.verify(&headers, &body).map(VerifiedNotification).map_err(IntoResponse::into_response)
+        let body = Bytes::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        receiver
+            .verify(&headers, &body)
+            .map(VerifiedNotification)
+            .map_err(IntoResponse::into_response)
     }
 }
 
@@ -753,7 +836,10 @@ mod tests {
     fn bearer_parsing() {
         let mut h = HeaderMap::new();
         assert_eq!(bearer_token(&h), None);
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer  abc "));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer  abc "),
+        );
         assert_eq!(bearer_token(&h), Some("abc"));
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
         assert_eq!(bearer_token(&h), None);

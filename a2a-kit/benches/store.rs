@@ -15,8 +15,8 @@ use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
 use a2a_kit::error::A2aError;
 use a2a_kit::extract::{FromSkillRequest, SkillRequest, Text};
 use a2a_kit::protocol::{
-    ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, Task, TaskState, TaskStatus,
-    Timestamp,
+    ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, Task, TaskState,
+    TaskStatus, Timestamp,
 };
 use a2a_kit::reply::IntoOutcome;
 use a2a_kit::server::AgentService;
@@ -50,7 +50,10 @@ impl Agent for Echo {
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn temp_db(name: &str) -> std::path::PathBuf {
@@ -61,7 +64,10 @@ fn temp_db(name: &str) -> std::path::PathBuf {
 }
 
 fn memory() -> InMemoryTaskManager {
-    InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1_000_000, terminal_ttl: None })
+    InMemoryTaskManager::new(InMemoryConfig {
+        max_tasks: 1_000_000,
+        terminal_ttl: None,
+    })
 }
 
 /// Send `n` messages from `clients` concurrent clients; returns messages per second.
@@ -78,7 +84,9 @@ async fn send_throughput(service: &AgentService, n: usize, clients: usize) -> f6
                         ..Default::default()
                     };
                     match service.send_message(req).await.expect("send") {
-                        SendMessageResponse::Task(t) => assert_eq!(t.status.state, TaskState::Completed),
+                        SendMessageResponse::Task(t) => {
+                            assert_eq!(t.status.state, TaskState::Completed)
+                        }
                         SendMessageResponse::Message(_) => panic!("expected a task"),
                     }
                 }
@@ -128,14 +136,21 @@ async fn fill(store: Arc<dyn TaskManager>, n: usize) -> Duration {
                         id: format!("task-{i:06}"),
                         context_id: format!("ctx-{}", i % 100),
                         status: TaskStatus {
-                            state: if i % 3 == 0 { TaskState::Working } else { TaskState::Completed },
+                            state: if i % 3 == 0 {
+                                TaskState::Working
+                            } else {
+                                TaskState::Completed
+                            },
                             message: None,
                             timestamp: Some(Timestamp::from(ts)),
                         },
                         history: vec![Message::user_text(format!("message {i}"))],
                         ..Default::default()
                     };
-                    store.create_task(task, Some("echo".into())).await.expect("create");
+                    store
+                        .create_task(task, Some("echo".into()))
+                        .await
+                        .expect("create");
                 }
             })
         })
@@ -174,11 +189,14 @@ async fn walk(service: &AgentService, context: Option<&str>) -> (Duration, usize
 async fn bench_paging(n: usize) {
     println!("== paging through {n} stored tasks, pageSize 100 ==");
     let path = temp_db("paging");
-    let sqlite: Arc<dyn TaskManager> = Arc::new(SqliteTaskManager::open(&path).await.expect("open sqlite"));
+    let sqlite: Arc<dyn TaskManager> =
+        Arc::new(SqliteTaskManager::open(&path).await.expect("open sqlite"));
     let mem: Arc<dyn TaskManager> = Arc::new(memory());
     for (name, store) in [("in-memory", mem), ("sqlite", sqlite)] {
         let filled = fill(store.clone(), n).await;
-        let service = AgentService::builder(Echo).shared_task_manager(store).build();
+        let service = AgentService::builder(Echo)
+            .shared_task_manager(store)
+            .build();
         let (all, pages, seen) = walk(&service, None).await;
         assert_eq!(seen, n);
         let (ctx, ctx_pages, ctx_seen) = walk(&service, Some("ctx-7")).await;
@@ -198,9 +216,21 @@ async fn bench_paging(n: usize) {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this too: keep that quick.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let messages = if quick { 100 } else { env_usize("BENCH_MESSAGES", 5000) };
-    let tasks = if quick { 1000 } else { env_usize("BENCH_TASKS", 100_000) };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let messages = if quick {
+        100
+    } else {
+        env_usize("BENCH_MESSAGES", 5000)
+    };
+    let tasks = if quick {
+        1000
+    } else {
+        env_usize("BENCH_TASKS", 100_000)
+    };
     rt.block_on(async {
         bench_send(messages).await;
         bench_paging(tasks).await;

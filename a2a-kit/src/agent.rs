@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 use crate::error::A2aError;
 use crate::extract::SkillRequest;
 use crate::protocol::{
-    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentProvider, AgentSkill, Message,
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
+    Message,
 };
 use crate::reply::Outcome;
 
@@ -196,7 +197,9 @@ pub struct SkillCall {
 impl SkillCall {
     /// Wrap a future producing the skill's outcome.
     pub fn new(future: impl std::future::Future<Output = Outcome> + Send + 'static) -> Self {
-        SkillCall { future: Box::pin(future) }
+        SkillCall {
+            future: Box::pin(future),
+        }
     }
 }
 
@@ -292,7 +295,9 @@ pub(crate) fn explicit_skill_id<'a>(
     message: &'a Message,
     request_metadata: Option<&'a crate::protocol::Metadata>,
 ) -> Option<&'a str> {
-    let from = |m: Option<&'a crate::protocol::Metadata>| m.and_then(|m| m.get("skillId")).and_then(|v| v.as_str());
+    let from = |m: Option<&'a crate::protocol::Metadata>| {
+        m.and_then(|m| m.get("skillId")).and_then(|v| v.as_str())
+    };
     from(message.metadata.as_ref()).or_else(|| from(request_metadata))
 }
 

@@ -91,8 +91,17 @@ impl TaskContext {
     /// assert!(!ctx.is_cancelled());
     /// ```
     pub fn detached(skill_id: impl Into<String>, message: Message) -> Self {
-        let context_id = message.context_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        Self::new(uuid::Uuid::new_v4().to_string(), context_id, skill_id.into(), message, None)
+        let context_id = message
+            .context_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        Self::new(
+            uuid::Uuid::new_v4().to_string(),
+            context_id,
+            skill_id.into(),
+            message,
+            None,
+        )
     }
 
     /// The task's id.
@@ -122,9 +131,13 @@ impl TaskContext {
     ///
     /// Fails with [`SkillError::Canceled`] once the task has ended (e.g. it was canceled).
     pub async fn status(&self, text: impl Into<String>) -> Result<(), SkillError> {
-        let Some(rt) = &self.inner.runtime else { return Ok(()) };
+        let Some(rt) = &self.inner.runtime else {
+            return Ok(());
+        };
         let message = rt.status_message(self, text.into());
-        rt.emit_status(self, TaskState::Working, message).await.map(|_| ())
+        rt.emit_status(self, TaskState::Working, message)
+            .await
+            .map(|_| ())
     }
 
     /// Produce a whole artifact in one event.
@@ -149,7 +162,9 @@ impl TaskContext {
         last_chunk: bool,
     ) -> Result<(), SkillError> {
         self.inner.produced_artifact.store(true, Ordering::Release);
-        let Some(rt) = &self.inner.runtime else { return Ok(()) };
+        let Some(rt) = &self.inner.runtime else {
+            return Ok(());
+        };
         let event = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
             task_id: self.inner.task_id.clone(),
             context_id: self.inner.context_id.clone(),
@@ -158,7 +173,10 @@ impl TaskContext {
             last_chunk,
             metadata: None,
         });
-        rt.emit(&self.inner.task_id, event).await.map(|_| ()).map_err(|_| SkillError::Canceled)
+        rt.emit(&self.inner.task_id, event)
+            .await
+            .map(|_| ())
+            .map_err(|_| SkillError::Canceled)
     }
 
     /// Whether the skill produced an artifact (forced-artifact and narration logic use it).
@@ -169,12 +187,18 @@ impl TaskContext {
     /// Ask the user: the task goes INPUT_REQUIRED with `question` as its status message, and
     /// this call resumes when the next message for the task arrives, extracted as `T`. A reply
     /// that does not extract is answered by asking again, with the reason.
-    pub async fn ask<T: FromSkillRequest>(&self, question: impl IntoParts) -> Result<T, SkillError> {
+    pub async fn ask<T: FromSkillRequest>(
+        &self,
+        question: impl IntoParts,
+    ) -> Result<T, SkillError> {
         self.interrupt(TaskState::InputRequired, question).await
     }
 
     /// Ask for authorization: AUTH_REQUIRED with `explanation`, resuming on the next message.
-    pub async fn require_auth<T: FromSkillRequest>(&self, explanation: impl IntoParts) -> Result<T, SkillError> {
+    pub async fn require_auth<T: FromSkillRequest>(
+        &self,
+        explanation: impl IntoParts,
+    ) -> Result<T, SkillError> {
         self.interrupt(TaskState::AuthRequired, explanation).await
     }
 
@@ -184,7 +208,9 @@ impl TaskContext {
         question: impl IntoParts,
     ) -> Result<T, SkillError> {
         let Some(rt) = self.inner.runtime.clone() else {
-            return Err(SkillError::failed("this skill asked for input outside of a task"));
+            return Err(SkillError::failed(
+                "this skill asked for input outside of a task",
+            ));
         };
         let mut parts = question.into_parts()?;
         loop {

@@ -81,7 +81,9 @@ pub enum A2aError {
     #[error("this agent declares an extended agent card but none is configured")]
     ExtendedAgentCardNotConfigured,
     /// -32008
-    #[error("extension {uri} is required by this agent; activate it with the A2A-Extensions header")]
+    #[error(
+        "extension {uri} is required by this agent; activate it with the A2A-Extensions header"
+    )]
     ExtensionSupportRequired {
         /// The required extension's URI.
         uri: String,
@@ -109,7 +111,10 @@ impl A2aError {
 
     /// InvalidParams with a message and no field detail.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        A2aError::InvalidParams { message: message.into(), violations: Vec::new() }
+        A2aError::InvalidParams {
+            message: message.into(),
+            violations: Vec::new(),
+        }
     }
 
     /// InvalidParams for a serde failure at `path` (serde_path_to_error's rendering, `.` for
@@ -124,8 +129,15 @@ impl A2aError {
             (true, false) => path.to_string(),
             (false, false) => format!("{prefix}.{path}"),
         };
-        if let Some(name) = text.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-            field = if field.is_empty() { name.to_string() } else { format!("{field}.{name}") };
+        if let Some(name) = text
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            field = if field.is_empty() {
+                name.to_string()
+            } else {
+                format!("{field}.{name}")
+            };
             text = "is required".to_string();
         }
         if field.is_empty() {
@@ -136,7 +148,9 @@ impl A2aError {
 
     /// TaskNotFoundError for `task_id`.
     pub fn task_not_found(task_id: impl Into<String>) -> Self {
-        A2aError::TaskNotFound { task_id: task_id.into() }
+        A2aError::TaskNotFound {
+            task_id: task_id.into(),
+        }
     }
 
     /// UnsupportedOperationError with an explanation.
@@ -222,7 +236,10 @@ impl A2aError {
             }
             A2aError::VersionNotSupported { version, .. } => {
                 m.insert("requestedVersion".into(), version.clone().into());
-                m.insert("supportedVersions".into(), crate::protocol::PROTOCOL_VERSION.into());
+                m.insert(
+                    "supportedVersions".into(),
+                    crate::protocol::PROTOCOL_VERSION.into(),
+                );
             }
             _ => {}
         }

@@ -86,16 +86,30 @@ pub struct ExtractError {
 
 impl ExtractError {
     /// An error at `path`.
-    pub fn new(expected: impl Into<String>, path: impl Into<String>, detail: impl Into<String>) -> Self {
-        ExtractError { expected: expected.into(), path: path.into(), detail: detail.into() }
+    pub fn new(
+        expected: impl Into<String>,
+        path: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        ExtractError {
+            expected: expected.into(),
+            path: path.into(),
+            detail: detail.into(),
+        }
     }
 
     /// The protocol error for `skill`.
     pub fn into_a2a(self, skill: &str) -> crate::error::A2aError {
-        let description = format!("skill `{skill}` expected {}: {}", self.expected, self.detail);
+        let description = format!(
+            "skill `{skill}` expected {}: {}",
+            self.expected, self.detail
+        );
         crate::error::A2aError::InvalidParams {
             message: format!("invalid `{}`: {description}", self.path),
-            violations: vec![crate::error::FieldViolation { field: self.path, description }],
+            violations: vec![crate::error::FieldViolation {
+                field: self.path,
+                description,
+            }],
         }
     }
 }
@@ -129,12 +143,20 @@ pub struct Text(pub String);
 
 impl FromSkillRequest for Text {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        let texts: Vec<&str> = req.message.parts.iter().filter_map(|p| p.as_text()).collect();
+        let texts: Vec<&str> = req
+            .message
+            .parts
+            .iter()
+            .filter_map(|p| p.as_text())
+            .collect();
         if texts.is_empty() {
             return Err(ExtractError::new(
                 "a text part",
                 "message.parts",
-                format!("the message has no text part (it has {})", describe_parts(&req.message.parts)),
+                format!(
+                    "the message has no text part (it has {})",
+                    describe_parts(&req.message.parts)
+                ),
             ));
         }
         Ok(Text(texts.join("\n")))
@@ -152,11 +174,17 @@ impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillReque
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let expected = format!("a data part holding {}", T::schema_name());
         let parts = &req.message.parts;
-        let (index, value) = match parts.iter().enumerate().find_map(|(i, p)| p.as_data().map(|d| (i, d.clone()))) {
+        let (index, value) = match parts
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| p.as_data().map(|d| (i, d.clone())))
+        {
             Some(found) => found,
             None => {
                 let json_text = parts.iter().enumerate().find_map(|(i, p)| {
-                    p.as_text().and_then(|t| serde_json::from_str::<Value>(t.trim()).ok()).map(|v| (i, v))
+                    p.as_text()
+                        .and_then(|t| serde_json::from_str::<Value>(t.trim()).ok())
+                        .map(|v| (i, v))
                 });
                 match json_text {
                     Some(found) => found,
@@ -164,7 +192,10 @@ impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillReque
                         return Err(ExtractError::new(
                             expected,
                             "message.parts",
-                            format!("the message has no data part (it has {})", describe_parts(parts)),
+                            format!(
+                                "the message has no data part (it has {})",
+                                describe_parts(parts)
+                            ),
                         ));
                     }
                 }
@@ -179,7 +210,11 @@ impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillReque
                 } else {
                     format!("message.parts[{index}].data.{inner}")
                 };
-                Err(ExtractError::new(expected, path, e.into_inner().to_string()))
+                Err(ExtractError::new(
+                    expected,
+                    path,
+                    e.into_inner().to_string(),
+                ))
             }
         }
     }
@@ -216,19 +251,30 @@ impl File {
             PartContent::Url(u) => FileContent::Url(u.clone()),
             _ => return None,
         };
-        Some(File { content, media_type: p.media_type.clone(), filename: p.filename.clone() })
+        Some(File {
+            content,
+            media_type: p.media_type.clone(),
+            filename: p.filename.clone(),
+        })
     }
 }
 
 impl FromSkillRequest for File {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        req.message.parts.iter().find_map(File::from_part).ok_or_else(|| {
-            ExtractError::new(
-                "a file part (raw or url)",
-                "message.parts",
-                format!("the message has no file part (it has {})", describe_parts(&req.message.parts)),
-            )
-        })
+        req.message
+            .parts
+            .iter()
+            .find_map(File::from_part)
+            .ok_or_else(|| {
+                ExtractError::new(
+                    "a file part (raw or url)",
+                    "message.parts",
+                    format!(
+                        "the message has no file part (it has {})",
+                        describe_parts(&req.message.parts)
+                    ),
+                )
+            })
     }
 }
 
@@ -238,7 +284,13 @@ pub struct Files(pub Vec<File>);
 
 impl FromSkillRequest for Files {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        Ok(Files(req.message.parts.iter().filter_map(File::from_part).collect()))
+        Ok(Files(
+            req.message
+                .parts
+                .iter()
+                .filter_map(File::from_part)
+                .collect(),
+        ))
     }
 }
 
@@ -266,15 +318,21 @@ pub struct Metadata<T>(pub T);
 impl<T: DeserializeOwned + Send + 'static> FromSkillRequest for Metadata<T> {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let value = Value::Object(req.metadata().cloned().unwrap_or_default());
-        serde_path_to_error::deserialize::<_, T>(value).map(Metadata).map_err(|e| {
-            let inner = e.path().to_string();
-            let path = if inner == "." { "metadata".to_string() } else { format!("metadata.{inner}") };
-            ExtractError::new(
-                format!("metadata matching {}", std::any::type_name::<T>()),
-                path,
-                e.into_inner().to_string(),
-            )
-        })
+        serde_path_to_error::deserialize::<_, T>(value)
+            .map(Metadata)
+            .map_err(|e| {
+                let inner = e.path().to_string();
+                let path = if inner == "." {
+                    "metadata".to_string()
+                } else {
+                    format!("metadata.{inner}")
+                };
+                ExtractError::new(
+                    format!("metadata matching {}", std::any::type_name::<T>()),
+                    path,
+                    e.into_inner().to_string(),
+                )
+            })
     }
 }
 

@@ -32,7 +32,8 @@
 #![warn(missing_docs)]
 
 pub mod agent;
-#[cfg(feature = "client")] pub mod client;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod context;
 pub mod error;
 pub mod extract;
@@ -54,8 +55,6 @@ pub use async_stream::stream;
 
 /// Everything a skill author needs.
 pub mod prelude {
-    #[cfg(feature = "macros")]
-    pub use crate::{a2a_agent, skill, streaming};
     pub use crate::agent::{Agent, Route, RouteRequest, SkillRouter};
     pub use crate::context::{ArtifactWriter, TaskContext};
     pub use crate::error::{A2aError, SkillError};
@@ -64,6 +63,8 @@ pub mod prelude {
     pub use crate::reply::Outcome;
     pub use crate::server::AgentService;
     pub use crate::stream;
+    #[cfg(feature = "macros")]
+    pub use crate::{a2a_agent, skill, streaming};
     pub use futures::Stream;
 }
 

@@ -33,11 +33,17 @@ pub struct Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum OutcomeKind {
     /// COMPLETED; content (if any) becomes an artifact unless one was produced already.
-    Completed { content: Content, status_text: Option<String> },
+    Completed {
+        content: Content,
+        status_text: Option<String>,
+    },
     /// INPUT_REQUIRED or AUTH_REQUIRED with this agent message.
     Interrupted { state: TaskState, parts: Vec<Part> },
     /// REJECTED / FAILED / CANCELED with a reason.
-    Ended { state: TaskState, reason: Option<String> },
+    Ended {
+        state: TaskState,
+        reason: Option<String>,
+    },
     /// A direct reply: no task.
     Message(Message),
 }
@@ -55,7 +61,10 @@ impl Outcome {
         match content.into_parts() {
             Ok(parts) if parts.is_empty() => Outcome::done(),
             Ok(parts) => Outcome {
-                kind: OutcomeKind::Completed { content: Content::Parts(parts), status_text: None },
+                kind: OutcomeKind::Completed {
+                    content: Content::Parts(parts),
+                    status_text: None,
+                },
             },
             Err(e) => e.into(),
         }
@@ -63,12 +72,22 @@ impl Outcome {
 
     /// COMPLETED with no further content (artifacts already produced through the context).
     pub fn done() -> Self {
-        Outcome { kind: OutcomeKind::Completed { content: Content::None, status_text: None } }
+        Outcome {
+            kind: OutcomeKind::Completed {
+                content: Content::None,
+                status_text: None,
+            },
+        }
     }
 
     /// COMPLETED with this artifact.
     pub fn artifact(artifact: Artifact) -> Self {
-        Outcome { kind: OutcomeKind::Completed { content: Content::Artifact(artifact), status_text: None } }
+        Outcome {
+            kind: OutcomeKind::Completed {
+                content: Content::Artifact(artifact),
+                status_text: None,
+            },
+        }
     }
 
     /// INPUT_REQUIRED, asking this question. The next message for the task invokes the skill
@@ -84,24 +103,38 @@ impl Outcome {
 
     fn interrupted(state: TaskState, content: impl IntoParts) -> Self {
         match content.into_parts() {
-            Ok(parts) => Outcome { kind: OutcomeKind::Interrupted { state, parts } },
+            Ok(parts) => Outcome {
+                kind: OutcomeKind::Interrupted { state, parts },
+            },
             Err(e) => e.into(),
         }
     }
 
     /// REJECTED: the agent declines the task.
     pub fn rejected(reason: impl Into<String>) -> Self {
-        Outcome { kind: OutcomeKind::Ended { state: TaskState::Rejected, reason: Some(reason.into()) } }
+        Outcome {
+            kind: OutcomeKind::Ended {
+                state: TaskState::Rejected,
+                reason: Some(reason.into()),
+            },
+        }
     }
 
     /// FAILED with a reason.
     pub fn failed(reason: impl Into<String>) -> Self {
-        Outcome { kind: OutcomeKind::Ended { state: TaskState::Failed, reason: Some(reason.into()) } }
+        Outcome {
+            kind: OutcomeKind::Ended {
+                state: TaskState::Failed,
+                reason: Some(reason.into()),
+            },
+        }
     }
 
     /// A direct Message reply (no task is created).
     pub fn message(message: Message) -> Self {
-        Outcome { kind: OutcomeKind::Message(message) }
+        Outcome {
+            kind: OutcomeKind::Message(message),
+        }
     }
 
     /// Put this text in the COMPLETED status message (by default a text-only result is used).
@@ -121,7 +154,9 @@ impl Outcome {
     pub fn state(&self) -> Option<TaskState> {
         match &self.kind {
             OutcomeKind::Completed { .. } => Some(TaskState::Completed),
-            OutcomeKind::Interrupted { state, .. } | OutcomeKind::Ended { state, .. } => Some(*state),
+            OutcomeKind::Interrupted { state, .. } | OutcomeKind::Ended { state, .. } => {
+                Some(*state)
+            }
             OutcomeKind::Message(_) => None,
         }
     }
@@ -132,7 +167,12 @@ impl From<SkillError> for Outcome {
         match e {
             SkillError::Failed(r) => Outcome::failed(r),
             SkillError::Rejected(r) => Outcome::rejected(r),
-            SkillError::Canceled => Outcome { kind: OutcomeKind::Ended { state: TaskState::Canceled, reason: None } },
+            SkillError::Canceled => Outcome {
+                kind: OutcomeKind::Ended {
+                    state: TaskState::Canceled,
+                    reason: None,
+                },
+            },
         }
     }
 }
@@ -165,8 +205,9 @@ impl IntoParts for Vec<Part> {
 }
 impl<T: Serialize> IntoParts for Data<T> {
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {
-        let v = serde_json::to_value(&self.0)
-            .map_err(|e| SkillError::failed(format!("could not serialize the skill's result: {e}")))?;
+        let v = serde_json::to_value(&self.0).map_err(|e| {
+            SkillError::failed(format!("could not serialize the skill's result: {e}"))
+        })?;
         Ok(vec![Part::data(v)])
     }
 }

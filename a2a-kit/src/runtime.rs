@@ -172,7 +172,10 @@ impl Drop for BusSubscription {
     fn drop(&mut self) {
         drop(self.rx.take());
         let mut bells = self.bus.bells.lock().unwrap_or_else(|p| p.into_inner());
-        if bells.get(&self.task_id).is_some_and(|tx| tx.receiver_count() == 0) {
+        if bells
+            .get(&self.task_id)
+            .is_some_and(|tx| tx.receiver_count() == 0)
+        {
             bells.remove(&self.task_id);
         }
     }
@@ -181,8 +184,15 @@ impl Drop for BusSubscription {
 impl EventBus {
     pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> BusSubscription {
         let mut bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
-        let rx = bells.entry(task_id.to_string()).or_insert_with(|| watch::channel(0).0).subscribe();
-        BusSubscription { bus: self.clone(), task_id: task_id.to_string(), rx: Some(rx) }
+        let rx = bells
+            .entry(task_id.to_string())
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe();
+        BusSubscription {
+            bus: self.clone(),
+            task_id: task_id.to_string(),
+            rx: Some(rx),
+        }
     }
 
     pub(crate) fn notify(&self, task_id: &str, seq: Seq) {
@@ -239,7 +249,11 @@ impl Runtime {
     }
 
     /// Append an event and ring the task's doorbell.
-    pub(crate) async fn emit(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+    pub(crate) async fn emit(
+        &self,
+        task_id: &str,
+        event: StreamResponse,
+    ) -> Result<Seq, StoreError> {
         if self.observers.is_empty() {
             let seq = self.store.append_event(task_id, event).await?;
             self.bus.notify(task_id, seq);
@@ -263,7 +277,9 @@ impl Runtime {
         self.emit_status_for(&ctx.inner.task_id, &ctx.inner.context_id, state, message)
             .await
             .map_err(|e| match e {
-                StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => SkillError::Canceled,
+                StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => {
+                    SkillError::Canceled
+                }
                 other => SkillError::failed(other.to_string()),
             })
     }
@@ -278,7 +294,11 @@ impl Runtime {
         let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: task_id.to_string(),
             context_id: context_id.to_string(),
-            status: TaskStatus { state, message, timestamp: Some(crate::protocol::Timestamp::now()) },
+            status: TaskStatus {
+                state,
+                message,
+                timestamp: Some(crate::protocol::Timestamp::now()),
+            },
             metadata: None,
         });
         self.emit(task_id, event).await
@@ -286,7 +306,9 @@ impl Runtime {
 
     /// An agent message for this task.
     pub(crate) fn agent_message(task_id: &str, context_id: &str, parts: Vec<Part>) -> Message {
-        Message::agent(parts).with_task_id(task_id).with_context_id(context_id)
+        Message::agent(parts)
+            .with_task_id(task_id)
+            .with_context_id(context_id)
     }
 
     /// The working-state status message for `text`, per the configured style.
@@ -298,20 +320,40 @@ impl Runtime {
         };
         let mut meta = Metadata::new();
         meta.insert(STATUS_MESSAGE_KIND_KEY.into(), STATUS_MESSAGE_KIND.into());
-        Some(Self::agent_message(&ctx.inner.task_id, &ctx.inner.context_id, vec![part]).with_metadata(meta))
+        Some(
+            Self::agent_message(&ctx.inner.task_id, &ctx.inner.context_id, vec![part])
+                .with_metadata(meta),
+        )
     }
 
     /// Run a skill future for `ctx`'s task in the background.
-    pub(crate) fn spawn(self: &Arc<Self>, ctx: TaskContext, fut: BoxFuture<'static, Outcome>, emit_working: bool) {
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        ctx: TaskContext,
+        fut: BoxFuture<'static, Outcome>,
+        emit_working: bool,
+    ) {
         let task_id = ctx.inner.task_id.clone();
-        let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let generation = self
+            .generations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.running().insert(
             task_id.clone(),
-            Running { generation, cancel: ctx.inner.cancel.clone(), waiter: None, abort: None },
+            Running {
+                generation,
+                cancel: ctx.inner.cancel.clone(),
+                waiter: None,
+                abort: None,
+            },
         );
         let rt = self.clone();
         let handle = tokio::spawn(async move {
-            if emit_working && rt.emit_status(&ctx, TaskState::Working, None).await.is_err() {
+            if emit_working
+                && rt
+                    .emit_status(&ctx, TaskState::Working, None)
+                    .await
+                    .is_err()
+            {
                 rt.forget(&ctx.inner.task_id, generation);
                 return;
             }
@@ -328,14 +370,21 @@ impl Runtime {
             rt.forget(&ctx.inner.task_id, generation);
             rt.finish(&ctx, outcome).await;
         });
-        if let Some(r) = self.running().get_mut(&task_id).filter(|r| r.generation == generation) {
+        if let Some(r) = self
+            .running()
+            .get_mut(&task_id)
+            .filter(|r| r.generation == generation)
+        {
             r.abort = Some(handle.abort_handle());
         }
     }
 
     fn forget(&self, task_id: &str, generation: u64) {
         let mut running = self.running();
-        if running.get(task_id).is_some_and(|r| r.generation == generation) {
+        if running
+            .get(task_id)
+            .is_some_and(|r| r.generation == generation)
+        {
             running.remove(task_id);
         }
     }
@@ -365,7 +414,10 @@ impl Runtime {
     pub(crate) async fn finish(&self, ctx: &TaskContext, outcome: Outcome) {
         let (task_id, context_id) = (&ctx.inner.task_id, &ctx.inner.context_id);
         let result = match outcome.kind {
-            OutcomeKind::Completed { content, status_text } => {
+            OutcomeKind::Completed {
+                content,
+                status_text,
+            } => {
                 let mut final_text = status_text;
                 let artifact = match content {
                     Content::None => None,
@@ -386,25 +438,35 @@ impl Runtime {
                     }
                 }
                 if ok {
-                    let msg = final_text.map(|t| Self::agent_message(task_id, context_id, vec![Part::text(t)]));
-                    self.emit_status_for(task_id, context_id, TaskState::Completed, msg).await.map(|_| ())
+                    let msg = final_text
+                        .map(|t| Self::agent_message(task_id, context_id, vec![Part::text(t)]));
+                    self.emit_status_for(task_id, context_id, TaskState::Completed, msg)
+                        .await
+                        .map(|_| ())
                 } else {
                     Ok(())
                 }
             }
             OutcomeKind::Interrupted { state, parts } => {
                 let msg = Self::agent_message(task_id, context_id, parts);
-                self.emit_status_for(task_id, context_id, state, Some(msg)).await.map(|_| ())
+                self.emit_status_for(task_id, context_id, state, Some(msg))
+                    .await
+                    .map(|_| ())
             }
             OutcomeKind::Ended { state, reason } => {
-                let msg = reason.map(|r| Self::agent_message(task_id, context_id, vec![Part::text(r)]));
-                self.emit_status_for(task_id, context_id, state, msg).await.map(|_| ())
+                let msg =
+                    reason.map(|r| Self::agent_message(task_id, context_id, vec![Part::text(r)]));
+                self.emit_status_for(task_id, context_id, state, msg)
+                    .await
+                    .map(|_| ())
             }
             OutcomeKind::Message(mut m) => {
                 m.task_id = Some(task_id.clone());
                 m.context_id = Some(context_id.clone());
                 m.role = Role::Agent;
-                self.emit_status_for(task_id, context_id, TaskState::Completed, Some(m)).await.map(|_| ())
+                self.emit_status_for(task_id, context_id, TaskState::Completed, Some(m))
+                    .await
+                    .map(|_| ())
             }
         };
         match result {
@@ -422,7 +484,13 @@ impl Runtime {
             if ctx.produced_artifact() || ctx.is_cancelled() {
                 return;
             }
-            let Ok(Some(rec)) = self.store.get_task(&ctx.inner.task_id, TaskView::FULL).await else { return };
+            let Ok(Some(rec)) = self
+                .store
+                .get_task(&ctx.inner.task_id, TaskView::FULL)
+                .await
+            else {
+                return;
+            };
             if rec.task.status.state != TaskState::Working {
                 if rec.task.status.state.is_terminal() {
                     return;
@@ -440,7 +508,10 @@ impl Runtime {
                 recent_statuses: recent.clone(),
             };
             if let Some(text) = narrator.narrate(&n).await {
-                if !recent.contains(&text) && !ctx.produced_artifact() && ctx.status(text).await.is_err() {
+                if !recent.contains(&text)
+                    && !ctx.produced_artifact()
+                    && ctx.status(text).await.is_err()
+                {
                     return;
                 }
             }
@@ -476,7 +547,9 @@ impl Runtime {
 
     /// Take the suspended skill's reply channel, if a skill is waiting on this task.
     pub(crate) fn take_waiter(&self, task_id: &str) -> Option<oneshot::Sender<Message>> {
-        self.running().get_mut(task_id).and_then(|r| r.waiter.take())
+        self.running()
+            .get_mut(task_id)
+            .and_then(|r| r.waiter.take())
     }
 
     /// Fire the task's cancellation token and abort it after the grace period.
@@ -570,8 +643,11 @@ pub(crate) fn status_text(m: &Message) -> Option<String> {
         return None;
     }
     m.parts.iter().find_map(|p| {
-        p.as_text()
-            .map(str::to_string)
-            .or_else(|| p.as_data().and_then(|d| d.get("text")).and_then(|t| t.as_str()).map(str::to_string))
+        p.as_text().map(str::to_string).or_else(|| {
+            p.as_data()
+                .and_then(|d| d.get("text"))
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+        })
     })
 }

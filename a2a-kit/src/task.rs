@@ -41,7 +41,10 @@ impl TaskStateMachine {
     /// Whether a new task may start in `state`.
     pub fn check_initial(state: TaskState) -> Result<(), TransitionError> {
         if state == TaskState::Unspecified {
-            Err(TransitionError { from: TaskState::Unspecified, to: state })
+            Err(TransitionError {
+                from: TaskState::Unspecified,
+                to: state,
+            })
         } else {
             Ok(())
         }
@@ -61,15 +64,19 @@ impl TaskStateMachine {
             (InputRequired | AuthRequired, t) => t.is_terminal(),
             _ => false,
         };
-        if ok { Ok(()) } else { Err(TransitionError { from, to }) }
+        if ok {
+            Ok(())
+        } else {
+            Err(TransitionError { from, to })
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
     use TaskState::*;
+    use proptest::prelude::*;
 
     fn any_state() -> impl Strategy<Value = TaskState> {
         prop::sample::select(TaskState::ALL.to_vec())

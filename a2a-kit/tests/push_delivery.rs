@@ -80,19 +80,32 @@ fn fast_retry(max_attempts: u32) -> RetryPolicy {
 }
 
 fn dev_config() -> PushConfig {
-    PushConfig { retry: fast_retry(3), timeout: Duration::from_secs(2), ..PushConfig::default() }.allow_private_networks()
+    PushConfig {
+        retry: fast_retry(3),
+        timeout: Duration::from_secs(2),
+        ..PushConfig::default()
+    }
+    .allow_private_networks()
 }
 
 fn service(config: PushConfig) -> (AgentService, PushDispatcher) {
     let push = PushDispatcher::new(config);
-    (AgentService::builder(PushAgent).push_dispatcher(&push).build(), push)
+    (
+        AgentService::builder(PushAgent)
+            .push_dispatcher(&push)
+            .build(),
+        push,
+    )
 }
 
 fn push_config(url: &str, token: &str) -> TaskPushNotificationConfig {
     TaskPushNotificationConfig {
         url: url.to_string(),
         token: Some(token.to_string()),
-        authentication: Some(AuthenticationInfo { scheme: "Bearer".into(), credentials: Some(format!("cred-{token}")) }),
+        authentication: Some(AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: Some(format!("cred-{token}")),
+        }),
         ..Default::default()
     }
 }
@@ -105,7 +118,13 @@ fn message(skill: &str, text: &str) -> Message {
     m
 }
 
-async fn send(svc: &AgentService, skill: &str, text: &str, push: Option<TaskPushNotificationConfig>, immediate: bool) -> Task {
+async fn send(
+    svc: &AgentService,
+    skill: &str,
+    text: &str,
+    push: Option<TaskPushNotificationConfig>,
+    immediate: bool,
+) -> Task {
     let req = SendMessageRequest {
         tenant: None,
         message: message(skill, text),
@@ -123,7 +142,9 @@ async fn send(svc: &AgentService, skill: &str, text: &str, push: Option<TaskPush
 }
 
 async fn idle(push: &PushDispatcher) {
-    tokio::time::timeout(Duration::from_secs(20), push.wait_idle()).await.expect("the outbox never drained");
+    tokio::time::timeout(Duration::from_secs(20), push.wait_idle())
+        .await
+        .expect("the outbox never drained");
 }
 
 // ----- a scripted webhook -----------------------------------------------------------------
@@ -172,17 +193,26 @@ impl Hook {
         let h2 = hits.clone();
         let task = tokio::spawn(async move {
             loop {
-                let Ok((mut sock, _)) = listener.accept().await else { return };
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
                 let (hits, script, counter) = (h2.clone(), script.clone(), counter.clone());
                 tokio::spawn(async move {
-                    let Some((headers, body)) = read_request(&mut sock).await else { return };
+                    let Some((headers, body)) = read_request(&mut sock).await else {
+                        return;
+                    };
                     let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let reply = script(n, &body);
                     let (status, extra) = match reply {
                         Reply::Status(s) => (s, vec![]),
                         Reply::StatusWith(s, h) => (s, h),
                         Reply::Hang => {
-                            hits.lock().unwrap().push(Hit { headers, body, status: 0, at: Instant::now() });
+                            hits.lock().unwrap().push(Hit {
+                                headers,
+                                body,
+                                status: 0,
+                                at: Instant::now(),
+                            });
                             tokio::time::sleep(Duration::from_secs(60)).await;
                             return;
                         }
@@ -191,8 +221,15 @@ impl Hook {
                             (204, vec![])
                         }
                     };
-                    hits.lock().unwrap().push(Hit { headers, body, status, at: Instant::now() });
-                    let mut resp = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n");
+                    hits.lock().unwrap().push(Hit {
+                        headers,
+                        body,
+                        status,
+                        at: Instant::now(),
+                    });
+                    let mut resp = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n"
+                    );
                     for (k, v) in extra {
                         resp.push_str(&format!("{k}: {v}\r\n"));
                     }
@@ -201,7 +238,11 @@ impl Hook {
                 });
             }
         });
-        Hook { addr, hits, _task: Arc::new(AbortOnDrop(task)) }
+        Hook {
+            addr,
+            hits,
+            _task: Arc::new(AbortOnDrop(task)),
+        }
     }
 
     /// Through the resolver (`localhost` resolves to 127.0.0.1).
@@ -214,7 +255,10 @@ impl Hook {
     }
 
     fn accepted(&self) -> Vec<Hit> {
-        self.hits().into_iter().filter(|h| (200..300).contains(&h.status)).collect()
+        self.hits()
+            .into_iter()
+            .filter(|h| (200..300).contains(&h.status))
+            .collect()
     }
 }
 
@@ -241,7 +285,9 @@ async fn write_all(sock: &tokio::net::TcpStream, mut data: &[u8]) -> std::io::Re
     Ok(())
 }
 
-async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(HashMap<String, String>, Value)> {
+async fn read_request(
+    sock: &mut tokio::net::TcpStream,
+) -> Option<(HashMap<String, String>, Value)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -261,7 +307,10 @@ async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(HashMap<Strin
             headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
         }
     }
-    let len: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     while buf.len() < head_end + len {
         let n = read_some(sock, &mut chunk).await.ok()?;
         if n == 0 {
@@ -274,7 +323,9 @@ async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(HashMap<Strin
 }
 
 fn state_of(body: &Value) -> Option<&str> {
-    body["statusUpdate"]["status"]["state"].as_str().or_else(|| body["task"]["status"]["state"].as_str())
+    body["statusUpdate"]["status"]["state"]
+        .as_str()
+        .or_else(|| body["task"]["status"]["state"].as_str())
 }
 
 // ----- what is sent -----------------------------------------------------------------------
@@ -287,7 +338,14 @@ async fn terminal_state_is_pushed_with_credentials_even_for_instant_tasks() {
     // stored; the final event must arrive anyway, exactly once.
     let mut ids = Vec::new();
     for i in 0..10 {
-        let t = send(&svc, "echo", &format!("n{i}"), Some(push_config(&hook.url(), &format!("tok{i}"))), false).await;
+        let t = send(
+            &svc,
+            "echo",
+            &format!("n{i}"),
+            Some(push_config(&hook.url(), &format!("tok{i}"))),
+            false,
+        )
+        .await;
         ids.push(t.id);
     }
     tokio::time::sleep(Duration::from_millis(1200)).await;
@@ -295,7 +353,10 @@ async fn terminal_state_is_pushed_with_credentials_even_for_instant_tasks() {
     let hits = hook.accepted();
     assert_eq!(hits.len(), 10, "{hits:#?}");
     for (i, id) in ids.iter().enumerate() {
-        let mine: Vec<&Hit> = hits.iter().filter(|h| h.body["statusUpdate"]["taskId"] == id.as_str()).collect();
+        let mine: Vec<&Hit> = hits
+            .iter()
+            .filter(|h| h.body["statusUpdate"]["taskId"] == id.as_str())
+            .collect();
         assert_eq!(mine.len(), 1, "task {i}");
         let h = mine[0];
         assert_eq!(state_of(&h.body), Some("TASK_STATE_COMPLETED"));
@@ -314,54 +375,107 @@ async fn every_event_in_log_order_and_interrupted_states() {
     let hook = Hook::start(|_, _| Reply::Status(200)).await;
     let (svc, push) = service(dev_config().every_event());
     let t = send(&svc, "steps", "go", None, true).await;
-    svc.create_push_config(TaskPushNotificationConfig { task_id: Some(t.id.clone()), ..push_config(&hook.url(), "a") })
-        .await
-        .unwrap();
+    svc.create_push_config(TaskPushNotificationConfig {
+        task_id: Some(t.id.clone()),
+        ..push_config(&hook.url(), "a")
+    })
+    .await
+    .unwrap();
     // The config may come after some events: it gets the rest, in order, and always the end.
-    let t2 = send(&svc, "steps", "go", Some(push_config(&hook.url(), "b")), false).await;
+    let t2 = send(
+        &svc,
+        "steps",
+        "go",
+        Some(push_config(&hook.url(), "b")),
+        false,
+    )
+    .await;
     idle(&push).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let of = |id: &str| -> Vec<Value> {
-        hook.accepted().into_iter().map(|h| h.body).filter(|b| b["statusUpdate"]["taskId"] == id || b["artifactUpdate"]["taskId"] == id).collect()
+        hook.accepted()
+            .into_iter()
+            .map(|h| h.body)
+            .filter(|b| b["statusUpdate"]["taskId"] == id || b["artifactUpdate"]["taskId"] == id)
+            .collect()
     };
     let b = of(&t2.id);
     assert!(b.len() >= 2, "{b:#?}");
     assert_eq!(state_of(b.last().unwrap()), Some("TASK_STATE_COMPLETED"));
     let texts: Vec<String> = b
         .iter()
-        .filter_map(|e| e["statusUpdate"]["status"]["message"]["parts"][0]["data"]["text"].as_str().map(str::to_string))
+        .filter_map(|e| {
+            e["statusUpdate"]["status"]["message"]["parts"][0]["data"]["text"]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect();
     let mut sorted = texts.clone();
     sorted.sort();
     assert_eq!(texts, sorted, "status updates out of order");
-    assert_eq!(state_of(of(&t.id).last().unwrap()), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(of(&t.id).last().unwrap()),
+        Some("TASK_STATE_COMPLETED")
+    );
 
     // Interrupted states are pushed with the default triggers.
     let hook2 = Hook::start(|_, _| Reply::Status(204)).await;
     let (svc, push) = service(dev_config());
-    let t = send(&svc, "ask", "hi", Some(push_config(&hook2.url(), "c")), false).await;
+    let t = send(
+        &svc,
+        "ask",
+        "hi",
+        Some(push_config(&hook2.url(), "c")),
+        false,
+    )
+    .await;
     assert_eq!(t.status.state, TaskState::InputRequired);
     idle(&push).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let states: Vec<String> = hook2.accepted().iter().filter_map(|h| state_of(&h.body).map(str::to_string)).collect();
+    let states: Vec<String> = hook2
+        .accepted()
+        .iter()
+        .filter_map(|h| state_of(&h.body).map(str::to_string))
+        .collect();
     assert_eq!(states, ["TASK_STATE_INPUT_REQUIRED"]);
     let mut reply = Message::user_text("Ada");
     reply.task_id = Some(t.id.clone());
-    svc.send_message(SendMessageRequest { tenant: None, message: reply, configuration: None, metadata: None }).await.unwrap();
+    svc.send_message(SendMessageRequest {
+        tenant: None,
+        message: reply,
+        configuration: None,
+        metadata: None,
+    })
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     idle(&push).await;
-    let states: Vec<String> = hook2.accepted().iter().filter_map(|h| state_of(&h.body).map(str::to_string)).collect();
-    assert_eq!(states, ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"], "WORKING is not pushed by default");
+    let states: Vec<String> = hook2
+        .accepted()
+        .iter()
+        .filter_map(|h| state_of(&h.body).map(str::to_string))
+        .collect();
+    assert_eq!(
+        states,
+        ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"],
+        "WORKING is not pushed by default"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn task_snapshot_on_settle() {
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
-    let (svc, push) = service(PushConfig { task_snapshot_on_settle: true, ..dev_config() });
+    let (svc, push) = service(PushConfig {
+        task_snapshot_on_settle: true,
+        ..dev_config()
+    });
     let t = send(&svc, "slow", "50", None, true).await;
-    svc.create_push_config(TaskPushNotificationConfig { task_id: Some(t.id.clone()), ..push_config(&hook.url(), "a") })
-        .await
-        .unwrap();
+    svc.create_push_config(TaskPushNotificationConfig {
+        task_id: Some(t.id.clone()),
+        ..push_config(&hook.url(), "a")
+    })
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     idle(&push).await;
     let hits = hook.accepted();
@@ -381,7 +495,11 @@ fn flaky(n: usize, status: u16) -> impl Fn(usize, &Value) -> Reply + Send + Sync
         let mut seen = seen.lock().unwrap();
         let count = seen.entry(body.to_string()).or_default();
         *count += 1;
-        if *count <= n { Reply::Status(status) } else { Reply::Status(204) }
+        if *count <= n {
+            Reply::Status(status)
+        } else {
+            Reply::Status(204)
+        }
     }
 }
 
@@ -391,10 +509,18 @@ async fn flaky_webhook_gets_exactly_one_accepted_delivery_per_event() {
     let (svc, push) = service(dev_config().every_event());
     let t = send(&svc, "slow", "200", None, true).await;
     let cfg = svc
-        .create_push_config(TaskPushNotificationConfig { task_id: Some(t.id.clone()), ..push_config(&hook.url(), "a") })
+        .create_push_config(TaskPushNotificationConfig {
+            task_id: Some(t.id.clone()),
+            ..push_config(&hook.url(), "a")
+        })
         .await
         .unwrap();
-    svc.get_task(a2a_kit::protocol::GetTaskRequest { id: t.id.clone(), ..Default::default() }).await.unwrap();
+    svc.get_task(a2a_kit::protocol::GetTaskRequest {
+        id: t.id.clone(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     idle(&push).await;
     let hits = hook.hits();
@@ -412,7 +538,10 @@ async fn flaky_webhook_gets_exactly_one_accepted_delivery_per_event() {
     for (body, (total, ok)) in &per_body {
         assert_eq!((*total, *ok), (3, 1), "{body}");
     }
-    assert_eq!(state_of(&accepted.last().unwrap().body), Some("TASK_STATE_COMPLETED"));
+    assert_eq!(
+        state_of(&accepted.last().unwrap().body),
+        Some("TASK_STATE_COMPLETED")
+    );
     let status = push.status(&t.id, cfg.id.as_deref().unwrap()).unwrap();
     assert_eq!(status.delivered as usize, accepted.len());
     assert_eq!(status.failed, 0);
@@ -432,13 +561,26 @@ async fn retry_after_is_honoured_on_429() {
     })
     .await;
     let (svc, push) = service(dev_config());
-    send(&svc, "echo", "x", Some(push_config(&hook.url(), "a")), false).await;
+    send(
+        &svc,
+        "echo",
+        "x",
+        Some(push_config(&hook.url(), "a")),
+        false,
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     idle(&push).await;
     let hits = hook.hits();
-    assert_eq!(hits.iter().map(|h| h.status).collect::<Vec<_>>(), [429, 204]);
+    assert_eq!(
+        hits.iter().map(|h| h.status).collect::<Vec<_>>(),
+        [429, 204]
+    );
     let gap = hits[1].at - hits[0].at;
-    assert!(gap >= Duration::from_millis(950), "retried after {gap:?}, before Retry-After");
+    assert!(
+        gap >= Duration::from_millis(950),
+        "retried after {gap:?}, before Retry-After"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -455,15 +597,28 @@ async fn client_errors_and_redirects_are_final() {
     let mut ids = Vec::new();
     for i in 0..3 {
         // One at a time, so the script's answers map to tasks in order.
-        let t = send(&svc, "echo", "x", Some(push_config(&hook.url(), &i.to_string())), false).await;
+        let t = send(
+            &svc,
+            "echo",
+            "x",
+            Some(push_config(&hook.url(), &i.to_string())),
+            false,
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
         idle(&push).await;
         ids.push(t.id);
     }
-    assert_eq!(hook.hits().iter().map(|h| h.status).collect::<Vec<_>>(), [400, 404, 307], "no retries");
+    assert_eq!(
+        hook.hits().iter().map(|h| h.status).collect::<Vec<_>>(),
+        [400, 404, 307],
+        "no retries"
+    );
     assert!(elsewhere.hits().is_empty(), "the redirect was followed");
-    let outcomes: Vec<DeliveryOutcome> =
-        ids.iter().map(|id| push.statuses(id)[0].last.clone().unwrap().outcome).collect();
+    let outcomes: Vec<DeliveryOutcome> = ids
+        .iter()
+        .map(|id| push.statuses(id)[0].last.clone().unwrap().outcome)
+        .collect();
     assert_eq!(
         outcomes,
         [
@@ -477,12 +632,34 @@ async fn client_errors_and_redirects_are_final() {
 #[tokio::test(flavor = "multi_thread")]
 async fn timeouts_and_refused_connections_are_retried_then_given_up() {
     let hook = Hook::start(|_, _| Reply::Hang).await;
-    let config = PushConfig { timeout: Duration::from_millis(200), ..dev_config() };
+    let config = PushConfig {
+        timeout: Duration::from_millis(200),
+        ..dev_config()
+    };
     let (svc, push) = service(config);
-    let t = send(&svc, "echo", "x", Some(push_config(&hook.url(), "a")), false).await;
+    let t = send(
+        &svc,
+        "echo",
+        "x",
+        Some(push_config(&hook.url(), "a")),
+        false,
+    )
+    .await;
     // A free port with nobody listening.
-    let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port();
-    let t2 = send(&svc, "echo", "y", Some(push_config(&format!("http://localhost:{dead}/"), "b")), false).await;
+    let dead = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let t2 = send(
+        &svc,
+        "echo",
+        "y",
+        Some(push_config(&format!("http://localhost:{dead}/"), "b")),
+        false,
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     idle(&push).await;
     assert_eq!(hook.hits().len(), 3, "one attempt and two retries");
@@ -490,7 +667,11 @@ async fn timeouts_and_refused_connections_are_retried_then_given_up() {
         let s = &push.statuses(id)[0];
         let last = s.last.as_ref().unwrap();
         assert_eq!(last.attempts, 3);
-        assert!(matches!(last.outcome, DeliveryOutcome::GaveUp { .. }), "{:?}", last.outcome);
+        assert!(
+            matches!(last.outcome, DeliveryOutcome::GaveUp { .. }),
+            "{:?}",
+            last.outcome
+        );
         assert_eq!((s.delivered, s.failed), (0, 1));
     }
 }
@@ -498,15 +679,28 @@ async fn timeouts_and_refused_connections_are_retried_then_given_up() {
 #[tokio::test(flavor = "multi_thread")]
 async fn configs_are_suspended_after_consecutive_failures() {
     let hook = Hook::start(|_, _| Reply::Status(410)).await;
-    let (svc, push) = service(PushConfig { suspend_after: Some(2), ..dev_config().every_event() });
-    let t = send(&svc, "ticks", "go", Some(push_config(&hook.url(), "a")), false).await;
+    let (svc, push) = service(PushConfig {
+        suspend_after: Some(2),
+        ..dev_config().every_event()
+    });
+    let t = send(
+        &svc,
+        "ticks",
+        "go",
+        Some(push_config(&hook.url(), "a")),
+        false,
+    )
+    .await;
     assert_eq!(t.status.state, TaskState::Completed);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     idle(&push).await;
     let s = &push.statuses(&t.id)[0];
     assert_eq!(hook.hits().len(), 2, "nothing is sent once suspended");
     assert_eq!((s.failed, s.delivered, s.suspended), (2, 0, true));
-    assert_eq!(s.last.as_ref().unwrap().outcome, DeliveryOutcome::Rejected { status: 410 });
+    assert_eq!(
+        s.last.as_ref().unwrap().outcome,
+        DeliveryOutcome::Rejected { status: 410 }
+    );
 }
 
 // ----- isolation ----------------------------------------------------------------------------
@@ -515,28 +709,63 @@ async fn configs_are_suspended_after_consecutive_failures() {
 async fn a_slow_webhook_slows_neither_its_task_nor_other_tasks() {
     let slow = Hook::start(|_, _| Reply::Delay(Duration::from_secs(3))).await;
     let fast = Hook::start(|_, _| Reply::Status(204)).await;
-    let config = PushConfig { timeout: Duration::from_secs(10), ..dev_config().every_event() };
+    let config = PushConfig {
+        timeout: Duration::from_secs(10),
+        ..dev_config().every_event()
+    };
     let (svc, push) = service(config);
     let start = Instant::now();
-    let a = send(&svc, "steps", "go", Some(push_config(&slow.url(), "slow")), false).await;
+    let a = send(
+        &svc,
+        "steps",
+        "go",
+        Some(push_config(&slow.url(), "slow")),
+        false,
+    )
+    .await;
     assert_eq!(a.status.state, TaskState::Completed);
-    assert!(start.elapsed() < Duration::from_secs(1), "the task waited for its webhook");
-    let b = send(&svc, "echo", "b", Some(push_config(&fast.url(), "fast")), false).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "the task waited for its webhook"
+    );
+    let b = send(
+        &svc,
+        "echo",
+        "b",
+        Some(push_config(&fast.url(), "fast")),
+        false,
+    )
+    .await;
     assert!(start.elapsed() < Duration::from_secs(1));
     // B's notification arrives while A's webhook is still on its first event.
     let deadline = Instant::now() + Duration::from_secs(2);
     while fast.accepted().is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    while fast.accepted().last().and_then(|h| state_of(&h.body).map(str::to_string)).as_deref() != Some("TASK_STATE_COMPLETED")
+    while fast
+        .accepted()
+        .last()
+        .and_then(|h| state_of(&h.body).map(str::to_string))
+        .as_deref()
+        != Some("TASK_STATE_COMPLETED")
         && Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let fast_hits = fast.accepted();
-    assert_eq!(state_of(&fast_hits.last().unwrap().body), Some("TASK_STATE_COMPLETED"), "{fast_hits:#?}");
-    assert_eq!(fast_hits.last().unwrap().body["statusUpdate"]["taskId"], b.id.as_str());
-    assert!(slow.hits().is_empty(), "A's first delivery should still be in flight");
+    assert_eq!(
+        state_of(&fast_hits.last().unwrap().body),
+        Some("TASK_STATE_COMPLETED"),
+        "{fast_hits:#?}"
+    );
+    assert_eq!(
+        fast_hits.last().unwrap().body["statusUpdate"]["taskId"],
+        b.id.as_str()
+    );
+    assert!(
+        slow.hits().is_empty(),
+        "A's first delivery should still be in flight"
+    );
     assert!(!push.is_idle());
 }
 
@@ -572,10 +801,16 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
     let t = send(&svc, "slow", "5000", None, true).await;
     for (url, why) in REFUSED {
         let err = svc
-            .create_push_config(TaskPushNotificationConfig { task_id: Some(t.id.clone()), ..push_config(url, "a") })
+            .create_push_config(TaskPushNotificationConfig {
+                task_id: Some(t.id.clone()),
+                ..push_config(url, "a")
+            })
             .await
             .expect_err(url);
-        assert!(matches!(err, A2aError::InvalidParams { .. }), "{url}: {err:?}");
+        assert!(
+            matches!(err, A2aError::InvalidParams { .. }),
+            "{url}: {err:?}"
+        );
         let text = format!("{err:?}");
         assert!(text.contains(why), "{url}: {text}");
     }
@@ -604,7 +839,10 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
 async fn connect_time_guard_checks_the_address_actually_dialled() {
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
     let port = hook.addr.port();
-    let (svc, push) = service(PushConfig { retry: fast_retry(3), ..PushConfig::default() });
+    let (svc, push) = service(PushConfig {
+        retry: fast_retry(3),
+        ..PushConfig::default()
+    });
     let t = send(&svc, "slow", "150", None, true).await;
     // Configs that passed creation, as a name that later resolves to 127.0.0.1 would (DNS
     // rebinding): written to the store directly, bypassing the creation check.
@@ -628,21 +866,38 @@ async fn connect_time_guard_checks_the_address_actually_dialled() {
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     idle(&push).await;
-    assert!(hook.hits().is_empty(), "a refused destination was dialled: {:?}", hook.hits());
+    assert!(
+        hook.hits().is_empty(),
+        "a refused destination was dialled: {:?}",
+        hook.hits()
+    );
     for (i, url) in urls.iter().enumerate() {
-        let s = push.status(&t.id, &format!("c{i}")).unwrap_or_else(|| panic!("no status for {url}"));
+        let s = push
+            .status(&t.id, &format!("c{i}"))
+            .unwrap_or_else(|| panic!("no status for {url}"));
         let last = s.last.unwrap();
         match &last.outcome {
-            DeliveryOutcome::Blocked { reason } => assert!(reason.contains("loopback") || reason.contains("unspecified"), "{reason}"),
+            DeliveryOutcome::Blocked { reason } => assert!(
+                reason.contains("loopback") || reason.contains("unspecified"),
+                "{reason}"
+            ),
             other => panic!("{url}: {other:?}"),
         }
         assert_eq!(last.attempts, 0, "{url}: a refusal is not retried");
     }
 
     // The resolver itself.
-    let err = GuardedResolver::new(SsrfPolicy::Strict).resolve_checked("localhost").await.unwrap_err();
+    let err = GuardedResolver::new(SsrfPolicy::Strict)
+        .resolve_checked("localhost")
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("loopback"), "{err}");
-    assert!(GuardedResolver::new(SsrfPolicy::AllowPrivate).resolve_checked("localhost").await.is_ok());
+    assert!(
+        GuardedResolver::new(SsrfPolicy::AllowPrivate)
+            .resolve_checked("localhost")
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -650,20 +905,36 @@ async fn allowlists_open_named_hosts_and_networks() {
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
     let port = hook.addr.port();
     for (policy, url) in [
-        (SsrfPolicy::allowlist(["127.0.0.0/8"]).unwrap(), format!("http://127.0.0.1:{port}/a")),
-        (SsrfPolicy::allowlist(["localhost"]).unwrap(), format!("http://localhost:{port}/b")),
+        (
+            SsrfPolicy::allowlist(["127.0.0.0/8"]).unwrap(),
+            format!("http://127.0.0.1:{port}/a"),
+        ),
+        (
+            SsrfPolicy::allowlist(["localhost"]).unwrap(),
+            format!("http://localhost:{port}/b"),
+        ),
     ] {
-        let (svc, push) = service(PushConfig { retry: fast_retry(2), ..PushConfig::default() }.ssrf(policy));
+        let (svc, push) = service(
+            PushConfig {
+                retry: fast_retry(2),
+                ..PushConfig::default()
+            }
+            .ssrf(policy),
+        );
         send(&svc, "echo", "x", Some(push_config(&url, "a")), false).await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
         idle(&push).await;
     }
     assert_eq!(hook.accepted().len(), 2);
     // An allowlist does not open anything else.
-    let (svc, _push) = service(PushConfig::default().ssrf(SsrfPolicy::allowlist(["localhost"]).unwrap()));
+    let (svc, _push) =
+        service(PushConfig::default().ssrf(SsrfPolicy::allowlist(["localhost"]).unwrap()));
     let t = send(&svc, "slow", "10", None, true).await;
     let err = svc
-        .create_push_config(TaskPushNotificationConfig { task_id: Some(t.id), ..push_config("http://10.0.0.1/", "a") })
+        .create_push_config(TaskPushNotificationConfig {
+            task_id: Some(t.id),
+            ..push_config("http://10.0.0.1/", "a")
+        })
         .await
         .unwrap_err();
     assert!(format!("{err:?}").contains("private"));
@@ -673,7 +944,17 @@ async fn allowlists_open_named_hosts_and_networks() {
 async fn https_without_a_tls_backend_is_not_retried() {
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
     let (svc, push) = service(dev_config());
-    let t = send(&svc, "echo", "x", Some(push_config(&format!("https://localhost:{}/hook", hook.addr.port()), "a")), false).await;
+    let t = send(
+        &svc,
+        "echo",
+        "x",
+        Some(push_config(
+            &format!("https://localhost:{}/hook", hook.addr.port()),
+            "a",
+        )),
+        false,
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     idle(&push).await;
     let last = push.statuses(&t.id)[0].last.clone().unwrap();

@@ -5,7 +5,10 @@ use a2a_kit::store::conformance::{self, Store};
 use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
 
 fn memory() -> InMemoryTaskManager {
-    InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
+    InMemoryTaskManager::new(InMemoryConfig {
+        max_tasks: 100_000,
+        terminal_ttl: None,
+    })
 }
 
 #[cfg(feature = "sqlite")]
@@ -34,7 +37,9 @@ mod sqlite_support {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let store = SqliteTaskManager::open(dir.join("tasks.db")).await.expect("open sqlite file");
+        let store = SqliteTaskManager::open(dir.join("tasks.db"))
+            .await
+            .expect("open sqlite file");
         FileStore { store, dir }
     }
 }
@@ -136,5 +141,10 @@ async fn run_all_in_memory() {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_all_sqlite() {
-    conformance::run_all(|| async { a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open") }).await;
+    conformance::run_all(|| async {
+        a2a_kit::store::SqliteTaskManager::open_in_memory()
+            .await
+            .expect("open")
+    })
+    .await;
 }

@@ -50,18 +50,36 @@ fn task(id: &str, ctx: &str, state: TaskState, at: i64) -> Task {
     Task {
         id: id.into(),
         context_id: ctx.into(),
-        status: TaskStatus { state, message: None, timestamp: Some(ts(at)) },
+        status: TaskStatus {
+            state,
+            message: None,
+            timestamp: Some(ts(at)),
+        },
         artifacts: vec![],
-        history: vec![Message::user_text(format!("start {id}")).with_task_id(id).with_context_id(ctx)],
+        history: vec![
+            Message::user_text(format!("start {id}"))
+                .with_task_id(id)
+                .with_context_id(ctx),
+        ],
         metadata: None,
     }
 }
 
-fn status(id: &str, ctx: &str, state: TaskState, at: i64, message: Option<Message>) -> StreamResponse {
+fn status(
+    id: &str,
+    ctx: &str,
+    state: TaskState,
+    at: i64,
+    message: Option<Message>,
+) -> StreamResponse {
     StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: id.into(),
         context_id: ctx.into(),
-        status: TaskStatus { state, message, timestamp: Some(ts(at)) },
+        status: TaskStatus {
+            state,
+            message,
+            timestamp: Some(ts(at)),
+        },
         metadata: None,
     })
 }
@@ -70,7 +88,11 @@ fn chunk(id: &str, ctx: &str, text: &str, append: bool) -> StreamResponse {
     StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
         task_id: id.into(),
         context_id: ctx.into(),
-        artifact: Artifact { artifact_id: "out".into(), parts: vec![Part::text(text)], ..Default::default() },
+        artifact: Artifact {
+            artifact_id: "out".into(),
+            parts: vec![Part::text(text)],
+            ..Default::default()
+        },
         append,
         last_chunk: false,
         metadata: None,
@@ -80,21 +102,38 @@ fn chunk(id: &str, ctx: &str, text: &str, append: bool) -> StreamResponse {
 fn status_message(text: &str) -> Message {
     let mut meta = Metadata::new();
     meta.insert("kind".into(), json!("status-message"));
-    Message::agent(vec![Part::data(json!({"type": "status-indicator", "text": text}))]).with_metadata(meta)
+    Message::agent(vec![Part::data(
+        json!({"type": "status-indicator", "text": text}),
+    )])
+    .with_metadata(meta)
 }
 
 fn all(page_size: usize) -> ListQuery {
-    ListQuery { page_size, view: TaskView::FULL, ..Default::default() }
+    ListQuery {
+        page_size,
+        view: TaskView::FULL,
+        ..Default::default()
+    }
 }
 
 /// Everything a store holds about some tasks, for before/after comparisons.
 async fn snapshot(s: &SqliteTaskManager, ids: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for id in ids {
-        let rec = s.get_task(id, TaskView::FULL).await.expect("get").expect("task");
+        let rec = s
+            .get_task(id, TaskView::FULL)
+            .await
+            .expect("get")
+            .expect("task");
         out.push(format!("{:?}", (rec.task, rec.skill_id, rec.last_seq)));
-        out.push(format!("{:?}", s.events_after(id, 0, usize::MAX).await.expect("events")));
-        out.push(format!("{:?}", s.list_push_configs(id).await.expect("push")));
+        out.push(format!(
+            "{:?}",
+            s.events_after(id, 0, usize::MAX).await.expect("events")
+        ));
+        out.push(format!(
+            "{:?}",
+            s.list_push_configs(id).await.expect("push")
+        ));
     }
     let mut q = all(7);
     loop {
@@ -118,16 +157,40 @@ async fn reopening_the_file_finds_everything() {
         for i in 0..20 {
             let id = format!("t{i:02}");
             let ctx = format!("c{}", i % 3);
-            s.create_task(task(&id, &ctx, TaskState::Submitted, b + i), Some("skill".into())).await.expect("create");
-            s.append_event(&id, status(&id, &ctx, TaskState::Working, b + 100 + i, Some(status_message("go"))))
-                .await
-                .expect("working");
+            s.create_task(
+                task(&id, &ctx, TaskState::Submitted, b + i),
+                Some("skill".into()),
+            )
+            .await
+            .expect("create");
+            s.append_event(
+                &id,
+                status(
+                    &id,
+                    &ctx,
+                    TaskState::Working,
+                    b + 100 + i,
+                    Some(status_message("go")),
+                ),
+            )
+            .await
+            .expect("working");
             for k in 0..3 {
-                s.append_event(&id, chunk(&id, &ctx, &format!("part {k}"), k > 0)).await.expect("chunk");
+                s.append_event(&id, chunk(&id, &ctx, &format!("part {k}"), k > 0))
+                    .await
+                    .expect("chunk");
             }
-            s.add_message(&id, Message::user_text("more")).await.expect("add_message");
+            s.add_message(&id, Message::user_text("more"))
+                .await
+                .expect("add_message");
             if i % 2 == 0 {
-                let done = status(&id, &ctx, TaskState::Completed, b + 200 + i, Some(Message::agent_text("done")));
+                let done = status(
+                    &id,
+                    &ctx,
+                    TaskState::Completed,
+                    b + 200 + i,
+                    Some(Message::agent_text("done")),
+                );
                 s.append_event(&id, done).await.expect("complete");
             }
             let cfg = TaskPushNotificationConfig {
@@ -147,7 +210,13 @@ async fn reopening_the_file_finds_everything() {
     let after = snapshot(&s, &ids).await;
     assert_eq!(before, after);
     // And the log continues where it stopped.
-    let seq = s.append_event("t01", status("t01", "c1", TaskState::Completed, b + 999, None)).await.expect("append");
+    let seq = s
+        .append_event(
+            "t01",
+            status("t01", "c1", TaskState::Completed, b + 999, None),
+        )
+        .await
+        .expect("append");
     assert_eq!(seq, 6);
 }
 
@@ -163,16 +232,24 @@ async fn many_concurrent_appends_never_see_database_is_locked() {
         let s = s.clone();
         handles.push(tokio::spawn(async move {
             let id = format!("task-{t}");
-            s.create_task(task(&id, "c", TaskState::Submitted, b), None).await?;
+            s.create_task(task(&id, "c", TaskState::Submitted, b), None)
+                .await?;
             for i in 0..EVENTS {
                 let ev = if i % 2 == 0 {
-                    status(&id, "c", TaskState::Working, b + i as i64, Some(status_message("tick")))
+                    status(
+                        &id,
+                        "c",
+                        TaskState::Working,
+                        b + i as i64,
+                        Some(status_message("tick")),
+                    )
                 } else {
                     chunk(&id, "c", "x", true)
                 };
                 s.append_event(&id, ev).await?;
             }
-            s.append_event(&id, status(&id, "c", TaskState::Completed, b + 1000, None)).await?;
+            s.append_event(&id, status(&id, "c", TaskState::Completed, b + 1000, None))
+                .await?;
             Ok::<_, StoreError>(())
         }));
     }
@@ -182,7 +259,11 @@ async fn many_concurrent_appends_never_see_database_is_locked() {
         tokio::spawn(async move {
             let mut reads = 0usize;
             for _ in 0..200 {
-                s.list_tasks(&ListQuery { page_size: 50, ..Default::default() }).await?;
+                s.list_tasks(&ListQuery {
+                    page_size: 50,
+                    ..Default::default()
+                })
+                .await?;
                 s.get_task("task-0", TaskView::FULL).await?;
                 let _ = s.events_after("task-1", 0, 100).await;
                 reads += 1;
@@ -191,11 +272,17 @@ async fn many_concurrent_appends_never_see_database_is_locked() {
         })
     };
     for h in handles {
-        h.await.expect("join").expect("no store error under concurrency");
+        h.await
+            .expect("join")
+            .expect("no store error under concurrency");
     }
     assert_eq!(reader.await.expect("join").expect("reads"), 200);
     for t in 0..TASKS {
-        let rec = s.get_task(&format!("task-{t}"), TaskView::FULL).await.expect("get").expect("task");
+        let rec = s
+            .get_task(&format!("task-{t}"), TaskView::FULL)
+            .await
+            .expect("get")
+            .expect("task");
         assert_eq!(rec.last_seq, EVENTS as u64 + 2);
         assert_eq!(rec.task.status.state, TaskState::Completed);
     }
@@ -209,14 +296,18 @@ async fn two_stores_on_one_file_share_it_safely() {
     let a = SqliteTaskManager::open(dir.db()).await.expect("open a");
     let b2 = SqliteTaskManager::open(dir.db()).await.expect("open b");
     let b = now_ms();
-    a.create_task(task("shared", "c", TaskState::Working, b), None).await.expect("create");
+    a.create_task(task("shared", "c", TaskState::Working, b), None)
+        .await
+        .expect("create");
     let mut handles = Vec::new();
     for (n, s) in [a.clone(), b2.clone()].into_iter().enumerate() {
         handles.push(tokio::spawn(async move {
             for i in 0..50 {
-                s.append_event("shared", chunk("shared", "c", &format!("{n}-{i}"), true)).await?;
+                s.append_event("shared", chunk("shared", "c", &format!("{n}-{i}"), true))
+                    .await?;
                 let own = format!("own-{n}-{i}");
-                s.create_task(task(&own, "c", TaskState::Submitted, b), None).await?;
+                s.create_task(task(&own, "c", TaskState::Submitted, b), None)
+                    .await?;
             }
             Ok::<_, StoreError>(())
         }));
@@ -224,12 +315,35 @@ async fn two_stores_on_one_file_share_it_safely() {
     for h in handles {
         h.await.expect("join").expect("no database-is-locked error");
     }
-    let rec = b2.get_task("shared", TaskView::FULL).await.expect("get").expect("task");
+    let rec = b2
+        .get_task("shared", TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("task");
     assert_eq!(rec.last_seq, 101);
-    assert_eq!(rec.task.artifacts[0].parts.len(), 100, "no lost update across connections");
-    let seqs: Vec<u64> = a.events_after("shared", 0, 1000).await.expect("events").iter().map(|e| e.seq).collect();
+    assert_eq!(
+        rec.task.artifacts[0].parts.len(),
+        100,
+        "no lost update across connections"
+    );
+    let seqs: Vec<u64> = a
+        .events_after("shared", 0, 1000)
+        .await
+        .expect("events")
+        .iter()
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(seqs, (1..=101).collect::<Vec<_>>());
-    assert_eq!(a.list_tasks(&ListQuery { page_size: 1, ..Default::default() }).await.expect("list").total_size, 101);
+    assert_eq!(
+        a.list_tasks(&ListQuery {
+            page_size: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("list")
+        .total_size,
+        101
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,14 +361,29 @@ async fn migrations_are_versioned_and_idempotent() {
         stores.push(o.await.expect("join").expect("concurrent open"));
     }
     for s in &stores {
-        assert_eq!(s.schema_version().await.expect("version"), SqliteTaskManager::SCHEMA_VERSION);
+        assert_eq!(
+            s.schema_version().await.expect("version"),
+            SqliteTaskManager::SCHEMA_VERSION
+        );
     }
-    stores[0].create_task(task("kept", "c", TaskState::Working, now_ms()), None).await.expect("create");
+    stores[0]
+        .create_task(task("kept", "c", TaskState::Working, now_ms()), None)
+        .await
+        .expect("create");
     drop(stores);
     for _ in 0..3 {
         let s = SqliteTaskManager::open(dir.db()).await.expect("reopen");
-        assert_eq!(s.schema_version().await.expect("version"), SqliteTaskManager::SCHEMA_VERSION);
-        assert!(s.get_task("kept", TaskView::FULL).await.expect("get").is_some(), "reopening keeps data");
+        assert_eq!(
+            s.schema_version().await.expect("version"),
+            SqliteTaskManager::SCHEMA_VERSION
+        );
+        assert!(
+            s.get_task("kept", TaskView::FULL)
+                .await
+                .expect("get")
+                .is_some(),
+            "reopening keeps data"
+        );
     }
     // One table per concern, created once.
     let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
@@ -265,7 +394,10 @@ async fn migrations_are_versioned_and_idempotent() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(tables, ["artifacts", "events", "messages", "push_configs", "tasks"]);
+    assert_eq!(
+        tables,
+        ["artifacts", "events", "messages", "push_configs", "tasks"]
+    );
     // A database from a newer build is refused rather than misread.
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);
@@ -280,28 +412,48 @@ async fn the_file_is_in_wal_mode_and_queries_use_indexes() {
     let dir = TempDir::new();
     let s = SqliteTaskManager::open_with(
         dir.db(),
-        SqliteOptions { synchronous: Synchronous::Full, read_connections: 2, ..Default::default() },
+        SqliteOptions {
+            synchronous: Synchronous::Full,
+            read_connections: 2,
+            ..Default::default()
+        },
     )
     .await
     .expect("open");
-    s.create_task(task("x", "c", TaskState::Working, now_ms()), None).await.expect("create");
+    s.create_task(task("x", "c", TaskState::Working, now_ms()), None)
+        .await
+        .expect("create");
     let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     let plan = |sql: &str| -> String {
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let rows: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap().map(Result::unwrap).collect();
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         rows.join(" | ")
     };
-    let by_time = plan("SELECT id FROM tasks WHERE (status_ts, id) < (5, 'x') ORDER BY status_ts DESC, id DESC LIMIT 10");
+    let by_time = plan(
+        "SELECT id FROM tasks WHERE (status_ts, id) < (5, 'x') ORDER BY status_ts DESC, id DESC LIMIT 10",
+    );
     assert!(by_time.contains("tasks_by_time"), "{by_time}");
-    let by_ctx = plan("SELECT id FROM tasks WHERE context_id = 'c' ORDER BY status_ts DESC, id DESC LIMIT 10");
+    let by_ctx = plan(
+        "SELECT id FROM tasks WHERE context_id = 'c' ORDER BY status_ts DESC, id DESC LIMIT 10",
+    );
     assert!(by_ctx.contains("tasks_by_context"), "{by_ctx}");
-    let by_state = plan("SELECT id FROM tasks WHERE state = 'TASK_STATE_WORKING' ORDER BY status_ts DESC, id DESC LIMIT 10");
+    let by_state = plan(
+        "SELECT id FROM tasks WHERE state = 'TASK_STATE_WORKING' ORDER BY status_ts DESC, id DESC LIMIT 10",
+    );
     assert!(by_state.contains("tasks_by_state"), "{by_state}");
     let terminal = plan("SELECT id FROM tasks WHERE terminal_at < 5 ORDER BY terminal_at LIMIT 10");
     assert!(terminal.contains("tasks_terminal"), "{terminal}");
-    let kind = plan("SELECT body FROM messages WHERE task_id = 'x' AND kind = 'status-message' ORDER BY pos DESC LIMIT 3");
+    let kind = plan(
+        "SELECT body FROM messages WHERE task_id = 'x' AND kind = 'status-message' ORDER BY pos DESC LIMIT 3",
+    );
     assert!(kind.contains("messages_by_kind"), "{kind}");
     drop(s);
 }
@@ -311,24 +463,67 @@ async fn status_messages_are_marked_and_queryable() {
     let dir = TempDir::new();
     let s = SqliteTaskManager::open(dir.db()).await.expect("open");
     let b = now_ms();
-    s.create_task(task("t", "c", TaskState::Submitted, b), None).await.expect("create");
-    for (i, text) in ["reading", "thinking", "writing"].into_iter().enumerate() {
-        s.append_event("t", status("t", "c", TaskState::Working, b + i as i64, Some(status_message(text))))
-            .await
-            .expect("status");
-        s.add_message("t", Message::user_text(format!("user {i}"))).await.expect("add");
-    }
-    s.append_event("t", status("t", "c", TaskState::Completed, b + 10, Some(Message::agent_text("final"))))
+    s.create_task(task("t", "c", TaskState::Submitted, b), None)
         .await
-        .expect("done");
+        .expect("create");
+    for (i, text) in ["reading", "thinking", "writing"].into_iter().enumerate() {
+        s.append_event(
+            "t",
+            status(
+                "t",
+                "c",
+                TaskState::Working,
+                b + i as i64,
+                Some(status_message(text)),
+            ),
+        )
+        .await
+        .expect("status");
+        s.add_message("t", Message::user_text(format!("user {i}")))
+            .await
+            .expect("add");
+    }
+    s.append_event(
+        "t",
+        status(
+            "t",
+            "c",
+            TaskState::Completed,
+            b + 10,
+            Some(Message::agent_text("final")),
+        ),
+    )
+    .await
+    .expect("done");
     let recent = s.recent_status_messages("t", 2).await.expect("recent");
     let texts: Vec<String> = recent
         .iter()
-        .map(|m| m.parts[0].as_data().and_then(|d| d["text"].as_str()).unwrap_or_default().to_string())
+        .map(|m| {
+            m.parts[0]
+                .as_data()
+                .and_then(|d| d["text"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect();
-    assert_eq!(texts, ["thinking", "writing"], "the two most recent, oldest first");
-    assert_eq!(s.recent_status_messages("t", 10).await.expect("recent").len(), 3);
-    assert!(s.recent_status_messages("missing", 10).await.expect("recent").is_empty());
+    assert_eq!(
+        texts,
+        ["thinking", "writing"],
+        "the two most recent, oldest first"
+    );
+    assert_eq!(
+        s.recent_status_messages("t", 10)
+            .await
+            .expect("recent")
+            .len(),
+        3
+    );
+    assert!(
+        s.recent_status_messages("missing", 10)
+            .await
+            .expect("recent")
+            .is_empty()
+    );
     // The column is plain SQL for operators too.
     let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
     let kinds: Vec<Option<String>> = conn
@@ -339,7 +534,19 @@ async fn status_messages_are_marked_and_queryable() {
         .collect::<Result<_, _>>()
         .unwrap();
     let status = Some("status-message".to_string());
-    assert_eq!(kinds, [None, status.clone(), None, status.clone(), None, status, None, None]);
+    assert_eq!(
+        kinds,
+        [
+            None,
+            status.clone(),
+            None,
+            status.clone(),
+            None,
+            status,
+            None,
+            None
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,10 +555,21 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
     let b = now_ms() - 3_600_000;
     for i in 0..700 {
         let id = format!("old-{i}");
-        s.create_task(task(&id, "c", TaskState::Working, b), None).await.expect("create");
-        s.append_event(&id, status(&id, "c", TaskState::Completed, b + i, Some(Message::agent_text("ok"))))
+        s.create_task(task(&id, "c", TaskState::Working, b), None)
             .await
-            .expect("done");
+            .expect("create");
+        s.append_event(
+            &id,
+            status(
+                &id,
+                "c",
+                TaskState::Completed,
+                b + i,
+                Some(Message::agent_text("ok")),
+            ),
+        )
+        .await
+        .expect("done");
         s.put_push_config(TaskPushNotificationConfig {
             id: Some("p".into()),
             task_id: Some(id.clone()),
@@ -361,23 +579,51 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
         .await
         .expect("push");
     }
-    s.create_task(task("live", "c", TaskState::Working, b - 1), None).await.expect("create");
-    let purged = s.purge_terminal_before(Timestamp::now()).await.expect("purge");
+    s.create_task(task("live", "c", TaskState::Working, b - 1), None)
+        .await
+        .expect("create");
+    let purged = s
+        .purge_terminal_before(Timestamp::now())
+        .await
+        .expect("purge");
     assert_eq!(purged, 700);
-    let page = s.list_tasks(&ListQuery { page_size: 10, ..Default::default() }).await.expect("list");
+    let page = s
+        .list_tasks(&ListQuery {
+            page_size: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
     assert_eq!(page.total_size, 1);
     assert_eq!(page.tasks[0].id, "live");
     // No orphan rows remain in any table.
-    s.create_task(task("old-5", "c", TaskState::Submitted, b), None).await.expect("re-create");
-    assert_eq!(s.events_after("old-5", 0, 10).await.expect("events").len(), 1);
+    s.create_task(task("old-5", "c", TaskState::Submitted, b), None)
+        .await
+        .expect("re-create");
+    assert_eq!(
+        s.events_after("old-5", 0, 10).await.expect("events").len(),
+        1
+    );
     assert!(s.list_push_configs("old-5").await.expect("push").is_empty());
-    assert_eq!(s.get_task("old-5", TaskView::FULL).await.expect("get").expect("task").task.history.len(), 1);
+    assert_eq!(
+        s.get_task("old-5", TaskView::FULL)
+            .await
+            .expect("get")
+            .expect("task")
+            .task
+            .history
+            .len(),
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cursor_from_the_in_memory_store_pages_the_sqlite_store() {
     use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
-    let mem = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None });
+    let mem = InMemoryTaskManager::new(InMemoryConfig {
+        max_tasks: 1000,
+        terminal_ttl: None,
+    });
     let sql = SqliteTaskManager::open_in_memory().await.expect("open");
     let b = now_ms();
     for i in 0..9 {
@@ -385,17 +631,32 @@ async fn cursor_from_the_in_memory_store_pages_the_sqlite_store() {
         mem.create_task(t.clone(), None).await.expect("mem");
         sql.create_task(t, None).await.expect("sql");
     }
-    let mut q = ListQuery { page_size: 4, view: TaskView::FULL, ..Default::default() };
+    let mut q = ListQuery {
+        page_size: 4,
+        view: TaskView::FULL,
+        ..Default::default()
+    };
     let m1 = mem.list_tasks(&q).await.expect("mem page");
     let s1 = sql.list_tasks(&q).await.expect("sql page");
     assert_eq!(m1, s1);
     q.page_token = Some(m1.next_page_token.clone());
-    assert_eq!(sql.list_tasks(&q).await.expect("sql with mem token"), mem.list_tasks(&q).await.expect("mem"));
+    assert_eq!(
+        sql.list_tasks(&q).await.expect("sql with mem token"),
+        mem.list_tasks(&q).await.expect("mem")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_as_dyn_task_manager() {
-    let s: Arc<dyn TaskManager> = Arc::new(SqliteTaskManager::open_in_memory().await.expect("open"));
-    s.create_task(task("d", "c", TaskState::Submitted, now_ms()), None).await.expect("create");
-    assert_eq!(s.task_ids_in_states(&[TaskState::Submitted]).await.expect("ids"), ["d"]);
+    let s: Arc<dyn TaskManager> =
+        Arc::new(SqliteTaskManager::open_in_memory().await.expect("open"));
+    s.create_task(task("d", "c", TaskState::Submitted, now_ms()), None)
+        .await
+        .expect("create");
+    assert_eq!(
+        s.task_ids_in_states(&[TaskState::Submitted])
+            .await
+            .expect("ids"),
+        ["d"]
+    );
 }

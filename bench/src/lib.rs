@@ -57,7 +57,11 @@ impl ServerCli {
         }
         match self.store.strip_prefix("sqlite:") {
             Some(path) if !path.is_empty() => open_sqlite(a2a, path).await,
-            _ => Err(format!("`{}` is not a store: use `memory` or `sqlite:PATH`", self.store).into()),
+            _ => Err(format!(
+                "`{}` is not a store: use `memory` or `sqlite:PATH`",
+                self.store
+            )
+            .into()),
         }
     }
 }
@@ -78,7 +82,8 @@ pub async fn serve(a2a: A2a) -> Result<(), Box<dyn std::error::Error>> {
     let a2a = cli.configure(a2a).await?;
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
+        .await?;
     Ok(())
 }
 
@@ -121,9 +126,13 @@ impl Agent for ManualHello {
         match skill {
             "greet" => {
                 let Text(name) = Text::from_request(req).map_err(|e| e.into_a2a(skill))?;
-                Ok(SkillCall::new(async move { format!("Hello, {}!", name.trim()).into_outcome() }))
+                Ok(SkillCall::new(async move {
+                    format!("Hello, {}!", name.trim()).into_outcome()
+                }))
             }
-            other => Err(A2aError::invalid_params(format!("this agent has no skill `{other}`"))),
+            other => Err(A2aError::invalid_params(format!(
+                "this agent has no skill `{other}`"
+            ))),
         }
     }
 }

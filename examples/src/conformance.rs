@@ -100,12 +100,16 @@ pub struct ConformanceAgent {
 
 impl Default for ConformanceAgent {
     fn default() -> Self {
-        ConformanceAgent { slow: Duration::from_secs(4) }
+        ConformanceAgent {
+            slow: Duration::from_secs(4),
+        }
     }
 }
 
 fn file_part() -> Part {
-    Part::raw(b"Generated file content".to_vec()).with_filename("output.txt").with_media_type("text/plain")
+    Part::raw(b"Generated file content".to_vec())
+        .with_filename("output.txt")
+        .with_media_type("text/plain")
 }
 
 /// Behaves according to the prefix of each message's messageId, for conformance testing.
@@ -117,17 +121,23 @@ impl ConformanceAgent {
         Ok(match behaviour(&message.message_id) {
             Behaviour::Complete => Outcome::completed("Hello from TCK"),
             Behaviour::InputRequired => Outcome::input_required("Please provide more input"),
-            Behaviour::ArtifactText | Behaviour::StreamText => Outcome::completed("Generated text content"),
+            Behaviour::ArtifactText | Behaviour::StreamText => {
+                Outcome::completed("Generated text content")
+            }
             Behaviour::ArtifactFile | Behaviour::StreamFile => {
                 Outcome::artifact(Artifact::new(vec![file_part()]).with_name("output.txt"))
             }
             Behaviour::ArtifactFileUrl => Outcome::artifact(
                 Artifact::new(vec![
-                    Part::url("https://example.com/output.txt").with_filename("output.txt").with_media_type("text/plain"),
+                    Part::url("https://example.com/output.txt")
+                        .with_filename("output.txt")
+                        .with_media_type("text/plain"),
                 ])
                 .with_name("output.txt"),
             ),
-            Behaviour::ArtifactData => Outcome::completed(Part::data(json!({"key": "value", "count": 42}))),
+            Behaviour::ArtifactData => {
+                Outcome::completed(Part::data(json!({"key": "value", "count": 42})))
+            }
             Behaviour::Reject => Outcome::rejected("Task rejected by the conformance agent"),
             Behaviour::StreamChunked => {
                 let mut w = ctx.artifact_writer("chunked");
@@ -187,13 +197,17 @@ pub struct ConformanceFlags {
 /// The agent configured by `flags`.
 pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> A2a {
     let flags = flags.clone();
-    let mut a2a = A2a::new(agent).skill_router(PrefixRouter).with_builder(|mut b| {
-        b = b.streaming(!flags.no_streaming).push_notifications(flags.push);
-        for uri in &flags.require_extension {
-            b = b.require_extension(uri.clone());
-        }
-        b
-    });
+    let mut a2a = A2a::new(agent)
+        .skill_router(PrefixRouter)
+        .with_builder(|mut b| {
+            b = b
+                .streaming(!flags.no_streaming)
+                .push_notifications(flags.push);
+            for uri in &flags.require_extension {
+                b = b.require_extension(uri.clone());
+            }
+            b
+        });
     if flags.extended_card {
         let mut card = ConformanceAgent::agent_card("http://placeholder");
         card.name = "a2a-kit conformance agent (extended)".into();
@@ -222,9 +236,15 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins() {
-        assert_eq!(behaviour("tck-artifact-file-url-123"), Behaviour::ArtifactFileUrl);
+        assert_eq!(
+            behaviour("tck-artifact-file-url-123"),
+            Behaviour::ArtifactFileUrl
+        );
         assert_eq!(behaviour("tck-artifact-file-9"), Behaviour::ArtifactFile);
-        assert_eq!(behaviour("tck-stream-artifact-chunked-x"), Behaviour::StreamChunked);
+        assert_eq!(
+            behaviour("tck-stream-artifact-chunked-x"),
+            Behaviour::StreamChunked
+        );
         assert_eq!(behaviour("tck-stream-002-x"), Behaviour::StreamComplete);
         assert_eq!(behaviour("hello"), Behaviour::Echo);
     }

@@ -54,7 +54,9 @@ impl std::str::FromStr for StoreSpec {
             "memory" => Ok(StoreSpec::Memory),
             _ => match s.strip_prefix("sqlite:") {
                 Some(path) if !path.is_empty() => Ok(StoreSpec::Sqlite(path.to_string())),
-                _ => Err(format!("`{s}` is not a store: use `memory` or `sqlite:PATH`")),
+                _ => Err(format!(
+                    "`{s}` is not a store: use `memory` or `sqlite:PATH`"
+                )),
             },
         }
     }
@@ -63,7 +65,9 @@ impl std::str::FromStr for StoreSpec {
 impl Cli {
     /// The public URL (explicit, else from the bind address).
     pub fn url(&self) -> String {
-        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.bind))
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.bind))
     }
 
     /// Apply the store and URL options to an agent.
@@ -101,17 +105,33 @@ pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Erro
     if cli.print_card {
         // A closed pipe (`--print-card | head`) is not an error worth a panic.
         use std::io::Write;
-        let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(a2a.service().card())?);
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            serde_json::to_string_pretty(a2a.service().card())?
+        );
         return Ok(());
     }
     if let Some(secs) = cli.retention {
         let ttl = std::time::Duration::from_secs(secs);
-        let every = ttl.clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(60));
-        a2a_kit::store::retention::spawn_retention(a2a.service().task_manager().clone(), ttl, every);
+        let every = ttl.clamp(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(60),
+        );
+        a2a_kit::store::retention::spawn_retention(
+            a2a.service().task_manager().clone(),
+            ttl,
+            every,
+        );
     }
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
-    eprintln!("A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)", listener.local_addr()?, cli.url());
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    eprintln!(
+        "A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)",
+        listener.local_addr()?,
+        cli.url()
+    );
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
+        .await?;
     Ok(())
 }
 

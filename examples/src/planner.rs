@@ -22,18 +22,29 @@ pub struct PlannerAgent {
 impl PlannerAgent {
     /// A planner delegating to the agent at `worker_url` (connected on first use).
     pub fn new(worker_url: impl Into<String>) -> Self {
-        PlannerAgent { worker_url: worker_url.into(), worker: Arc::new(OnceCell::new()) }
+        PlannerAgent {
+            worker_url: worker_url.into(),
+            worker: Arc::new(OnceCell::new()),
+        }
     }
 
     async fn worker(&self) -> Result<&RemoteAgent, SkillError> {
         self.worker
             .get_or_try_init(|| async {
                 let client = A2aClient::connect(&self.worker_url).await?;
-                let options = DelegateOptions { status_prefix: "worker: ".into(), ..DelegateOptions::default() };
+                let options = DelegateOptions {
+                    status_prefix: "worker: ".into(),
+                    ..DelegateOptions::default()
+                };
                 Ok::<_, ClientError>(RemoteAgent::new(client).with_options(options))
             })
             .await
-            .map_err(|e| SkillError::failed(format!("the worker agent at {} is unavailable: {e}", self.worker_url)))
+            .map_err(|e| {
+                SkillError::failed(format!(
+                    "the worker agent at {} is unavailable: {e}",
+                    self.worker_url
+                ))
+            })
     }
 }
 
@@ -47,10 +58,16 @@ impl PlannerAgent {
         let goal = goal.trim().to_string();
         ctx.status(format!("Planning: {goal}")).await?;
         let worker = self.worker().await?;
-        let result = worker.delegate(&ctx, SendRequest::text(goal.clone()).skill("work")).await?;
+        let result = worker
+            .delegate(&ctx, SendRequest::text(goal.clone()).skill("work"))
+            .await?;
         if result.state() == Some(TaskState::Completed) {
-            let summary = format!("Plan for \"{goal}\" carried out by the worker ({} report chunks).", result.artifacts_forwarded);
-            ctx.artifact(Artifact::new(vec![Part::text(summary)]).with_name("summary")).await?;
+            let summary = format!(
+                "Plan for \"{goal}\" carried out by the worker ({} report chunks).",
+                result.artifacts_forwarded
+            );
+            ctx.artifact(Artifact::new(vec![Part::text(summary)]).with_name("summary"))
+                .await?;
         }
         Ok(result.into_outcome())
     }
@@ -59,7 +76,9 @@ impl PlannerAgent {
     #[skill(examples = ["a product launch"])]
     async fn brief(&self, ctx: TaskContext, Text(topic): Text) -> Result<Outcome, SkillError> {
         let worker = self.worker().await?;
-        let result = worker.delegate(&ctx, SendRequest::text(topic).skill("clarify")).await?;
+        let result = worker
+            .delegate(&ctx, SendRequest::text(topic).skill("clarify"))
+            .await?;
         Ok(result.into_outcome())
     }
 }

@@ -75,7 +75,10 @@ impl Default for TravelAgent {
 /// Plans trips, books flights and converts currencies.
 #[a2a_agent(
     name = "Travel Agent",
-    provider(organization = "a2a-kit examples", url = "https://github.com/a2a-kit/a2a-kit"),
+    provider(
+        organization = "a2a-kit examples",
+        url = "https://github.com/a2a-kit/a2a-kit"
+    ),
     documentation_url = "https://docs.rs/a2a-kit"
 )]
 impl TravelAgent {
@@ -86,10 +89,15 @@ impl TravelAgent {
             return Err(SkillError::rejected("passengers must be between 1 and 9"));
         }
         if req.from.len() != 3 || req.to.len() != 3 {
-            return Err(SkillError::rejected("from and to must be 3-letter IATA codes"));
+            return Err(SkillError::rejected(
+                "from and to must be 3-letter IATA codes",
+            ));
         }
         let route = format!("{}-{}", req.from.to_uppercase(), req.to.to_uppercase());
-        let confirmation = format!("A2A{:05}", route.bytes().map(u32::from).sum::<u32>() * 7 % 100_000);
+        let confirmation = format!(
+            "A2A{:05}",
+            route.bytes().map(u32::from).sum::<u32>() * 7 % 100_000
+        );
         Ok(Data(Booking {
             confirmation,
             route,
@@ -109,7 +117,10 @@ impl TravelAgent {
                 .ok_or_else(|| SkillError::rejected(format!("unknown currency {c}")))
         };
         let amount = req.amount / rate(&req.from)? * rate(&req.to)?;
-        Ok(Data(Converted { amount: (amount * 100.0).round() / 100.0, currency: req.to.to_uppercase() }))
+        Ok(Data(Converted {
+            amount: (amount * 100.0).round() / 100.0,
+            currency: req.to.to_uppercase(),
+        }))
     }
 
     /// Suggest destinations for a season or interest (the default skill for free text).

@@ -38,13 +38,18 @@ impl WorkerAgent {
         let steps = ["research", "draft", "polish"];
         let mut report = ctx.artifact_writer("report");
         for (i, step) in steps.iter().enumerate() {
-            ctx.status(format!("step {}/{}: {step}", i + 1, steps.len())).await?;
+            ctx.status(format!("step {}/{}: {step}", i + 1, steps.len()))
+                .await?;
             tokio::select! {
                 _ = ctx.cancelled() => return Err(SkillError::Canceled),
                 _ = tokio::time::sleep(self.step) => {}
             }
             let line = format!("{}. {step}: {job}\n", i + 1);
-            if i + 1 == steps.len() { report.write_last(line).await? } else { report.write(line).await? }
+            if i + 1 == steps.len() {
+                report.write_last(line).await?
+            } else {
+                report.write(line).await?
+            }
         }
         Ok(Outcome::done())
     }
@@ -52,7 +57,9 @@ impl WorkerAgent {
     /// Ask who the audience is, then write a one-line brief for them.
     #[skill(examples = ["a product launch"])]
     async fn clarify(&self, ctx: TaskContext, Text(topic): Text) -> Result<String, SkillError> {
-        let Text(audience) = ctx.ask(format!("Who is the audience for {}?", topic.trim())).await?;
+        let Text(audience) = ctx
+            .ask(format!("Who is the audience for {}?", topic.trim()))
+            .await?;
         Ok(format!("Brief: {} for {}.", topic.trim(), audience.trim()))
     }
 }

@@ -45,16 +45,26 @@ impl WorkshopAgent {
             }
             question = format!("`{answer}` is not a finish I have: oak, walnut or paint?");
         };
-        let steps = ["cut the parts", "sand them", "assemble", &format!("apply the {finish} finish")];
+        let steps = [
+            "cut the parts",
+            "sand them",
+            "assemble",
+            &format!("apply the {finish} finish"),
+        ];
         let mut log = ctx.artifact_writer("build-log");
         for (i, step) in steps.iter().enumerate() {
-            ctx.status(format!("Step {}/{}: {step}", i + 1, steps.len())).await?;
+            ctx.status(format!("Step {}/{}: {step}", i + 1, steps.len()))
+                .await?;
             tokio::select! {
                 _ = ctx.cancelled() => return Err(SkillError::Canceled),
                 _ = tokio::time::sleep(self.step) => {}
             }
             let line = format!("{}. {step}\n", i + 1);
-            if i + 1 == steps.len() { log.write_last(line).await? } else { log.write(line).await? }
+            if i + 1 == steps.len() {
+                log.write_last(line).await?
+            } else {
+                log.write(line).await?
+            }
         }
         Ok(Outcome::done().with_status_text(format!("Done: {thing}, finished in {finish}.")))
     }

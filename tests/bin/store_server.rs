@@ -22,29 +22,38 @@ async fn main() {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--store" => store = args.next(),
-            "--bind" => bind = args.next().unwrap_or_else(|| usage("--bind needs an address")),
+            "--bind" => {
+                bind = args
+                    .next()
+                    .unwrap_or_else(|| usage("--bind needs an address"))
+            }
             other => usage(&format!("unknown argument `{other}`")),
         }
     }
     let spec = store.unwrap_or_else(|| usage("--store sqlite:PATH is required"));
-    let path = spec.strip_prefix("sqlite:").unwrap_or_else(|| usage("the store must be sqlite:PATH"));
+    let path = spec
+        .strip_prefix("sqlite:")
+        .unwrap_or_else(|| usage("the store must be sqlite:PATH"));
     let store = SqliteTaskManager::open(path).await.unwrap_or_else(|e| {
         eprintln!("store_server: cannot open {path}: {e}");
         std::process::exit(1);
     });
-    let listener = tokio::net::TcpListener::bind(&bind).await.unwrap_or_else(|e| {
-        eprintln!("store_server: cannot bind {bind}: {e}");
-        std::process::exit(1);
-    });
+    let listener = tokio::net::TcpListener::bind(&bind)
+        .await
+        .unwrap_or_else(|e| {
+            eprintln!("store_server: cannot bind {bind}: {e}");
+            std::process::exit(1);
+        });
     let addr = listener.local_addr().expect("bound address");
     let a2a = A2a::new(TestAgent)
         .public_url(format!("http://{addr}"))
         .task_manager(store)
         .with_builder(|b| {
-            b.push_notifications(true).execution(a2a_kit::runtime::ExecutionConfig {
-                cancel_grace: Duration::from_millis(300),
-                ..Default::default()
-            })
+            b.push_notifications(true)
+                .execution(a2a_kit::runtime::ExecutionConfig {
+                    cancel_grace: Duration::from_millis(300),
+                    ..Default::default()
+                })
         });
     println!("listening on http://{addr}");
     let _ = std::io::stdout().flush();

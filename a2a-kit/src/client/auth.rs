@@ -42,7 +42,11 @@ pub struct CallInfo<'a> {
 #[async_trait]
 pub trait Interceptor: Send + Sync + 'static {
     /// Add credentials or headers to `req`; an `Err` aborts the call.
-    async fn intercept(&self, call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError>;
+    async fn intercept(
+        &self,
+        call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError>;
 }
 
 /// A closure as an interceptor (synchronous; implement [`Interceptor`] for async work).
@@ -63,14 +67,19 @@ impl<F> Interceptor for FnInterceptor<F>
 where
     F: Fn(&CallInfo<'_>, &mut reqwest::Request) -> Result<(), ClientError> + Send + Sync + 'static,
 {
-    async fn intercept(&self, call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
+    async fn intercept(
+        &self,
+        call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError> {
         (self.0)(call, req)
     }
 }
 
 fn header_value(value: &str) -> Result<HeaderValue, ClientError> {
-    let mut v = HeaderValue::from_str(value)
-        .map_err(|_| ClientError::Interceptor("a credential contains characters not allowed in a header".into()))?;
+    let mut v = HeaderValue::from_str(value).map_err(|_| {
+        ClientError::Interceptor("a credential contains characters not allowed in a header".into())
+    })?;
     v.set_sensitive(true);
     Ok(v)
 }
@@ -84,7 +93,9 @@ pub struct BearerAuth {
 impl BearerAuth {
     /// A bearer token.
     pub fn new(token: impl AsRef<str>) -> Result<Self, ClientError> {
-        Ok(BearerAuth { value: header_value(&format!("Bearer {}", token.as_ref()))? })
+        Ok(BearerAuth {
+            value: header_value(&format!("Bearer {}", token.as_ref()))?,
+        })
     }
 }
 
@@ -96,8 +107,13 @@ impl std::fmt::Debug for BearerAuth {
 
 #[async_trait]
 impl Interceptor for BearerAuth {
-    async fn intercept(&self, _call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
-        req.headers_mut().insert(reqwest::header::AUTHORIZATION, self.value.clone());
+    async fn intercept(
+        &self,
+        _call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError> {
+        req.headers_mut()
+            .insert(reqwest::header::AUTHORIZATION, self.value.clone());
         Ok(())
     }
 }
@@ -123,63 +139,96 @@ pub struct ApiKeyAuth {
 
 impl std::fmt::Debug for ApiKeyAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiKeyAuth").field("location", &self.location).field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ApiKeyAuth")
+            .field("location", &self.location)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 impl ApiKeyAuth {
     /// A key sent as header `name`.
     pub fn header(name: impl Into<String>, key: impl Into<String>) -> Self {
-        ApiKeyAuth { location: ApiKeyLocation::Header, name: name.into(), key: key.into() }
+        ApiKeyAuth {
+            location: ApiKeyLocation::Header,
+            name: name.into(),
+            key: key.into(),
+        }
     }
     /// A key sent as query parameter `name`.
     pub fn query(name: impl Into<String>, key: impl Into<String>) -> Self {
-        ApiKeyAuth { location: ApiKeyLocation::Query, name: name.into(), key: key.into() }
+        ApiKeyAuth {
+            location: ApiKeyLocation::Query,
+            name: name.into(),
+            key: key.into(),
+        }
     }
     /// A key sent as cookie `name`.
     pub fn cookie(name: impl Into<String>, key: impl Into<String>) -> Self {
-        ApiKeyAuth { location: ApiKeyLocation::Cookie, name: name.into(), key: key.into() }
+        ApiKeyAuth {
+            location: ApiKeyLocation::Cookie,
+            name: name.into(),
+            key: key.into(),
+        }
     }
     /// Place `key` where the card's first `apiKeySecurityScheme` says; `None` when the card
     /// declares none.
     pub fn from_card(card: &AgentCard, key: impl Into<String>) -> Option<Self> {
-        card.security_schemes.values().find_map(|s| match s {
-            SecurityScheme::ApiKeySecurityScheme(k) => {
-                let location = match k.location.to_ascii_lowercase().as_str() {
-                    "query" => ApiKeyLocation::Query,
-                    "cookie" => ApiKeyLocation::Cookie,
-                    _ => ApiKeyLocation::Header,
-                };
-                Some(ApiKeyAuth { location, name: k.name.clone(), key: String::new() })
-            }
-            _ => None,
-        })
-        .map(|mut a| {
-            a.key = key.into();
-            a
-        })
+        card.security_schemes
+            .values()
+            .find_map(|s| match s {
+                SecurityScheme::ApiKeySecurityScheme(k) => {
+                    let location = match k.location.to_ascii_lowercase().as_str() {
+                        "query" => ApiKeyLocation::Query,
+                        "cookie" => ApiKeyLocation::Cookie,
+                        _ => ApiKeyLocation::Header,
+                    };
+                    Some(ApiKeyAuth {
+                        location,
+                        name: k.name.clone(),
+                        key: String::new(),
+                    })
+                }
+                _ => None,
+            })
+            .map(|mut a| {
+                a.key = key.into();
+                a
+            })
     }
 }
 
 #[async_trait]
 impl Interceptor for ApiKeyAuth {
-    async fn intercept(&self, _call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
+    async fn intercept(
+        &self,
+        _call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError> {
         match self.location {
             ApiKeyLocation::Header => {
-                let name = HeaderName::from_bytes(self.name.as_bytes())
-                    .map_err(|_| ClientError::Interceptor(format!("`{}` is not a header name", self.name)))?;
+                let name = HeaderName::from_bytes(self.name.as_bytes()).map_err(|_| {
+                    ClientError::Interceptor(format!("`{}` is not a header name", self.name))
+                })?;
                 req.headers_mut().insert(name, header_value(&self.key)?);
             }
             ApiKeyLocation::Query => {
-                req.url_mut().query_pairs_mut().append_pair(&self.name, &self.key);
+                req.url_mut()
+                    .query_pairs_mut()
+                    .append_pair(&self.name, &self.key);
             }
             ApiKeyLocation::Cookie => {
                 let cookie = format!("{}={}", self.name, self.key);
-                let value = match req.headers().get(reqwest::header::COOKIE).and_then(|v| v.to_str().ok()) {
+                let value = match req
+                    .headers()
+                    .get(reqwest::header::COOKIE)
+                    .and_then(|v| v.to_str().ok())
+                {
                     Some(existing) => format!("{existing}; {cookie}"),
                     None => cookie,
                 };
-                req.headers_mut().insert(reqwest::header::COOKIE, header_value(&value)?);
+                req.headers_mut()
+                    .insert(reqwest::header::COOKIE, header_value(&value)?);
             }
         }
         Ok(())
@@ -192,13 +241,16 @@ pub struct StaticHeaders(pub HeaderMap);
 
 impl StaticHeaders {
     /// Parse `Name: value` pairs.
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self, ClientError> {
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, ClientError> {
         let mut map = HeaderMap::new();
         for (k, v) in pairs {
             let name = HeaderName::from_bytes(k.trim().as_bytes())
                 .map_err(|_| ClientError::Interceptor(format!("`{k}` is not a header name")))?;
-            let value = HeaderValue::from_str(v.trim())
-                .map_err(|_| ClientError::Interceptor(format!("the value of header `{k}` is not valid")))?;
+            let value = HeaderValue::from_str(v.trim()).map_err(|_| {
+                ClientError::Interceptor(format!("the value of header `{k}` is not valid"))
+            })?;
             map.append(name, value);
         }
         Ok(StaticHeaders(map))
@@ -207,7 +259,11 @@ impl StaticHeaders {
 
 #[async_trait]
 impl Interceptor for StaticHeaders {
-    async fn intercept(&self, _call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
+    async fn intercept(
+        &self,
+        _call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError> {
         for (k, v) in &self.0 {
             req.headers_mut().insert(k.clone(), v.clone());
         }

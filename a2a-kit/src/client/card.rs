@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::Url;
-use reqwest::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
+use reqwest::header::{
+    CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED,
+};
 use serde_json::Value;
 
 use super::error::ClientError;
@@ -57,7 +59,9 @@ impl std::fmt::Display for Binding {
 impl std::str::FromStr for Binding {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Binding::parse(s).ok_or_else(|| format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON)"))
+        Binding::parse(s).ok_or_else(|| {
+            format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON)")
+        })
     }
 }
 
@@ -70,7 +74,9 @@ pub struct CardCache {
 
 impl std::fmt::Debug for CardCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CardCache").field("entries", &self.lock().len()).finish()
+        f.debug_struct("CardCache")
+            .field("entries", &self.lock().len())
+            .finish()
     }
 }
 
@@ -108,11 +114,21 @@ impl CardCache {
     }
 
     /// Resolve the card for `base`: from the cache while fresh, else revalidated (or fetched).
-    pub(crate) async fn resolve(&self, http: &Http, base: &str, ttl: Duration, force: bool) -> Result<FetchedCard, ClientError> {
+    pub(crate) async fn resolve(
+        &self,
+        http: &Http,
+        base: &str,
+        ttl: Duration,
+        force: bool,
+    ) -> Result<FetchedCard, ClientError> {
         let cached = self.lock().get(base).cloned();
         if let Some(c) = &cached {
             if !force && Instant::now() < c.fresh_until {
-                return Ok(FetchedCard { card: c.card.clone(), url: c.url.clone(), changed: false });
+                return Ok(FetchedCard {
+                    card: c.card.clone(),
+                    url: c.url.clone(),
+                    changed: false,
+                });
             }
         }
         let candidates = match &cached {
@@ -121,7 +137,16 @@ impl CardCache {
         };
         let mut last_err = None;
         for url in candidates {
-            match self.fetch(http, base, &url, cached.as_ref().filter(|c| c.url == url), ttl).await {
+            match self
+                .fetch(
+                    http,
+                    base,
+                    &url,
+                    cached.as_ref().filter(|c| c.url == url),
+                    ttl,
+                )
+                .await
+            {
                 Ok(f) => return Ok(f),
                 Err(e @ ClientError::NotAnAgent { .. }) => last_err = Some(e),
                 Err(e) => return Err(e),
@@ -138,7 +163,10 @@ impl CardCache {
         cached: Option<&CachedCard>,
         ttl: Duration,
     ) -> Result<FetchedCard, ClientError> {
-        let mut req = http.client.get(url.clone()).header(reqwest::header::ACCEPT, "application/json");
+        let mut req = http
+            .client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, "application/json");
         if let Some(c) = cached {
             if let Some(etag) = &c.etag {
                 req = req.header(IF_NONE_MATCH, etag);
@@ -147,8 +175,12 @@ impl CardCache {
                 req = req.header(IF_MODIFIED_SINCE, lm);
             }
         }
-        let req = req.build().map_err(|e| ClientError::InvalidUrl(format!("{url}: {e}")))?;
-        let resp = http.execute("GetAgentCard", None, req, Some(CARD_TIMEOUT)).await?;
+        let req = req
+            .build()
+            .map_err(|e| ClientError::InvalidUrl(format!("{url}: {e}")))?;
+        let resp = http
+            .execute("GetAgentCard", None, req, Some(CARD_TIMEOUT))
+            .await?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let fresh_until = Instant::now() + freshness(&headers, ttl);
@@ -156,15 +188,30 @@ impl CardCache {
             if let Some(c) = cached {
                 let mut c = c.clone();
                 c.fresh_until = fresh_until;
-                let out = FetchedCard { card: c.card.clone(), url: c.url.clone(), changed: false };
+                let out = FetchedCard {
+                    card: c.card.clone(),
+                    url: c.url.clone(),
+                    changed: false,
+                };
                 self.lock().insert(base.to_string(), c);
                 return Ok(out);
             }
         }
-        let body = resp.bytes().await.map_err(|e| ClientError::from_reqwest(url.as_str(), &e))?;
-        let not_agent = |reason: String| ClientError::NotAnAgent { url: url.to_string(), reason };
-        if status == reqwest::StatusCode::NOT_FOUND || status == reqwest::StatusCode::METHOD_NOT_ALLOWED {
-            return Err(not_agent(format!("no agent card there (HTTP {})", status.as_u16())));
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::from_reqwest(url.as_str(), &e))?;
+        let not_agent = |reason: String| ClientError::NotAnAgent {
+            url: url.to_string(),
+            reason,
+        };
+        if status == reqwest::StatusCode::NOT_FOUND
+            || status == reqwest::StatusCode::METHOD_NOT_ALLOWED
+        {
+            return Err(not_agent(format!(
+                "no agent card there (HTTP {})",
+                status.as_u16()
+            )));
         }
         if !status.is_success() {
             return Err(ClientError::Http {
@@ -173,33 +220,56 @@ impl CardCache {
                 body: snippet(&String::from_utf8_lossy(&body)),
             });
         }
-        let ct = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        let ct = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
         let value: Value = serde_json::from_slice(&body).map_err(|_| {
-            not_agent(if ct.is_empty() { "the response is not JSON".to_string() } else { format!("the response is {ct}, not JSON") })
+            not_agent(if ct.is_empty() {
+                "the response is not JSON".to_string()
+            } else {
+                format!("the response is {ct}, not JSON")
+            })
         })?;
         let card = parse_card(&value).map_err(not_agent)??;
         let card = Arc::new(card);
         let entry = CachedCard {
             card: card.clone(),
             url: url.clone(),
-            etag: headers.get(ETAG).and_then(|v| v.to_str().ok()).map(str::to_string),
-            last_modified: headers.get(LAST_MODIFIED).and_then(|v| v.to_str().ok()).map(str::to_string),
+            etag: headers
+                .get(ETAG)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            last_modified: headers
+                .get(LAST_MODIFIED)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
             fresh_until,
         };
         self.lock().insert(base.to_string(), entry);
-        Ok(FetchedCard { card, url: url.clone(), changed: true })
+        Ok(FetchedCard {
+            card,
+            url: url.clone(),
+            changed: true,
+        })
     }
 }
 
 /// How long a response stays fresh: `max-age`, 0 for `no-cache`/`no-store`, else `ttl`.
 fn freshness(headers: &reqwest::header::HeaderMap, ttl: Duration) -> Duration {
-    let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else { return ttl };
+    let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+        return ttl;
+    };
     let mut out = ttl;
     for directive in cc.split(',').map(|d| d.trim().to_ascii_lowercase()) {
         if directive == "no-cache" || directive == "no-store" {
             return Duration::ZERO;
         }
-        if let Some(secs) = directive.strip_prefix("max-age=").and_then(|s| s.trim_matches('"').parse::<u64>().ok()) {
+        if let Some(secs) = directive
+            .strip_prefix("max-age=")
+            .and_then(|s| s.trim_matches('"').parse::<u64>().ok())
+        {
             out = Duration::from_secs(secs);
         }
     }
@@ -213,9 +283,17 @@ fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>, String> {
         return Err("the document is not a JSON object".into());
     };
     if !obj.contains_key("supportedInterfaces") && !obj.contains_key("supported_interfaces") {
-        if let (Some(v), true) = (obj.get("protocolVersion").and_then(Value::as_str), obj.contains_key("url")) {
-            let transport = obj.get("preferredTransport").and_then(Value::as_str).unwrap_or("JSONRPC");
-            return Ok(Err(ClientError::UnsupportedVersion { offered: vec![format!("{transport} {v}")] }));
+        if let (Some(v), true) = (
+            obj.get("protocolVersion").and_then(Value::as_str),
+            obj.contains_key("url"),
+        ) {
+            let transport = obj
+                .get("preferredTransport")
+                .and_then(Value::as_str)
+                .unwrap_or("JSONRPC");
+            return Ok(Err(ClientError::UnsupportedVersion {
+                offered: vec![format!("{transport} {v}")],
+            }));
         }
         return Err(if obj.contains_key("name") {
             "the card lists no `supportedInterfaces`".into()
@@ -231,9 +309,12 @@ fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>, String> {
 /// The URLs to try for `base`: a card URL as is; otherwise the well-known path below `base`,
 /// then at the root of its host.
 pub(crate) fn card_urls(base: &str) -> Result<Vec<Url>, ClientError> {
-    let url = Url::parse(base.trim()).map_err(|e| ClientError::InvalidUrl(format!("`{base}`: {e}")))?;
+    let url =
+        Url::parse(base.trim()).map_err(|e| ClientError::InvalidUrl(format!("`{base}`: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ClientError::InvalidUrl(format!("`{base}`: only http and https URLs are supported")));
+        return Err(ClientError::InvalidUrl(format!(
+            "`{base}`: only http and https URLs are supported"
+        )));
     }
     if url.path().ends_with(".json") {
         return Ok(vec![url]);
@@ -281,7 +362,17 @@ pub(crate) fn select_interface(
     let offered: Vec<String> = card
         .supported_interfaces
         .iter()
-        .map(|i| format!("{} {}", i.protocol_binding, if i.protocol_version.is_empty() { "(no version)" } else { &i.protocol_version }))
+        .map(|i| {
+            format!(
+                "{} {}",
+                i.protocol_binding,
+                if i.protocol_version.is_empty() {
+                    "(no version)"
+                } else {
+                    &i.protocol_version
+                }
+            )
+        })
         .collect();
     let allowed = |b: Binding| prefs.is_empty() || prefs.contains(&b);
     let usable: Vec<(usize, Binding, &AgentInterface)> = card
@@ -291,10 +382,14 @@ pub(crate) fn select_interface(
         .filter_map(|(i, iface)| Binding::parse(&iface.protocol_binding).map(|b| (i, b, iface)))
         .filter(|(_, b, _)| allowed(*b))
         .collect();
-    let versioned: Vec<&(usize, Binding, &AgentInterface)> =
-        usable.iter().filter(|(_, _, i)| version_supported(&i.protocol_version)).collect();
+    let versioned: Vec<&(usize, Binding, &AgentInterface)> = usable
+        .iter()
+        .filter(|(_, _, i)| version_supported(&i.protocol_version))
+        .collect();
     let pick = if client_order && !prefs.is_empty() {
-        prefs.iter().find_map(|p| versioned.iter().find(|(_, b, _)| b == p).copied())
+        prefs
+            .iter()
+            .find_map(|p| versioned.iter().find(|(_, b, _)| b == p).copied())
     } else {
         versioned.first().copied()
     };
@@ -308,7 +403,11 @@ pub(crate) fn select_interface(
     let endpoint = card_url
         .join(iface.url.trim())
         .map_err(|e| ClientError::InvalidUrl(format!("interface URL `{}`: {e}", iface.url)))?;
-    Ok(Selected { interface: (*iface).clone(), binding: *binding, endpoint })
+    Ok(Selected {
+        interface: (*iface).clone(),
+        binding: *binding,
+        endpoint,
+    })
 }
 
 #[cfg(test)]
@@ -320,7 +419,12 @@ mod tests {
             name: "x".into(),
             supported_interfaces: ifaces
                 .iter()
-                .map(|(u, b, v)| AgentInterface { url: (*u).into(), protocol_binding: (*b).into(), tenant: None, protocol_version: (*v).into() })
+                .map(|(u, b, v)| AgentInterface {
+                    url: (*u).into(),
+                    protocol_binding: (*b).into(),
+                    tenant: None,
+                    protocol_version: (*v).into(),
+                })
                 .collect(),
             ..AgentCard::default()
         }
@@ -328,20 +432,46 @@ mod tests {
 
     #[test]
     fn well_known_urls() {
-        let u = |s: &str| card_urls(s).unwrap().iter().map(Url::to_string).collect::<Vec<_>>();
+        let u = |s: &str| {
+            card_urls(s)
+                .unwrap()
+                .iter()
+                .map(Url::to_string)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(u("http://h:1"), ["http://h:1/.well-known/agent-card.json"]);
-        assert_eq!(u("http://h/agents/a/"), ["http://h/agents/a/.well-known/agent-card.json", "http://h/.well-known/agent-card.json"]);
+        assert_eq!(
+            u("http://h/agents/a/"),
+            [
+                "http://h/agents/a/.well-known/agent-card.json",
+                "http://h/.well-known/agent-card.json"
+            ]
+        );
         assert_eq!(u("http://h/card.json"), ["http://h/card.json"]);
-        assert!(matches!(card_urls("ftp://h"), Err(ClientError::InvalidUrl(_))));
-        assert!(matches!(card_urls("not a url"), Err(ClientError::InvalidUrl(_))));
+        assert!(matches!(
+            card_urls("ftp://h"),
+            Err(ClientError::InvalidUrl(_))
+        ));
+        assert!(matches!(
+            card_urls("not a url"),
+            Err(ClientError::InvalidUrl(_))
+        ));
     }
 
     #[test]
     fn picks_first_supported_interface_in_card_order() {
         let base = Url::parse("http://h/.well-known/agent-card.json").unwrap();
-        let c = card(&[("h:1", "GRPC", "1.0"), ("http://h/rpc", "JSONRPC", "0.3"), ("http://h/rest", "HTTP+JSON", "1.0"), ("/rpc", "JSONRPC", "1.0")]);
+        let c = card(&[
+            ("h:1", "GRPC", "1.0"),
+            ("http://h/rpc", "JSONRPC", "0.3"),
+            ("http://h/rest", "HTTP+JSON", "1.0"),
+            ("/rpc", "JSONRPC", "1.0"),
+        ]);
         let s = select_interface(&c, &base, &[], false).unwrap();
-        assert_eq!((s.binding, s.endpoint.as_str()), (Binding::HttpJson, "http://h/rest"));
+        assert_eq!(
+            (s.binding, s.endpoint.as_str()),
+            (Binding::HttpJson, "http://h/rest")
+        );
         // Forcing a binding; relative URLs resolve against the card URL.
         let s = select_interface(&c, &base, &[Binding::JsonRpc], false).unwrap();
         assert_eq!(s.endpoint.as_str(), "http://h/rpc");
@@ -354,7 +484,10 @@ mod tests {
     fn explains_why_nothing_fits() {
         let base = Url::parse("http://h/").unwrap();
         let old = card(&[("http://h", "JSONRPC", "0.3")]);
-        assert!(matches!(select_interface(&old, &base, &[], false), Err(ClientError::UnsupportedVersion { .. })));
+        assert!(matches!(
+            select_interface(&old, &base, &[], false),
+            Err(ClientError::UnsupportedVersion { .. })
+        ));
         let grpc = card(&[("h:1", "GRPC", "1.0")]);
         let e = select_interface(&grpc, &base, &[], false).unwrap_err();
         assert!(matches!(e, ClientError::NoSupportedInterface { .. }));
@@ -366,8 +499,14 @@ mod tests {
         assert!(parse_card(&serde_json::json!([1])).is_err());
         assert!(parse_card(&serde_json::json!({"hello": 1})).is_err());
         let v03 = serde_json::json!({"name": "a", "url": "http://h", "protocolVersion": "0.3.0"});
-        assert!(matches!(parse_card(&v03), Ok(Err(ClientError::UnsupportedVersion { .. }))));
-        assert!(matches!(parse_card(&serde_json::json!({"name": "a", "supportedInterfaces": []})), Ok(Ok(_))));
+        assert!(matches!(
+            parse_card(&v03),
+            Ok(Err(ClientError::UnsupportedVersion { .. }))
+        ));
+        assert!(matches!(
+            parse_card(&serde_json::json!({"name": "a", "supportedInterfaces": []})),
+            Ok(Ok(_))
+        ));
     }
 
     #[test]

@@ -123,23 +123,31 @@ impl DelegationResult {
         }
         let reason = self.status_string();
         match self.state() {
-            Some(TaskState::Completed) if self.artifacts_forwarded == 0 => match self.status_parts() {
-                Some(parts) => Outcome::completed(parts),
-                None => Outcome::done(),
-            },
+            Some(TaskState::Completed) if self.artifacts_forwarded == 0 => {
+                match self.status_parts() {
+                    Some(parts) => Outcome::completed(parts),
+                    None => Outcome::done(),
+                }
+            }
             Some(TaskState::Completed) => match reason {
                 Some(text) => Outcome::done().with_status_text(text),
                 None => Outcome::done(),
             },
-            Some(TaskState::Failed) => Outcome::failed(reason.unwrap_or_else(|| "the remote agent failed".into())),
-            Some(TaskState::Rejected) => Outcome::rejected(reason.unwrap_or_else(|| "the remote agent rejected the task".into())),
+            Some(TaskState::Failed) => {
+                Outcome::failed(reason.unwrap_or_else(|| "the remote agent failed".into()))
+            }
+            Some(TaskState::Rejected) => Outcome::rejected(
+                reason.unwrap_or_else(|| "the remote agent rejected the task".into()),
+            ),
             Some(TaskState::Canceled) => Outcome::failed("the remote agent's task was canceled"),
-            Some(TaskState::InputRequired) => {
-                Outcome::input_required(self.status_parts().unwrap_or_else(|| vec![Part::text("More input is needed.")]))
-            }
-            Some(TaskState::AuthRequired) => {
-                Outcome::auth_required(self.status_parts().unwrap_or_else(|| vec![Part::text("Authorization is needed.")]))
-            }
+            Some(TaskState::InputRequired) => Outcome::input_required(
+                self.status_parts()
+                    .unwrap_or_else(|| vec![Part::text("More input is needed.")]),
+            ),
+            Some(TaskState::AuthRequired) => Outcome::auth_required(
+                self.status_parts()
+                    .unwrap_or_else(|| vec![Part::text("Authorization is needed.")]),
+            ),
             other => Outcome::failed(format!(
                 "the remote task ended in state {}",
                 other.map_or("(none)", TaskState::as_str)
@@ -148,11 +156,22 @@ impl DelegationResult {
     }
 
     fn status_parts(&self) -> Option<Vec<Part>> {
-        self.task.as_ref()?.status.message.as_ref().map(|m| m.parts.clone()).filter(|p| !p.is_empty())
+        self.task
+            .as_ref()?
+            .status
+            .message
+            .as_ref()
+            .map(|m| m.parts.clone())
+            .filter(|p| !p.is_empty())
     }
 
     fn status_string(&self) -> Option<String> {
-        self.task.as_ref()?.status.message.as_ref().and_then(status_text)
+        self.task
+            .as_ref()?
+            .status
+            .message
+            .as_ref()
+            .and_then(status_text)
     }
 }
 
@@ -183,9 +202,13 @@ impl Forwarder<'_> {
     async fn forward(&mut self, ev: &StreamResponse) -> Result<(), SkillError> {
         self.acc.apply(ev);
         match ev {
-            StreamResponse::StatusUpdate(u) => self.status(u.status.state, u.status.message.as_ref()).await?,
+            StreamResponse::StatusUpdate(u) => {
+                self.status(u.status.state, u.status.message.as_ref())
+                    .await?
+            }
             StreamResponse::Task(t) => {
-                self.status(t.status.state, t.status.message.as_ref()).await?;
+                self.status(t.status.state, t.status.message.as_ref())
+                    .await?;
                 // A snapshot (e.g. after a resumed stream) may hold artifacts not seen as chunks.
                 for a in &t.artifacts {
                     if !self.ids.contains_key(&a.artifact_id) {
@@ -193,26 +216,45 @@ impl Forwarder<'_> {
                     }
                 }
             }
-            StreamResponse::ArtifactUpdate(u) => self.artifact(u.artifact.clone(), u.append, u.last_chunk).await?,
+            StreamResponse::ArtifactUpdate(u) => {
+                self.artifact(u.artifact.clone(), u.append, u.last_chunk)
+                    .await?
+            }
             StreamResponse::Message(_) => {}
         }
         Ok(())
     }
 
-    async fn status(&mut self, state: TaskState, message: Option<&Message>) -> Result<(), SkillError> {
+    async fn status(
+        &mut self,
+        state: TaskState,
+        message: Option<&Message>,
+    ) -> Result<(), SkillError> {
         if !self.options.forward_status || state != TaskState::Working {
             return Ok(());
         }
-        let Some(text) = message.and_then(status_text) else { return Ok(()) };
+        let Some(text) = message.and_then(status_text) else {
+            return Ok(());
+        };
         if self.last_status.as_deref() == Some(text.as_str()) {
             return Ok(());
         }
         self.last_status = Some(text.clone());
-        self.ctx.status(format!("{}{text}", self.options.status_prefix)).await
+        self.ctx
+            .status(format!("{}{text}", self.options.status_prefix))
+            .await
     }
 
-    async fn artifact(&mut self, mut artifact: crate::protocol::Artifact, append: bool, last_chunk: bool) -> Result<(), SkillError> {
-        let local = self.ids.entry(artifact.artifact_id.clone()).or_insert_with(|| uuid::Uuid::new_v4().to_string());
+    async fn artifact(
+        &mut self,
+        mut artifact: crate::protocol::Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), SkillError> {
+        let local = self
+            .ids
+            .entry(artifact.artifact_id.clone())
+            .or_insert_with(|| uuid::Uuid::new_v4().to_string());
         artifact.artifact_id = local.clone();
         self.forwarded += 1;
         self.ctx.emit_artifact(artifact, append, last_chunk).await
@@ -227,7 +269,10 @@ impl RemoteAgent {
 
     /// Delegate through this client.
     pub fn new(client: A2aClient) -> Self {
-        RemoteAgent { client, options: DelegateOptions::default() }
+        RemoteAgent {
+            client,
+            options: DelegateOptions::default(),
+        }
     }
 
     /// Change the options.
@@ -253,8 +298,19 @@ impl RemoteAgent {
     ///
     /// Returns the remote result; return it from the skill (it implements `IntoOutcome`) or
     /// inspect it first.
-    pub async fn delegate(&self, ctx: &TaskContext, request: impl Into<SendRequest>) -> Result<DelegationResult, ClientError> {
-        let mut fwd = Forwarder { ctx, options: &self.options, ids: HashMap::new(), forwarded: 0, acc: TaskAccumulator::default(), last_status: None };
+    pub async fn delegate(
+        &self,
+        ctx: &TaskContext,
+        request: impl Into<SendRequest>,
+    ) -> Result<DelegationResult, ClientError> {
+        let mut fwd = Forwarder {
+            ctx,
+            options: &self.options,
+            ids: HashMap::new(),
+            forwarded: 0,
+            acc: TaskAccumulator::default(),
+            last_status: None,
+        };
         let mut request: SendRequest = request.into();
         loop {
             let leg = if self.client.card().capabilities.streaming.unwrap_or(false) {
@@ -265,7 +321,11 @@ impl RemoteAgent {
             let remote = fwd.acc.task().cloned();
             if let Leg::Canceled = leg {
                 if let Some(t) = remote.as_ref().filter(|t| !t.status.state.is_terminal()) {
-                    let _ = tokio::time::timeout(self.options.cancel_timeout, self.client.cancel_task(&t.id)).await;
+                    let _ = tokio::time::timeout(
+                        self.options.cancel_timeout,
+                        self.client.cancel_task(&t.id),
+                    )
+                    .await;
                 }
                 return Ok(self.result(fwd, true));
             }
@@ -283,7 +343,11 @@ impl RemoteAgent {
             let reply: Message = match ctx.ask::<Message>(question).await {
                 Ok(m) => m,
                 Err(_) => {
-                    let _ = tokio::time::timeout(self.options.cancel_timeout, self.client.cancel_task(&task.id)).await;
+                    let _ = tokio::time::timeout(
+                        self.options.cancel_timeout,
+                        self.client.cancel_task(&task.id),
+                    )
+                    .await;
                     return Ok(self.result(fwd, true));
                 }
             };
@@ -302,16 +366,27 @@ impl RemoteAgent {
             Some(SendMessageResponse::Message(m)) => (None, Some(m)),
             None => (None, None),
         };
-        DelegationResult { task, message, artifacts_forwarded: forwarded, canceled }
+        DelegationResult {
+            task,
+            message,
+            artifacts_forwarded: forwarded,
+            canceled,
+        }
     }
 
-    async fn stream_leg(&self, fwd: &mut Forwarder<'_>, request: SendRequest) -> Result<Leg, ClientError> {
+    async fn stream_leg(
+        &self,
+        fwd: &mut Forwarder<'_>,
+        request: SendRequest,
+    ) -> Result<Leg, ClientError> {
         let ctx = fwd.ctx;
         let opened = tokio::select! {
             s = self.client.send_streaming(request) => Some(s?),
             () = ctx.cancelled() => None,
         };
-        let Some(mut stream) = opened else { return Ok(Leg::Canceled) };
+        let Some(mut stream) = opened else {
+            return Ok(Leg::Canceled);
+        };
         loop {
             let next = tokio::select! {
                 biased;
@@ -337,7 +412,11 @@ impl RemoteAgent {
             }
         }
         // A stream that ended early (resume gave up quietly) leaves the state open: read it.
-        if let Some(t) = fwd.acc.task().filter(|t| !(t.status.state.is_terminal() || t.status.state.is_interrupted())) {
+        if let Some(t) = fwd
+            .acc
+            .task()
+            .filter(|t| !(t.status.state.is_terminal() || t.status.state.is_interrupted()))
+        {
             let t = self.client.get_task(&t.id).await?;
             if fwd.forward(&StreamResponse::Task(t)).await.is_err() {
                 return Ok(Leg::Canceled);
@@ -346,7 +425,11 @@ impl RemoteAgent {
         Ok(Leg::Finished)
     }
 
-    async fn poll_leg(&self, fwd: &mut Forwarder<'_>, request: SendRequest) -> Result<Leg, ClientError> {
+    async fn poll_leg(
+        &self,
+        fwd: &mut Forwarder<'_>,
+        request: SendRequest,
+    ) -> Result<Leg, ClientError> {
         let ctx = fwd.ctx;
         let first = tokio::select! {
             r = self.client.send(request.return_immediately(true)) => r?,
@@ -362,7 +445,14 @@ impl RemoteAgent {
         loop {
             let done = task.status.state.is_terminal() || task.status.state.is_interrupted();
             // Artifacts are forwarded whole once the task settles (polling cannot see chunks).
-            let snapshot = if done { task.clone() } else { Task { artifacts: Vec::new(), ..task.clone() } };
+            let snapshot = if done {
+                task.clone()
+            } else {
+                Task {
+                    artifacts: Vec::new(),
+                    ..task.clone()
+                }
+            };
             if fwd.forward(&StreamResponse::Task(snapshot)).await.is_err() {
                 return Ok(Leg::Canceled);
             }
@@ -387,7 +477,12 @@ mod tests {
         let mut status = TaskStatus::new(state);
         status.message = status_text.map(Message::agent_text);
         DelegationResult {
-            task: Some(Task { id: "r".into(), context_id: "c".into(), status, ..Task::default() }),
+            task: Some(Task {
+                id: "r".into(),
+                context_id: "c".into(),
+                status,
+                ..Task::default()
+            }),
             message: None,
             artifacts_forwarded: forwarded,
             canceled: false,
@@ -396,17 +491,45 @@ mod tests {
 
     #[test]
     fn outcomes_mirror_the_remote_task() {
-        assert_eq!(result(TaskState::Completed, None, 2).into_outcome(), Outcome::done());
-        assert_eq!(result(TaskState::Completed, Some("ok"), 0).into_outcome(), Outcome::completed("ok"));
-        assert_eq!(result(TaskState::Failed, Some("boom"), 0).into_outcome(), Outcome::failed("boom"));
-        assert_eq!(result(TaskState::Rejected, Some("no"), 0).into_outcome(), Outcome::rejected("no"));
-        assert_eq!(result(TaskState::InputRequired, Some("who?"), 0).into_outcome(), Outcome::input_required("who?"));
-        assert_eq!(result(TaskState::AuthRequired, None, 0).into_outcome().state(), Some(TaskState::AuthRequired));
-        assert_eq!(result(TaskState::Working, None, 0).into_outcome().state(), Some(TaskState::Failed));
+        assert_eq!(
+            result(TaskState::Completed, None, 2).into_outcome(),
+            Outcome::done()
+        );
+        assert_eq!(
+            result(TaskState::Completed, Some("ok"), 0).into_outcome(),
+            Outcome::completed("ok")
+        );
+        assert_eq!(
+            result(TaskState::Failed, Some("boom"), 0).into_outcome(),
+            Outcome::failed("boom")
+        );
+        assert_eq!(
+            result(TaskState::Rejected, Some("no"), 0).into_outcome(),
+            Outcome::rejected("no")
+        );
+        assert_eq!(
+            result(TaskState::InputRequired, Some("who?"), 0).into_outcome(),
+            Outcome::input_required("who?")
+        );
+        assert_eq!(
+            result(TaskState::AuthRequired, None, 0)
+                .into_outcome()
+                .state(),
+            Some(TaskState::AuthRequired)
+        );
+        assert_eq!(
+            result(TaskState::Working, None, 0).into_outcome().state(),
+            Some(TaskState::Failed)
+        );
         let mut canceled = result(TaskState::Working, None, 1);
         canceled.canceled = true;
         assert_eq!(canceled.into_outcome().state(), Some(TaskState::Canceled));
-        let direct = DelegationResult { task: None, message: Some(Message::agent_text("hi")), artifacts_forwarded: 0, canceled: false };
+        let direct = DelegationResult {
+            task: None,
+            message: Some(Message::agent_text("hi")),
+            artifacts_forwarded: 0,
+            canceled: false,
+        };
         assert_eq!(direct.text(), "hi");
         assert_eq!(direct.into_outcome(), Outcome::completed("hi"));
     }

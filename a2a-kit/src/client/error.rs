@@ -15,23 +15,49 @@ const CODES: &[(i32, &str, &str)] = &[
     (-32603, "InternalError", "INTERNAL"),
     (-32001, "TaskNotFoundError", "TASK_NOT_FOUND"),
     (-32002, "TaskNotCancelableError", "TASK_NOT_CANCELABLE"),
-    (-32003, "PushNotificationNotSupportedError", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    (
+        -32003,
+        "PushNotificationNotSupportedError",
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    ),
     (-32004, "UnsupportedOperationError", "UNSUPPORTED_OPERATION"),
-    (-32005, "ContentTypeNotSupportedError", "CONTENT_TYPE_NOT_SUPPORTED"),
-    (-32006, "InvalidAgentResponseError", "INVALID_AGENT_RESPONSE"),
-    (-32007, "ExtendedAgentCardNotConfiguredError", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
-    (-32008, "ExtensionSupportRequiredError", "EXTENSION_SUPPORT_REQUIRED"),
+    (
+        -32005,
+        "ContentTypeNotSupportedError",
+        "CONTENT_TYPE_NOT_SUPPORTED",
+    ),
+    (
+        -32006,
+        "InvalidAgentResponseError",
+        "INVALID_AGENT_RESPONSE",
+    ),
+    (
+        -32007,
+        "ExtendedAgentCardNotConfiguredError",
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+    ),
+    (
+        -32008,
+        "ExtensionSupportRequiredError",
+        "EXTENSION_SUPPORT_REQUIRED",
+    ),
     (-32009, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED"),
 ];
 
 /// The A2A code for an `ErrorInfo.reason` (`TASK_NOT_FOUND` → -32001).
 pub fn code_for_reason(reason: &str) -> Option<i32> {
-    CODES.iter().find(|(_, _, r)| *r == reason).map(|(c, _, _)| *c)
+    CODES
+        .iter()
+        .find(|(_, _, r)| *r == reason)
+        .map(|(c, _, _)| *c)
 }
 
 /// The spec's name for an A2A error code (-32001 → `TaskNotFoundError`).
 pub fn error_name(code: i32) -> Option<&'static str> {
-    CODES.iter().find(|(c, _, _)| *c == code).map(|(_, n, _)| *n)
+    CODES
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map(|(_, n, _)| *n)
 }
 
 /// An error the agent answered with: JSON-RPC `error`, or an HTTP+JSON `google.rpc.Status`.
@@ -66,7 +92,10 @@ impl AgentError {
     pub fn new(code: i32, message: impl Into<String>) -> Self {
         AgentError {
             code,
-            reason: CODES.iter().find(|(c, _, _)| *c == code).map(|(_, _, r)| (*r).to_string()),
+            reason: CODES
+                .iter()
+                .find(|(c, _, _)| *c == code)
+                .map(|(_, _, r)| (*r).to_string()),
             message: message.into(),
             http_status: None,
             metadata: Map::new(),
@@ -83,7 +112,11 @@ impl AgentError {
     /// `Any`s or anything else).
     pub fn from_jsonrpc(error: &Value, http_status: Option<u16>) -> Self {
         let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603) as i32;
-        let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let details = match error.get("data") {
             Some(Value::Array(a)) => a.clone(),
             Some(Value::Null) | None => Vec::new(),
@@ -102,8 +135,16 @@ impl AgentError {
         if !err.is_object() {
             return None;
         }
-        let message = err.get("message").and_then(Value::as_str).unwrap_or("").to_string();
-        let details = err.get("details").and_then(Value::as_array).cloned().unwrap_or_default();
+        let message = err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let details = err
+            .get("details")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let status = err.get("status").and_then(Value::as_str).unwrap_or("");
         let fallback = match (http_status, status) {
             (_, "INVALID_ARGUMENT") | (400, _) => -32602,
@@ -122,7 +163,9 @@ impl AgentError {
 
     fn absorb_details(&mut self, details: Vec<Value>) {
         let info = details.iter().find(|d| {
-            d.get("@type").and_then(Value::as_str).is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
                 || (d.get("reason").is_some() && d.get("@type").is_none())
         });
         if let Some(info) = info {
@@ -143,13 +186,21 @@ impl AgentError {
     /// called another agent). Codes outside the spec become `Internal`.
     pub fn to_a2a_error(&self) -> A2aError {
         let m = self.message.clone();
-        let meta = |k: &str| self.metadata.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let meta = |k: &str| {
+            self.metadata
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         match self.code {
             -32700 => A2aError::JsonParse(m),
             -32600 => A2aError::InvalidRequest(m),
             -32601 => A2aError::MethodNotFound(m),
             -32602 => A2aError::invalid_params(m),
-            -32001 => A2aError::TaskNotFound { task_id: meta("taskId") },
+            -32001 => A2aError::TaskNotFound {
+                task_id: meta("taskId"),
+            },
             -32002 => A2aError::TaskNotCancelable {
                 task_id: meta("taskId"),
                 state: TaskState::from_proto_name(&meta("state")).unwrap_or_default(),
@@ -160,7 +211,10 @@ impl AgentError {
             -32006 => A2aError::InvalidAgentResponse(m),
             -32007 => A2aError::ExtendedAgentCardNotConfigured,
             -32008 => A2aError::ExtensionSupportRequired { uri: meta("uri") },
-            -32009 => A2aError::VersionNotSupported { version: meta("requestedVersion"), message: m },
+            -32009 => A2aError::VersionNotSupported {
+                version: meta("requestedVersion"),
+                message: m,
+            },
             _ => A2aError::Internal(m),
         }
     }
@@ -271,7 +325,9 @@ impl ClientError {
     /// Whether retrying the same call may succeed (network trouble, timeouts, 502/503/504).
     pub fn is_transient(&self) -> bool {
         match self {
-            ClientError::Unreachable { .. } | ClientError::Timeout { .. } | ClientError::Connection(_) => true,
+            ClientError::Unreachable { .. }
+            | ClientError::Timeout { .. }
+            | ClientError::Connection(_) => true,
             ClientError::Http { status, .. } => matches!(status, 502..=504),
             _ => false,
         }
@@ -279,10 +335,15 @@ impl ClientError {
 
     pub(crate) fn from_reqwest(url: &str, e: &reqwest::Error) -> Self {
         if e.is_timeout() {
-            return ClientError::Timeout { url: url.to_string() };
+            return ClientError::Timeout {
+                url: url.to_string(),
+            };
         }
         if e.is_connect() {
-            return ClientError::Unreachable { url: url.to_string(), reason: root_cause(e) };
+            return ClientError::Unreachable {
+                url: url.to_string(),
+                reason: root_cause(e),
+            };
         }
         if e.is_body() || e.is_decode() {
             return ClientError::Connection(root_cause(e));
@@ -290,7 +351,10 @@ impl ClientError {
         if e.is_builder() {
             return ClientError::InvalidUrl(format!("{url}: {}", root_cause(e)));
         }
-        ClientError::Unreachable { url: url.to_string(), reason: root_cause(e) }
+        ClientError::Unreachable {
+            url: url.to_string(),
+            reason: root_cause(e),
+        }
     }
 }
 
@@ -302,7 +366,11 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     }
     let inner = cur.to_string();
     let outer = e.to_string();
-    if inner == outer { outer } else { format!("{outer} ({inner})") }
+    if inner == outer {
+        outer
+    } else {
+        format!("{outer} ({inner})")
+    }
 }
 
 impl From<AgentError> for ClientError {
@@ -338,9 +406,16 @@ mod tests {
         let e = AgentError::from_rest(&body, 400).unwrap();
         assert_eq!(e.code, -32002);
         assert_eq!(e.http_status, Some(400));
-        assert!(matches!(e.to_a2a_error(), A2aError::TaskNotCancelable { state: TaskState::Completed, .. }));
+        assert!(matches!(
+            e.to_a2a_error(),
+            A2aError::TaskNotCancelable {
+                state: TaskState::Completed,
+                ..
+            }
+        ));
         // Without ErrorInfo the HTTP status decides.
-        let e = AgentError::from_rest(&json!({"error": {"code": 404, "message": "x"}}), 404).unwrap();
+        let e =
+            AgentError::from_rest(&json!({"error": {"code": 404, "message": "x"}}), 404).unwrap();
         assert_eq!(e.code, -32601);
         assert!(AgentError::from_rest(&json!({"detail": "x"}), 500).is_none());
     }
@@ -355,7 +430,10 @@ mod tests {
             A2aError::InvalidAgentResponse("x".into()),
             A2aError::ExtendedAgentCardNotConfigured,
             A2aError::ExtensionSupportRequired { uri: "u".into() },
-            A2aError::VersionNotSupported { version: "0.3".into(), message: "m".into() },
+            A2aError::VersionNotSupported {
+                version: "0.3".into(),
+                message: "m".into(),
+            },
             A2aError::invalid_field("f", "bad"),
         ] {
             let rpc = AgentError::from_jsonrpc(&err.to_jsonrpc_error(), None);

@@ -58,13 +58,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use reqwest::Url;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use auth::{ApiKeyAuth, ApiKeyLocation, BearerAuth, CallInfo, FnInterceptor, Interceptor, StaticHeaders};
+pub use auth::{
+    ApiKeyAuth, ApiKeyLocation, BearerAuth, CallInfo, FnInterceptor, Interceptor, StaticHeaders,
+};
 pub use card::{AGENT_CARD_PATH, Binding, CardCache};
 pub use delegate::{DelegateOptions, DelegationResult, RemoteAgent};
 pub use error::{AgentError, ClientError, code_for_reason, error_name};
@@ -74,9 +76,10 @@ pub use stream::{ResumePolicy, TaskAccumulator, TaskStream, status_text};
 use crate::protocol::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, ListTasksRequest,
-    ListTasksResponse, Message, Metadata, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, Metadata, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig,
 };
 use transport::{Call, Http, Rest};
 
@@ -98,7 +101,12 @@ pub struct SendRequest {
 impl SendRequest {
     /// Send `message`.
     pub fn new(message: Message) -> Self {
-        SendRequest { request: SendMessageRequest { message, ..SendMessageRequest::default() } }
+        SendRequest {
+            request: SendMessageRequest {
+                message,
+                ..SendMessageRequest::default()
+            },
+        }
     }
 
     /// A user message with one text part.
@@ -107,13 +115,19 @@ impl SendRequest {
     }
 
     fn config(&mut self) -> &mut SendMessageConfiguration {
-        self.request.configuration.get_or_insert_with(SendMessageConfiguration::default)
+        self.request
+            .configuration
+            .get_or_insert_with(SendMessageConfiguration::default)
     }
 
     /// Route to a skill: sets `message.metadata.skillId` (the a2a-kit convention).
     #[must_use]
     pub fn skill(mut self, skill_id: impl Into<String>) -> Self {
-        self.request.message.metadata.get_or_insert_with(Metadata::new).insert("skillId".into(), Value::String(skill_id.into()));
+        self.request
+            .message
+            .metadata
+            .get_or_insert_with(Metadata::new)
+            .insert("skillId".into(), Value::String(skill_id.into()));
         self
     }
 
@@ -133,7 +147,10 @@ impl SendRequest {
 
     /// The media types the client accepts.
     #[must_use]
-    pub fn accepted_output_modes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, modes: I) -> Self {
+    pub fn accepted_output_modes<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        modes: I,
+    ) -> Self {
         self.config().accepted_output_modes = modes.into_iter().map(Into::into).collect();
         self
     }
@@ -338,9 +355,15 @@ impl ClientBuilder {
                 .connect_timeout(self.connect_timeout)
                 .user_agent(self.user_agent.clone())
                 .build()
-                .map_err(|e| ClientError::InvalidUrl(format!("could not build the HTTP client: {e}")))?,
+                .map_err(|e| {
+                    ClientError::InvalidUrl(format!("could not build the HTTP client: {e}"))
+                })?,
         };
-        Ok(Http { client, interceptors: self.interceptors.clone(), extensions: self.extensions.clone() })
+        Ok(Http {
+            client,
+            interceptors: self.interceptors.clone(),
+            extensions: self.extensions.clone(),
+        })
     }
 
     /// Resolve the agent card from `url` (an agent's base URL, or its card URL) and choose
@@ -348,8 +371,16 @@ impl ClientBuilder {
     pub async fn connect(self, url: impl AsRef<str>) -> Result<A2aClient, ClientError> {
         let http = self.http()?;
         let base = url.as_ref().trim().to_string();
-        let fetched = self.cache.resolve(&http, &base, self.config.card_ttl, false).await?;
-        let selected = card::select_interface(&fetched.card, &fetched.url, &self.config.bindings, self.config.client_order)?;
+        let fetched = self
+            .cache
+            .resolve(&http, &base, self.config.card_ttl, false)
+            .await?;
+        let selected = card::select_interface(
+            &fetched.card,
+            &fetched.url,
+            &self.config.bindings,
+            self.config.client_order,
+        )?;
         Ok(self.finish(http, base, fetched.card, fetched.url, selected))
     }
 
@@ -357,12 +388,21 @@ impl ClientBuilder {
     /// URLs (and is where [`A2aClient::refresh_card`] looks).
     pub fn from_card(self, card: AgentCard, card_url: &str) -> Result<A2aClient, ClientError> {
         let http = self.http()?;
-        let url = Url::parse(card_url).map_err(|e| ClientError::InvalidUrl(format!("`{card_url}`: {e}")))?;
-        let selected = card::select_interface(&card, &url, &self.config.bindings, self.config.client_order)?;
+        let url = Url::parse(card_url)
+            .map_err(|e| ClientError::InvalidUrl(format!("`{card_url}`: {e}")))?;
+        let selected =
+            card::select_interface(&card, &url, &self.config.bindings, self.config.client_order)?;
         Ok(self.finish(http, card_url.to_string(), Arc::new(card), url, selected))
     }
 
-    fn finish(self, http: Http, base: String, card: Arc<AgentCard>, card_url: Url, s: card::Selected) -> A2aClient {
+    fn finish(
+        self,
+        http: Http,
+        base: String,
+        card: Arc<AgentCard>,
+        card_url: Url,
+        s: card::Selected,
+    ) -> A2aClient {
         let timeout = self.config.timeout;
         A2aClient {
             inner: Arc::new(Inner {
@@ -438,13 +478,20 @@ impl A2aClient {
     }
 
     fn resolved(&self) -> Arc<Resolved> {
-        self.inner.resolved.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.inner
+            .resolved
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The same client with another unary timeout (e.g. a long blocking send).
     #[must_use]
     pub fn with_timeout(&self, timeout: Option<Duration>) -> A2aClient {
-        A2aClient { inner: self.inner.clone(), timeout }
+        A2aClient {
+            inner: self.inner.clone(),
+            timeout,
+        }
     }
 
     /// The agent card in use (no I/O; see [`fresh_card`](Self::fresh_card)).
@@ -485,7 +532,16 @@ impl A2aClient {
 
     async fn reload_card(&self, force: bool) -> Result<Arc<AgentCard>, ClientError> {
         let current = self.resolved();
-        let f = self.inner.cache.resolve(&self.inner.http, &self.inner.base, self.config().card_ttl, force).await?;
+        let f = self
+            .inner
+            .cache
+            .resolve(
+                &self.inner.http,
+                &self.inner.base,
+                self.config().card_ttl,
+                force,
+            )
+            .await?;
         if Arc::ptr_eq(&f.card, &current.card) || (!f.changed && *f.card == *current.card) {
             return Ok(current.card.clone());
         }
@@ -493,28 +549,66 @@ impl A2aClient {
     }
 
     fn adopt(&self, card: Arc<AgentCard>, card_url: Url) -> Result<Arc<AgentCard>, ClientError> {
-        let s = card::select_interface(&card, &card_url, &self.config().bindings, self.config().client_order)?;
-        let r = Resolved { card: card.clone(), card_url, interface: s.interface, binding: s.binding, endpoint: s.endpoint };
-        *self.inner.resolved.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(r);
+        let s = card::select_interface(
+            &card,
+            &card_url,
+            &self.config().bindings,
+            self.config().client_order,
+        )?;
+        let r = Resolved {
+            card: card.clone(),
+            card_url,
+            interface: s.interface,
+            binding: s.binding,
+            endpoint: s.endpoint,
+        };
+        *self
+            .inner
+            .resolved
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(r);
         Ok(card)
     }
 
     fn tenant(&self, given: Option<String>) -> Option<String> {
-        given.or_else(|| self.resolved().interface.tenant.clone().filter(|t| !t.is_empty()))
+        given.or_else(|| {
+            self.resolved()
+                .interface
+                .tenant
+                .clone()
+                .filter(|t| !t.is_empty())
+        })
     }
 
-    async fn send_call(&self, call: &Call, stream: bool, last_event_id: Option<&str>) -> Result<(reqwest::Response, Binding), ClientError> {
+    async fn send_call(
+        &self,
+        call: &Call,
+        stream: bool,
+        last_event_id: Option<&str>,
+    ) -> Result<(reqwest::Response, Binding), ClientError> {
         let r = self.resolved();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let post_sub = self.inner.rest_subscribe_post.load(Ordering::Relaxed);
-        let mut req = transport::build(&self.inner.http.client, r.binding, &r.endpoint, call, id, stream, post_sub)?;
+        let mut req = transport::build(
+            &self.inner.http.client,
+            r.binding,
+            &r.endpoint,
+            call,
+            id,
+            stream,
+            post_sub,
+        )?;
         if let Some(last) = last_event_id {
             if let Ok(v) = reqwest::header::HeaderValue::from_str(last) {
                 req.headers_mut().insert("Last-Event-ID", v);
             }
         }
         let timeout = if stream { None } else { self.timeout };
-        let resp = self.inner.http.execute(call.method, Some(&r.card), req, timeout).await?;
+        let resp = self
+            .inner
+            .http
+            .execute(call.method, Some(&r.card), req, timeout)
+            .await?;
         Ok((resp, r.binding))
     }
 
@@ -523,7 +617,11 @@ impl A2aClient {
         transport::unary(binding, resp).await
     }
 
-    async fn open_stream(&self, call: Call, last_event_id: Option<&str>) -> Result<stream::RawEvents, ClientError> {
+    async fn open_stream(
+        &self,
+        call: Call,
+        last_event_id: Option<&str>,
+    ) -> Result<stream::RawEvents, ClientError> {
         let idle = self.config().stream_idle_timeout;
         let (resp, binding) = self.send_call(&call, true, last_event_id).await?;
         // The proto maps `:subscribe` to GET, the spec's tables to POST: fall back once.
@@ -532,56 +630,96 @@ impl A2aClient {
             && matches!(resp.status().as_u16(), 404 | 405)
             && !self.inner.rest_subscribe_post.load(Ordering::Relaxed);
         if retry_with_post {
-            self.inner.rest_subscribe_post.store(true, Ordering::Relaxed);
+            self.inner
+                .rest_subscribe_post
+                .store(true, Ordering::Relaxed);
             let (resp, binding) = self.send_call(&call, true, last_event_id).await?;
             return transport::stream(binding, resp, idle).await;
         }
         transport::stream(binding, resp, idle).await
     }
 
-    pub(crate) async fn open_subscription(&self, task_id: &str, last_event_id: Option<&str>) -> Result<stream::RawEvents, ClientError> {
-        let req = SubscribeToTaskRequest { tenant: self.tenant(None), id: task_id.to_string() };
+    pub(crate) async fn open_subscription(
+        &self,
+        task_id: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<stream::RawEvents, ClientError> {
+        let req = SubscribeToTaskRequest {
+            tenant: self.tenant(None),
+            id: task_id.to_string(),
+        };
         self.open_stream(subscribe_call(&req), last_event_id).await
     }
 
     // ----- operations -----
 
-    fn send_call_for(&self, req: impl Into<SendRequest>, method: &'static str, path: &'static str) -> Call {
+    fn send_call_for(
+        &self,
+        req: impl Into<SendRequest>,
+        method: &'static str,
+        path: &'static str,
+    ) -> Call {
         let mut req = req.into().request;
         req.tenant = self.tenant(req.tenant.take());
-        Call::new(method, &req, |body| Rest::Post(vec![path.into()], Value::Object(body)))
+        Call::new(method, &req, |body| {
+            Rest::Post(vec![path.into()], Value::Object(body))
+        })
     }
 
     /// SendMessage: blocking by default (returns when the task is terminal or interrupted);
     /// with [`SendRequest::return_immediately`] it returns once the task exists.
-    pub async fn send(&self, req: impl Into<SendRequest>) -> Result<SendMessageResponse, ClientError> {
-        self.unary(self.send_call_for(req, "SendMessage", "message:send")).await
+    pub async fn send(
+        &self,
+        req: impl Into<SendRequest>,
+    ) -> Result<SendMessageResponse, ClientError> {
+        self.unary(self.send_call_for(req, "SendMessage", "message:send"))
+            .await
     }
 
     /// SendStreamingMessage: a live [`TaskStream`] of the task's events.
-    pub async fn send_streaming(&self, req: impl Into<SendRequest>) -> Result<TaskStream, ClientError> {
+    pub async fn send_streaming(
+        &self,
+        req: impl Into<SendRequest>,
+    ) -> Result<TaskStream, ClientError> {
         let call = self.send_call_for(req, "SendStreamingMessage", "message:stream");
-        let known = call.params.pointer("/message/taskId").and_then(Value::as_str).map(str::to_string);
+        let known = call
+            .params
+            .pointer("/message/taskId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let first = self.open_stream(call, None).await?;
         Ok(TaskStream::new(self.clone(), first, known, None))
     }
 
     /// GetTask with the server's default history.
     pub async fn get_task(&self, id: &str) -> Result<Task, ClientError> {
-        self.get_task_with(GetTaskRequest { id: id.to_string(), ..GetTaskRequest::default() }).await
+        self.get_task_with(GetTaskRequest {
+            id: id.to_string(),
+            ..GetTaskRequest::default()
+        })
+        .await
     }
 
     /// GetTask with every option.
     pub async fn get_task_with(&self, mut req: GetTaskRequest) -> Result<Task, ClientError> {
         req.tenant = self.tenant(req.tenant.take());
         let id = req.id.clone();
-        self.unary(Call::new("GetTask", &req, |b| Rest::Get(vec!["tasks".into(), id], transport::query(&b, &["id"])))).await
+        self.unary(Call::new("GetTask", &req, |b| {
+            Rest::Get(vec!["tasks".into(), id], transport::query(&b, &["id"]))
+        }))
+        .await
     }
 
     /// ListTasks: one page.
-    pub async fn list_tasks(&self, mut req: ListTasksRequest) -> Result<ListTasksResponse, ClientError> {
+    pub async fn list_tasks(
+        &self,
+        mut req: ListTasksRequest,
+    ) -> Result<ListTasksResponse, ClientError> {
         req.tenant = self.tenant(req.tenant.take());
-        self.unary(Call::new("ListTasks", &req, |b| Rest::Get(vec!["tasks".into()], transport::query(&b, &[])))).await
+        self.unary(Call::new("ListTasks", &req, |b| {
+            Rest::Get(vec!["tasks".into()], transport::query(&b, &[]))
+        }))
+        .await
     }
 
     /// ListTasks across all pages, as a stream of tasks (pages are fetched as it is read).
@@ -592,7 +730,10 @@ impl A2aClient {
     /// let all: Vec<_> = client.list_all_tasks(Default::default()).try_collect().await?;
     /// # Ok(()) }
     /// ```
-    pub fn list_all_tasks(&self, req: ListTasksRequest) -> BoxStream<'static, Result<Task, ClientError>> {
+    pub fn list_all_tasks(
+        &self,
+        req: ListTasksRequest,
+    ) -> BoxStream<'static, Result<Task, ClientError>> {
         let client = self.clone();
         async_stream::try_stream! {
             let mut req = req;
@@ -613,7 +754,11 @@ impl A2aClient {
 
     /// CancelTask; returns the task as updated.
     pub async fn cancel_task(&self, id: &str) -> Result<Task, ClientError> {
-        self.cancel_task_with(CancelTaskRequest { id: id.to_string(), ..CancelTaskRequest::default() }).await
+        self.cancel_task_with(CancelTaskRequest {
+            id: id.to_string(),
+            ..CancelTaskRequest::default()
+        })
+        .await
     }
 
     /// CancelTask with metadata.
@@ -622,7 +767,10 @@ impl A2aClient {
         let id = req.id.clone();
         self.unary(Call::new("CancelTask", &req, |mut b| {
             b.remove("id");
-            Rest::Post(vec!["tasks".into(), format!("{id}:cancel")], Value::Object(b))
+            Rest::Post(
+                vec!["tasks".into(), format!("{id}:cancel")],
+                Value::Object(b),
+            )
         }))
         .await
     }
@@ -634,32 +782,74 @@ impl A2aClient {
 
     /// SubscribeToTask resuming after the event with SSE id `last_event_id` (sent as
     /// `Last-Event-ID`): the server replays what came after it, even if the task has ended.
-    pub async fn subscribe_from(&self, id: &str, last_event_id: Option<&str>) -> Result<TaskStream, ClientError> {
+    pub async fn subscribe_from(
+        &self,
+        id: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<TaskStream, ClientError> {
         let first = self.open_subscription(id, last_event_id).await?;
-        Ok(TaskStream::new(self.clone(), first, Some(id.to_string()), last_event_id.map(str::to_string)))
+        Ok(TaskStream::new(
+            self.clone(),
+            first,
+            Some(id.to_string()),
+            last_event_id.map(str::to_string),
+        ))
     }
 
     /// CreateTaskPushNotificationConfig (`task_id` is required; the agent assigns `id` when
     /// absent).
-    pub async fn create_push_config(&self, mut config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, ClientError> {
+    pub async fn create_push_config(
+        &self,
+        mut config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
         config.tenant = self.tenant(config.tenant.take());
         let task_id = config.task_id.clone().unwrap_or_default();
-        self.unary(Call::new("CreateTaskPushNotificationConfig", &config, |b| {
-            Rest::Post(vec!["tasks".into(), task_id, "pushNotificationConfigs".into()], Value::Object(b))
-        }))
+        self.unary(Call::new(
+            "CreateTaskPushNotificationConfig",
+            &config,
+            |b| {
+                Rest::Post(
+                    vec!["tasks".into(), task_id, "pushNotificationConfigs".into()],
+                    Value::Object(b),
+                )
+            },
+        ))
         .await
     }
 
     /// GetTaskPushNotificationConfig.
-    pub async fn get_push_config(&self, task_id: &str, id: &str) -> Result<TaskPushNotificationConfig, ClientError> {
-        let req = GetTaskPushNotificationConfigRequest { tenant: self.tenant(None), task_id: task_id.into(), id: id.into() };
-        let segs = vec!["tasks".into(), task_id.into(), "pushNotificationConfigs".into(), id.into()];
-        self.unary(Call::new("GetTaskPushNotificationConfig", &req, |_| Rest::Get(segs, Vec::new()))).await
+    pub async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let req = GetTaskPushNotificationConfigRequest {
+            tenant: self.tenant(None),
+            task_id: task_id.into(),
+            id: id.into(),
+        };
+        let segs = vec![
+            "tasks".into(),
+            task_id.into(),
+            "pushNotificationConfigs".into(),
+            id.into(),
+        ];
+        self.unary(Call::new("GetTaskPushNotificationConfig", &req, |_| {
+            Rest::Get(segs, Vec::new())
+        }))
+        .await
     }
 
     /// ListTaskPushNotificationConfigs (first page).
-    pub async fn list_push_configs(&self, task_id: &str) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.list_push_configs_with(ListTaskPushNotificationConfigsRequest { task_id: task_id.into(), ..Default::default() }).await
+    pub async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        self.list_push_configs_with(ListTaskPushNotificationConfigsRequest {
+            task_id: task_id.into(),
+            ..Default::default()
+        })
+        .await
     }
 
     /// ListTaskPushNotificationConfigs with paging options.
@@ -668,26 +858,59 @@ impl A2aClient {
         mut req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
         req.tenant = self.tenant(req.tenant.take());
-        let segs = vec!["tasks".into(), req.task_id.clone(), "pushNotificationConfigs".into()];
-        self.unary(Call::new("ListTaskPushNotificationConfigs", &req, |b| Rest::Get(segs, transport::query(&b, &["taskId"])))).await
+        let segs = vec![
+            "tasks".into(),
+            req.task_id.clone(),
+            "pushNotificationConfigs".into(),
+        ];
+        self.unary(Call::new("ListTaskPushNotificationConfigs", &req, |b| {
+            Rest::Get(segs, transport::query(&b, &["taskId"]))
+        }))
+        .await
     }
 
     /// DeleteTaskPushNotificationConfig.
     pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
-        let req = DeleteTaskPushNotificationConfigRequest { tenant: self.tenant(None), task_id: task_id.into(), id: id.into() };
-        let segs = vec!["tasks".into(), task_id.into(), "pushNotificationConfigs".into(), id.into()];
-        let _: Value = self.unary(Call::new("DeleteTaskPushNotificationConfig", &req, |_| Rest::Delete(segs))).await?;
+        let req = DeleteTaskPushNotificationConfigRequest {
+            tenant: self.tenant(None),
+            task_id: task_id.into(),
+            id: id.into(),
+        };
+        let segs = vec![
+            "tasks".into(),
+            task_id.into(),
+            "pushNotificationConfigs".into(),
+            id.into(),
+        ];
+        let _: Value = self
+            .unary(Call::new("DeleteTaskPushNotificationConfig", &req, |_| {
+                Rest::Delete(segs)
+            }))
+            .await?;
         Ok(())
     }
 
     /// GetExtendedAgentCard (authenticated). The extended card replaces the public one in
     /// this client (as the spec recommends) when it still offers the chosen interface.
     pub async fn extended_card(&self) -> Result<Arc<AgentCard>, ClientError> {
-        let req = GetExtendedAgentCardRequest { tenant: self.tenant(None) };
-        let card: AgentCard = self.unary(Call::new("GetExtendedAgentCard", &req, |_| Rest::Get(vec!["extendedAgentCard".into()], Vec::new()))).await?;
+        let req = GetExtendedAgentCardRequest {
+            tenant: self.tenant(None),
+        };
+        let card: AgentCard = self
+            .unary(Call::new("GetExtendedAgentCard", &req, |_| {
+                Rest::Get(vec!["extendedAgentCard".into()], Vec::new())
+            }))
+            .await?;
         let card = Arc::new(card);
         let r = self.resolved();
-        if card::select_interface(&card, &r.card_url, &self.config().bindings, self.config().client_order).is_ok() {
+        if card::select_interface(
+            &card,
+            &r.card_url,
+            &self.config().bindings,
+            self.config().client_order,
+        )
+        .is_ok()
+        {
             let _ = self.adopt(card.clone(), r.card_url.clone());
         }
         Ok(card)
@@ -696,7 +919,9 @@ impl A2aClient {
 
 fn subscribe_call(req: &SubscribeToTaskRequest) -> Call {
     let id = req.id.clone();
-    Call::new("SubscribeToTask", req, |_| Rest::Get(vec!["tasks".into(), format!("{id}:subscribe")], Vec::new()))
+    Call::new("SubscribeToTask", req, |_| {
+        Rest::Get(vec!["tasks".into(), format!("{id}:subscribe")], Vec::new())
+    })
 }
 
 #[cfg(test)]
@@ -719,14 +944,21 @@ mod tests {
             supported_interfaces: vec![AgentInterface::new("/rpc", "JSONRPC").with_tenant("acme")],
             ..AgentCard::default()
         };
-        let c = A2aClient::builder().from_card(card, "http://h:1/.well-known/agent-card.json").unwrap();
+        let c = A2aClient::builder()
+            .from_card(card, "http://h:1/.well-known/agent-card.json")
+            .unwrap();
         assert_eq!(c.endpoint().as_str(), "http://h:1/rpc");
         assert_eq!(c.tenant(None).as_deref(), Some("acme"));
         assert_eq!(c.tenant(Some("x".into())).as_deref(), Some("x"));
         let call = c.send_call_for("hi", "SendMessage", "message:send");
         assert_eq!(call.params["tenant"], "acme");
         assert_eq!(call.tenant(), Some("acme"));
-        let transport::Rest::Post(_, body) = &call.rest else { panic!() };
-        assert!(body.get("tenant").is_none(), "REST carries the tenant in the path");
+        let transport::Rest::Post(_, body) = &call.rest else {
+            panic!()
+        };
+        assert!(
+            body.get("tenant").is_none(),
+            "REST carries the tenant in the path"
+        );
     }
 }

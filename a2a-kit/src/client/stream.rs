@@ -15,7 +15,8 @@ use serde_json::Value;
 use super::error::{AgentError, ClientError};
 use super::{A2aClient, Binding};
 use crate::protocol::{
-    Artifact, Message, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    Artifact, Message, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskState, TaskStatus,
 };
 
 /// How a stream recovers from a dropped connection.
@@ -35,13 +36,19 @@ pub struct ResumePolicy {
 
 impl Default for ResumePolicy {
     fn default() -> Self {
-        ResumePolicy { max_attempts: 5, initial_backoff: Duration::from_millis(200) }
+        ResumePolicy {
+            max_attempts: 5,
+            initial_backoff: Duration::from_millis(200),
+        }
     }
 }
 
 impl ResumePolicy {
     /// Never reconnect.
-    pub const NEVER: ResumePolicy = ResumePolicy { max_attempts: 0, initial_backoff: Duration::ZERO };
+    pub const NEVER: ResumePolicy = ResumePolicy {
+        max_attempts: 0,
+        initial_backoff: Duration::ZERO,
+    };
 }
 
 /// One decoded SSE event: its `id:` (if any) and payload.
@@ -58,7 +65,11 @@ impl std::fmt::Display for Broken {
 }
 
 /// Decode an SSE response body into stream events.
-pub(crate) fn decode_sse(resp: reqwest::Response, binding: Binding, idle: Option<Duration>) -> RawEvents {
+pub(crate) fn decode_sse(
+    resp: reqwest::Response,
+    binding: Binding,
+    idle: Option<Duration>,
+) -> RawEvents {
     let mut bytes = resp.bytes_stream();
     // The idle timer runs on raw bytes, so keep-alive comments count as activity.
     let timed = async_stream::stream! {
@@ -87,11 +98,20 @@ pub(crate) fn decode_sse(resp: reqwest::Response, binding: Binding, idle: Option
         .eventsource()
         .filter_map(move |item| {
             let out = match item {
-                Err(EventStreamError::Transport(e)) => Some(Err(ClientError::Connection(e.to_string()))),
-                Err(EventStreamError::Utf8(e)) => Some(Err(ClientError::InvalidResponse(format!("stream is not UTF-8: {e}")))),
-                Err(EventStreamError::Parser(e)) => Some(Err(ClientError::InvalidResponse(format!("not an SSE stream: {e}")))),
+                Err(EventStreamError::Transport(e)) => {
+                    Some(Err(ClientError::Connection(e.to_string())))
+                }
+                Err(EventStreamError::Utf8(e)) => Some(Err(ClientError::InvalidResponse(format!(
+                    "stream is not UTF-8: {e}"
+                )))),
+                Err(EventStreamError::Parser(e)) => Some(Err(ClientError::InvalidResponse(
+                    format!("not an SSE stream: {e}"),
+                ))),
                 Ok(ev) if ev.data.trim().is_empty() => None,
-                Ok(ev) => Some(parse_event(&ev.event, &ev.data, binding).map(|e| ((!ev.id.is_empty()).then_some(ev.id), e))),
+                Ok(ev) => Some(
+                    parse_event(&ev.event, &ev.data, binding)
+                        .map(|e| ((!ev.id.is_empty()).then_some(ev.id), e)),
+                ),
             };
             futures::future::ready(out)
         })
@@ -99,33 +119,51 @@ pub(crate) fn decode_sse(resp: reqwest::Response, binding: Binding, idle: Option
 }
 
 /// Parse one SSE `data:` payload.
-pub(crate) fn parse_event(event: &str, data: &str, binding: Binding) -> Result<StreamResponse, ClientError> {
-    let v: Value = serde_json::from_str(data)
-        .map_err(|e| ClientError::InvalidResponse(format!("an event is not JSON ({e}): {}", snippet(data))))?;
+pub(crate) fn parse_event(
+    event: &str,
+    data: &str,
+    binding: Binding,
+) -> Result<StreamResponse, ClientError> {
+    let v: Value = serde_json::from_str(data).map_err(|e| {
+        ClientError::InvalidResponse(format!("an event is not JSON ({e}): {}", snippet(data)))
+    })?;
     if let Some(err) = v.get("error") {
-        let rest_status = err.get("code").and_then(Value::as_u64).filter(|c| (400..600).contains(c));
+        let rest_status = err
+            .get("code")
+            .and_then(Value::as_u64)
+            .filter(|c| (400..600).contains(c));
         return Err(ClientError::Agent(match (binding, rest_status) {
-            (Binding::HttpJson, Some(status)) => {
-                AgentError::from_rest(&v, status as u16).unwrap_or_else(|| AgentError::from_jsonrpc(err, None))
-            }
+            (Binding::HttpJson, Some(status)) => AgentError::from_rest(&v, status as u16)
+                .unwrap_or_else(|| AgentError::from_jsonrpc(err, None)),
             _ => AgentError::from_jsonrpc(err, None),
         }));
     }
     if event == "error" {
-        return Err(ClientError::InvalidResponse(format!("the agent sent an error event: {}", snippet(data))));
+        return Err(ClientError::InvalidResponse(format!(
+            "the agent sent an error event: {}",
+            snippet(data)
+        )));
     }
     // JSON-RPC wraps each event in an envelope; be lenient about finding either shape.
     let payload = match v.get("result") {
         Some(result) if v.get("jsonrpc").is_some() || binding == Binding::JsonRpc => result.clone(),
         _ => v,
     };
-    serde_json::from_value(payload)
-        .map_err(|e| ClientError::InvalidResponse(format!("an event is not a StreamResponse ({e}): {}", snippet(data))))
+    serde_json::from_value(payload).map_err(|e| {
+        ClientError::InvalidResponse(format!(
+            "an event is not a StreamResponse ({e}): {}",
+            snippet(data)
+        ))
+    })
 }
 
 pub(crate) fn snippet(s: &str) -> String {
     let s = s.trim();
-    if s.chars().count() > 300 { format!("{}…", s.chars().take(300).collect::<String>()) } else { s.to_string() }
+    if s.chars().count() > 300 {
+        format!("{}…", s.chars().take(300).collect::<String>())
+    } else {
+        s.to_string()
+    }
 }
 
 /// What a stream has seen so far.
@@ -144,7 +182,9 @@ impl Progress {
             self.last_event_id = Some(id);
         }
         match ev {
-            StreamResponse::Message(m) if self.task_id.is_none() && m.task_id.is_none() => self.message_only = true,
+            StreamResponse::Message(m) if self.task_id.is_none() && m.task_id.is_none() => {
+                self.message_only = true
+            }
             _ => {}
         }
         if let Some(t) = ev.task_id().filter(|t| !t.is_empty()) {
@@ -157,7 +197,10 @@ impl Progress {
 
     /// Whether the stream has nothing more to say.
     fn finished(&self) -> bool {
-        self.message_only || self.state.is_some_and(|s| s.is_terminal() || s.is_interrupted())
+        self.message_only
+            || self
+                .state
+                .is_some_and(|s| s.is_terminal() || s.is_interrupted())
     }
 }
 
@@ -174,13 +217,24 @@ pub struct TaskStream {
 
 impl std::fmt::Debug for TaskStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskStream").field("progress", &*self.lock()).finish_non_exhaustive()
+        f.debug_struct("TaskStream")
+            .field("progress", &*self.lock())
+            .finish_non_exhaustive()
     }
 }
 
 impl TaskStream {
-    pub(crate) fn new(client: A2aClient, first: RawEvents, known_task: Option<String>, last_event_id: Option<String>) -> Self {
-        let progress = Arc::new(Mutex::new(Progress { task_id: known_task, last_event_id, ..Progress::default() }));
+    pub(crate) fn new(
+        client: A2aClient,
+        first: RawEvents,
+        known_task: Option<String>,
+        last_event_id: Option<String>,
+    ) -> Self {
+        let progress = Arc::new(Mutex::new(Progress {
+            task_id: known_task,
+            last_event_id,
+            ..Progress::default()
+        }));
         let p = progress.clone();
         let policy = client.config().resume;
         let inner = async_stream::stream! {
@@ -254,7 +308,10 @@ impl TaskStream {
                 }
             }
         };
-        TaskStream { inner: inner.boxed(), progress }
+        TaskStream {
+            inner: inner.boxed(),
+            progress,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Progress> {
@@ -288,8 +345,9 @@ impl TaskStream {
         while let Some(ev) = self.next().await {
             acc.apply(&ev?);
         }
-        acc.into_response()
-            .ok_or_else(|| ClientError::InvalidResponse("the stream ended without any event".into()))
+        acc.into_response().ok_or_else(|| {
+            ClientError::InvalidResponse("the stream ended without any event".into())
+        })
     }
 }
 
@@ -360,7 +418,11 @@ impl TaskAccumulator {
         self.task.get_or_insert_with(|| Task {
             id: task_id.to_string(),
             context_id: context_id.to_string(),
-            status: TaskStatus { state: TaskState::Unspecified, message: None, timestamp: None },
+            status: TaskStatus {
+                state: TaskState::Unspecified,
+                message: None,
+                timestamp: None,
+            },
             ..Task::default()
         })
     }
@@ -386,7 +448,10 @@ impl TaskAccumulator {
 }
 
 fn merge_artifact(artifacts: &mut Vec<Artifact>, u: &TaskArtifactUpdateEvent) {
-    match artifacts.iter_mut().find(|a| a.artifact_id == u.artifact.artifact_id) {
+    match artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == u.artifact.artifact_id)
+    {
         Some(existing) if u.append => {
             existing.parts.extend(u.artifact.parts.iter().cloned());
             if existing.name.is_none() {
@@ -404,14 +469,23 @@ fn merge_artifact(artifacts: &mut Vec<Artifact>, u: &TaskArtifactUpdateEvent) {
 /// The text of a status message: its text parts, else the `text` of data parts (a2a-kit's
 /// status indicators are `{"type": "status-indicator", "text": ...}` data parts).
 pub fn status_text(message: &Message) -> Option<String> {
-    let text: String = message.parts.iter().filter_map(|p| p.as_text()).collect::<Vec<_>>().join("");
+    let text: String = message
+        .parts
+        .iter()
+        .filter_map(|p| p.as_text())
+        .collect::<Vec<_>>()
+        .join("");
     if !text.is_empty() {
         return Some(text);
     }
     let data: Vec<&str> = message
         .parts
         .iter()
-        .filter_map(|p| p.as_data().and_then(|d| d.get("text")).and_then(Value::as_str))
+        .filter_map(|p| {
+            p.as_data()
+                .and_then(|d| d.get("text"))
+                .and_then(Value::as_str)
+        })
         .collect();
     (!data.is_empty()).then(|| data.join(""))
 }
@@ -423,7 +497,10 @@ mod tests {
 
     fn response(body: &'static str) -> reqwest::Response {
         reqwest::Response::from(
-            http::Response::builder().header("content-type", "text/event-stream").body(body).unwrap(),
+            http::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(body)
+                .unwrap(),
         )
     }
 
@@ -431,21 +508,30 @@ mod tests {
     async fn decodes_jsonrpc_envelopes_with_ids_comments_and_crlf() {
         let body = ": keep-alive\r\n\r\nid: 1\r\ndata: {\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"task\": {\"id\": \"t\", \"contextId\": \"c\", \"status\": {\"state\": \"TASK_STATE_SUBMITTED\"}}}}\r\n\r\n\
 id: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}}}\n\n";
-        let evs: Vec<_> = decode_sse(response(body), Binding::JsonRpc, None).collect().await;
+        let evs: Vec<_> = decode_sse(response(body), Binding::JsonRpc, None)
+            .collect()
+            .await;
         assert_eq!(evs.len(), 2);
         let (id, ev) = evs[0].as_ref().unwrap();
         assert_eq!(id.as_deref(), Some("1"));
         assert!(matches!(ev, StreamResponse::Task(_)));
-        assert_eq!(evs[1].as_ref().unwrap().1.state(), Some(TaskState::Completed));
+        assert_eq!(
+            evs[1].as_ref().unwrap().1.state(),
+            Some(TaskState::Completed)
+        );
     }
 
     #[tokio::test]
     async fn decodes_errors_in_both_bindings() {
         let rpc = "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32001,\"message\":\"Task not found\"}}\n\n";
-        let evs: Vec<_> = decode_sse(response(rpc), Binding::JsonRpc, None).collect().await;
+        let evs: Vec<_> = decode_sse(response(rpc), Binding::JsonRpc, None)
+            .collect()
+            .await;
         assert_eq!(evs[0].as_ref().unwrap_err().code(), Some(-32001));
         let rest = "event: error\ndata: {\"error\":{\"code\":400,\"status\":\"FAILED_PRECONDITION\",\"message\":\"no\",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"UNSUPPORTED_OPERATION\"}]}}\n\n";
-        let evs: Vec<_> = decode_sse(response(rest), Binding::HttpJson, None).collect().await;
+        let evs: Vec<_> = decode_sse(response(rest), Binding::HttpJson, None)
+            .collect()
+            .await;
         let err = evs[0].as_ref().unwrap_err();
         assert_eq!(err.code(), Some(-32004));
         assert_eq!(err.reason(), Some("UNSUPPORTED_OPERATION"));
@@ -454,12 +540,20 @@ id: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskI
     #[test]
     fn accumulator_assembles_chunks_and_status() {
         let mut acc = TaskAccumulator::default();
-        acc.apply(&StreamResponse::Task(Task { id: "t".into(), context_id: "c".into(), ..Task::default() }));
+        acc.apply(&StreamResponse::Task(Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            ..Task::default()
+        }));
         let chunk = |text: &str, append: bool| {
             StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                 task_id: "t".into(),
                 context_id: "c".into(),
-                artifact: Artifact { artifact_id: "a".into(), parts: vec![Part::text(text)], ..Artifact::default() },
+                artifact: Artifact {
+                    artifact_id: "a".into(),
+                    parts: vec![Part::text(text)],
+                    ..Artifact::default()
+                },
                 append,
                 last_chunk: false,
                 metadata: None,
@@ -474,7 +568,9 @@ id: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskI
             status: TaskStatus::new(TaskState::Completed),
             metadata: None,
         }));
-        let Some(SendMessageResponse::Task(t)) = acc.into_response() else { panic!() };
+        let Some(SendMessageResponse::Task(t)) = acc.into_response() else {
+            panic!()
+        };
         assert_eq!(t.status.state, TaskState::Completed);
         assert_eq!(t.artifacts.len(), 1);
         assert_eq!(t.artifacts[0].parts, vec![Part::text("z")]);
@@ -482,9 +578,17 @@ id: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"taskI
 
     #[test]
     fn status_text_reads_text_and_indicators() {
-        assert_eq!(status_text(&Message::agent_text("hi")).as_deref(), Some("hi"));
-        let m = Message::agent(vec![Part::data(serde_json::json!({"type": "status-indicator", "text": "step 1"}))]);
+        assert_eq!(
+            status_text(&Message::agent_text("hi")).as_deref(),
+            Some("hi")
+        );
+        let m = Message::agent(vec![Part::data(
+            serde_json::json!({"type": "status-indicator", "text": "step 1"}),
+        )]);
         assert_eq!(status_text(&m).as_deref(), Some("step 1"));
-        assert_eq!(status_text(&Message::agent(vec![Part::url("http://x")])), None);
+        assert_eq!(
+            status_text(&Message::agent(vec![Part::url("http://x")])),
+            None
+        );
     }
 }

@@ -46,7 +46,10 @@ impl Http {
             i.intercept(&call, &mut req).await?;
         }
         let url = req.url().to_string();
-        self.client.execute(req).await.map_err(|e| ClientError::from_reqwest(&url, &e))
+        self.client
+            .execute(req)
+            .await
+            .map_err(|e| ClientError::from_reqwest(&url, &e))
     }
 }
 
@@ -72,15 +75,26 @@ pub(crate) enum Rest {
 impl Call {
     /// Build a call from a request message: `params` is its JSON; `rest` gets the params
     /// (minus `tenant`, which travels in the path) to build the REST request.
-    pub fn new(method: &'static str, request: &impl serde::Serialize, rest: impl FnOnce(Map<String, Value>) -> Rest) -> Self {
+    pub fn new(
+        method: &'static str,
+        request: &impl serde::Serialize,
+        rest: impl FnOnce(Map<String, Value>) -> Rest,
+    ) -> Self {
         let params = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
         let mut body = params.as_object().cloned().unwrap_or_default();
         body.remove("tenant");
-        Call { method, params, rest: rest(body) }
+        Call {
+            method,
+            params,
+            rest: rest(body),
+        }
     }
 
     pub fn tenant(&self) -> Option<&str> {
-        self.params.get("tenant").and_then(Value::as_str).filter(|t| !t.is_empty())
+        self.params
+            .get("tenant")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
     }
 }
 
@@ -102,7 +116,11 @@ pub(crate) fn query(obj: &Map<String, Value>, skip: &[&str]) -> Vec<(String, Str
 }
 
 /// `endpoint` + `/{tenant}` + segments.
-pub(crate) fn rest_url(endpoint: &Url, tenant: Option<&str>, segments: &[String]) -> Result<Url, ClientError> {
+pub(crate) fn rest_url(
+    endpoint: &Url,
+    tenant: Option<&str>,
+    segments: &[String],
+) -> Result<Url, ClientError> {
     let mut url = endpoint.clone();
     {
         let mut segs = url
@@ -129,43 +147,69 @@ pub(crate) fn build(
     stream: bool,
     rest_post_subscribe: bool,
 ) -> Result<reqwest::Request, ClientError> {
-    let accept = if stream { "text/event-stream" } else { "application/json" };
+    let accept = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let req = match binding {
         Binding::JsonRpc => {
-            let body = json!({"jsonrpc": "2.0", "id": id, "method": call.method, "params": call.params});
-            http.post(endpoint.clone()).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body(body.to_string())
+            let body =
+                json!({"jsonrpc": "2.0", "id": id, "method": call.method, "params": call.params});
+            http.post(endpoint.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, accept)
+                .body(body.to_string())
         }
         Binding::HttpJson => {
-            let accept = if stream { accept } else { "application/a2a+json, application/json" };
+            let accept = if stream {
+                accept
+            } else {
+                "application/a2a+json, application/json"
+            };
             match &call.rest {
                 Rest::Post(segs, body) => {
                     let url = rest_url(endpoint, call.tenant(), segs)?;
-                    http.post(url).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body(body.to_string())
+                    http.post(url)
+                        .header(CONTENT_TYPE, "application/json")
+                        .header(ACCEPT, accept)
+                        .body(body.to_string())
                 }
                 Rest::Get(segs, q) if stream && rest_post_subscribe => {
                     let url = rest_url(endpoint, call.tenant(), segs)?;
                     let _ = q;
-                    http.post(url).header(CONTENT_TYPE, "application/json").header(ACCEPT, accept).body("{}")
+                    http.post(url)
+                        .header(CONTENT_TYPE, "application/json")
+                        .header(ACCEPT, accept)
+                        .body("{}")
                 }
                 Rest::Get(segs, q) => {
                     let mut url = rest_url(endpoint, call.tenant(), segs)?;
                     if !q.is_empty() {
-                        url.query_pairs_mut().extend_pairs(q.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                        url.query_pairs_mut()
+                            .extend_pairs(q.iter().map(|(k, v)| (k.as_str(), v.as_str())));
                     }
                     http.get(url).header(ACCEPT, accept)
                 }
-                Rest::Delete(segs) => http.delete(rest_url(endpoint, call.tenant(), segs)?).header(ACCEPT, accept),
+                Rest::Delete(segs) => http
+                    .delete(rest_url(endpoint, call.tenant(), segs)?)
+                    .header(ACCEPT, accept),
             }
         }
     };
-    req.build().map_err(|e| ClientError::InvalidUrl(e.to_string()))
+    req.build()
+        .map_err(|e| ClientError::InvalidUrl(e.to_string()))
 }
 
 fn is_event_stream(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.trim().to_ascii_lowercase().starts_with("text/event-stream"))
+        .is_some_and(|ct| {
+            ct.trim()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
 }
 
 /// What a non-stream body turned out to hold.
@@ -177,15 +221,29 @@ enum Body {
 async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, ClientError> {
     let status = resp.status();
     let url = resp.url().to_string();
-    let bytes = resp.bytes().await.map_err(|e| ClientError::from_reqwest(&url, &e))?;
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| ClientError::from_reqwest(&url, &e))?;
     let text = String::from_utf8_lossy(&bytes);
-    let http_error = || ClientError::Http { status: status.as_u16(), url: url.clone(), body: snippet(&text) };
+    let http_error = || ClientError::Http {
+        status: status.as_u16(),
+        url: url.clone(),
+        body: snippet(&text),
+    };
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return if status.is_success() { Ok(Body::Result(Value::Null)) } else { Err(http_error()) };
+        return if status.is_success() {
+            Ok(Body::Result(Value::Null))
+        } else {
+            Err(http_error())
+        };
     }
     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
         return if status.is_success() {
-            Err(ClientError::InvalidResponse(format!("the body is not JSON: {}", snippet(&text))))
+            Err(ClientError::InvalidResponse(format!(
+                "the body is not JSON: {}",
+                snippet(&text)
+            )))
         } else {
             Err(http_error())
         };
@@ -193,26 +251,45 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
     let http_status = (!status.is_success()).then_some(status.as_u16());
     match binding {
         Binding::JsonRpc => {
-            if let Some(err) = value.get("error").filter(|e| e.get("code").and_then(Value::as_i64).is_some_and(|c| c < 0)) {
-                return Ok(Body::Error(ClientError::Agent(AgentError::from_jsonrpc(err, http_status))));
+            if let Some(err) = value
+                .get("error")
+                .filter(|e| e.get("code").and_then(Value::as_i64).is_some_and(|c| c < 0))
+            {
+                return Ok(Body::Error(ClientError::Agent(AgentError::from_jsonrpc(
+                    err,
+                    http_status,
+                ))));
             }
             if let Some(status) = http_status {
-                return Ok(Body::Error(AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent)));
+                return Ok(Body::Error(
+                    AgentError::from_rest(&value, status)
+                        .map_or_else(http_error, ClientError::Agent),
+                ));
             }
             match value.get("result") {
-                Some(r) if value.get("jsonrpc").is_some() || value.get("id").is_some() => Ok(Body::Result(r.clone())),
-                _ => Err(ClientError::InvalidResponse(format!("not a JSON-RPC response: {}", snippet(&text)))),
+                Some(r) if value.get("jsonrpc").is_some() || value.get("id").is_some() => {
+                    Ok(Body::Result(r.clone()))
+                }
+                _ => Err(ClientError::InvalidResponse(format!(
+                    "not a JSON-RPC response: {}",
+                    snippet(&text)
+                ))),
             }
         }
         Binding::HttpJson => match http_status {
-            Some(status) => Ok(Body::Error(AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent))),
+            Some(status) => Ok(Body::Error(
+                AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent),
+            )),
             None => Ok(Body::Result(value)),
         },
     }
 }
 
 /// Decode a unary response.
-pub(crate) async fn unary<T: DeserializeOwned>(binding: Binding, resp: reqwest::Response) -> Result<T, ClientError> {
+pub(crate) async fn unary<T: DeserializeOwned>(
+    binding: Binding,
+    resp: reqwest::Response,
+) -> Result<T, ClientError> {
     match read_body(binding, resp).await? {
         Body::Error(e) => Err(e),
         Body::Result(v) => {
@@ -230,7 +307,11 @@ pub(crate) async fn unary<T: DeserializeOwned>(binding: Binding, resp: reqwest::
 }
 
 /// Decode a streaming response: an SSE body, or an error (or, leniently, one JSON result).
-pub(crate) async fn stream(binding: Binding, resp: reqwest::Response, idle: Option<Duration>) -> Result<RawEvents, ClientError> {
+pub(crate) async fn stream(
+    binding: Binding,
+    resp: reqwest::Response,
+    idle: Option<Duration>,
+) -> Result<RawEvents, ClientError> {
     if resp.status().is_success() && is_event_stream(&resp) {
         return Ok(decode_sse(resp, binding, idle));
     }
@@ -238,7 +319,10 @@ pub(crate) async fn stream(binding: Binding, resp: reqwest::Response, idle: Opti
         Body::Error(e) => Err(e),
         Body::Result(v) => {
             let ev: StreamResponse = serde_json::from_value(v.clone()).map_err(|_| {
-                ClientError::InvalidResponse(format!("expected an event stream, got {}", snippet(&v.to_string())))
+                ClientError::InvalidResponse(format!(
+                    "expected an event stream, got {}",
+                    snippet(&v.to_string())
+                ))
             })?;
             Ok(Box::pin(futures::stream::iter([Ok((None, ev))])))
         }
@@ -252,10 +336,20 @@ mod tests {
     #[test]
     fn rest_urls_encode_segments_and_tenant() {
         let e = Url::parse("http://h/a2a/").unwrap();
-        let u = rest_url(&e, Some("acme corp"), &["tasks".into(), "a/b:cancel".into()]).unwrap();
+        let u = rest_url(
+            &e,
+            Some("acme corp"),
+            &["tasks".into(), "a/b:cancel".into()],
+        )
+        .unwrap();
         assert_eq!(u.as_str(), "http://h/a2a/acme%20corp/tasks/a%2Fb:cancel");
         let e = Url::parse("http://h").unwrap();
-        assert_eq!(rest_url(&e, None, &["message:send".into()]).unwrap().as_str(), "http://h/message:send");
+        assert_eq!(
+            rest_url(&e, None, &["message:send".into()])
+                .unwrap()
+                .as_str(),
+            "http://h/message:send"
+        );
     }
 
     #[test]
@@ -272,7 +366,11 @@ mod tests {
         q.sort();
         assert_eq!(
             q,
-            [("includeArtifacts".to_string(), "true".to_string()), ("pageSize".into(), "2".into()), ("status".into(), "TASK_STATE_WORKING".into())]
+            [
+                ("includeArtifacts".to_string(), "true".to_string()),
+                ("pageSize".into(), "2".into()),
+                ("status".into(), "TASK_STATE_WORKING".into())
+            ]
         );
     }
 
@@ -281,20 +379,42 @@ mod tests {
         let resp = |status: u16, body: &'static str| {
             reqwest::Response::from(http::Response::builder().status(status).body(body).unwrap())
         };
-        let v: Value = unary(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)).await.unwrap();
+        let v: Value = unary(
+            Binding::JsonRpc,
+            resp(200, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+        )
+        .await
+        .unwrap();
         assert_eq!(v, json!({}));
         // Python answers Delete with `"result": null`.
-        let v: Value = unary(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"result":null}"#)).await.unwrap();
+        let v: Value = unary(
+            Binding::JsonRpc,
+            resp(200, r#"{"jsonrpc":"2.0","id":1,"result":null}"#),
+        )
+        .await
+        .unwrap();
         assert_eq!(v, Value::Null);
-        let e = unary::<Value>(Binding::JsonRpc, resp(200, r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"v"}}"#))
+        let e = unary::<Value>(
+            Binding::JsonRpc,
+            resp(
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32009,"message":"v"}}"#,
+            ),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), Some(-32009));
+        let e = unary::<Value>(Binding::HttpJson, resp(401, ""))
             .await
             .unwrap_err();
-        assert_eq!(e.code(), Some(-32009));
-        let e = unary::<Value>(Binding::HttpJson, resp(401, "")).await.unwrap_err();
         assert!(matches!(e, ClientError::Http { status: 401, .. }));
-        let e = unary::<Value>(Binding::HttpJson, resp(502, "<html>bad gateway</html>")).await.unwrap_err();
+        let e = unary::<Value>(Binding::HttpJson, resp(502, "<html>bad gateway</html>"))
+            .await
+            .unwrap_err();
         assert!(e.is_transient());
-        let e = unary::<crate::protocol::Task>(Binding::HttpJson, resp(200, r#"{"id": 5}"#)).await.unwrap_err();
+        let e = unary::<crate::protocol::Task>(Binding::HttpJson, resp(200, r#"{"id": 5}"#))
+            .await
+            .unwrap_err();
         assert!(matches!(e, ClientError::InvalidResponse(_)), "{e}");
         // An empty 200 body is fine for Delete.
         let v: Value = unary(Binding::HttpJson, resp(200, "")).await.unwrap();

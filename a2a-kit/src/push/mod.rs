@@ -50,7 +50,9 @@
 
 mod ssrf;
 
-pub use ssrf::{AddressClass, AllowRule, BlockedDestination, GuardedResolver, IpNet, SsrfPolicy, classify};
+pub use ssrf::{
+    AddressClass, AllowRule, BlockedDestination, GuardedResolver, IpNet, SsrfPolicy, classify,
+};
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -129,7 +131,10 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// A single attempt.
     pub fn none() -> Self {
-        RetryPolicy { max_attempts: 1, ..Self::default() }
+        RetryPolicy {
+            max_attempts: 1,
+            ..Self::default()
+        }
     }
 
     /// The delay after failed attempt number `attempt` (from 1): `initial_backoff` doubled per
@@ -145,13 +150,20 @@ impl RetryPolicy {
     /// ```
     pub fn backoff(&self, attempt: u32) -> Duration {
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(31));
-        let base = self.initial_backoff.saturating_mul(factor).min(self.max_backoff);
+        let base = self
+            .initial_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff);
         if !self.jitter || base.is_zero() {
             return base;
         }
         let half = base / 2;
         let spread = (base - half).as_nanos() as u64;
-        half + Duration::from_nanos(if spread == 0 { 0 } else { random_u64() % (spread + 1) })
+        half + Duration::from_nanos(if spread == 0 {
+            0
+        } else {
+            random_u64() % (spread + 1)
+        })
     }
 }
 
@@ -160,7 +172,12 @@ impl RetryPolicy {
 fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
     h.finish()
 }
 
@@ -320,7 +337,9 @@ pub struct PushDispatcher {
 
 impl std::fmt::Debug for PushDispatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushDispatcher").field("config", &self.inner.config).finish_non_exhaustive()
+        f.debug_struct("PushDispatcher")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -416,18 +435,30 @@ impl PushDispatcher {
     /// [`AgentServiceBuilder::observe_with`]; [`push_dispatcher`](AgentServiceBuilder::push_dispatcher)
     /// does).
     pub fn observer(&self, store: Arc<dyn TaskManager>) -> Arc<dyn EventObserver> {
-        Arc::new(PushObserver { inner: self.inner.clone(), store })
+        Arc::new(PushObserver {
+            inner: self.inner.clone(),
+            store,
+        })
     }
 
     /// The delivery status of one config, once a delivery to it was attempted.
     pub fn status(&self, task_id: &str, config_id: &str) -> Option<DeliveryStatus> {
-        lock(&self.inner.statuses).map.get(&(task_id.to_string(), config_id.to_string())).cloned()
+        lock(&self.inner.statuses)
+            .map
+            .get(&(task_id.to_string(), config_id.to_string()))
+            .cloned()
     }
 
     /// The delivery statuses of a task's configs.
     pub fn statuses(&self, task_id: &str) -> Vec<DeliveryStatus> {
         let table = lock(&self.inner.statuses);
-        table.order.iter().filter(|k| k.0 == task_id).filter_map(|k| table.map.get(k)).cloned().collect()
+        table
+            .order
+            .iter()
+            .filter(|k| k.0 == task_id)
+            .filter_map(|k| table.map.get(k))
+            .cloned()
+            .collect()
     }
 
     /// Whether no task has events waiting to be delivered.
@@ -469,7 +500,11 @@ struct PushObserver {
 
 impl EventObserver for PushObserver {
     fn on_event(&self, task_id: &str, seq: Seq, _event: &StreamResponse) {
-        if lock(&self.inner.finished).0.get(task_id).is_some_and(|last| seq <= *last) {
+        if lock(&self.inner.finished)
+            .0
+            .get(task_id)
+            .is_some_and(|last| seq <= *last)
+        {
             return;
         }
         let start = {
@@ -487,7 +522,14 @@ impl EventObserver for PushObserver {
                     // First sight of this task: start with this event (the creation snapshot
                     // went back to the creator synchronously).
                     let cursor = seq.saturating_sub(1);
-                    tasks.insert(task_id.to_string(), Slot { cursor, latest: seq, running: true });
+                    tasks.insert(
+                        task_id.to_string(),
+                        Slot {
+                            cursor,
+                            latest: seq,
+                            running: true,
+                        },
+                    );
                     cursor
                 }
             }
@@ -500,7 +542,11 @@ impl EventObserver for PushObserver {
             return;
         };
         self.inner.busy.send_modify(|n| *n += 1);
-        let worker = Worker { inner: self.inner.clone(), store: self.store.clone(), task_id: task_id.to_string() };
+        let worker = Worker {
+            inner: self.inner.clone(),
+            store: self.store.clone(),
+            task_id: task_id.to_string(),
+        };
         handle.spawn(worker.run(start));
     }
 }
@@ -568,14 +614,16 @@ impl Worker {
             for rec in events {
                 let state = rec.event.state();
                 let is_settled = is_settled(state);
-                let deliver_now = !configs.is_empty() && self.inner.config.triggers.matches(&rec.event);
+                let deliver_now =
+                    !configs.is_empty() && self.inner.config.triggers.matches(&rec.event);
                 if deliver_now || is_settled {
                     let out = self.body_for(rec.seq, &rec.event).await;
                     if deliver_now {
                         self.deliver_all(&configs, &out).await;
                     }
                     if is_settled {
-                        settled = Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()));
+                        settled =
+                            Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()));
                     }
                 } else {
                     settled = None;
@@ -614,12 +662,19 @@ impl Worker {
         while Instant::now() < until {
             tokio::time::sleep(pause.min(until.saturating_duration_since(Instant::now()))).await;
             pause = (pause * 2).min(Duration::from_millis(250));
-            if lock(&self.inner.tasks).get(&self.task_id).is_some_and(|s| s.latest > cursor) {
+            if lock(&self.inner.tasks)
+                .get(&self.task_id)
+                .is_some_and(|s| s.latest > cursor)
+            {
                 return;
             }
-            let Ok(configs) = self.store.list_push_configs(&self.task_id).await else { return };
-            let late: Vec<TaskPushNotificationConfig> =
-                configs.into_iter().filter(|c| c.id.as_ref().is_some_and(|id| have.insert(id.clone()))).collect();
+            let Ok(configs) = self.store.list_push_configs(&self.task_id).await else {
+                return;
+            };
+            let late: Vec<TaskPushNotificationConfig> = configs
+                .into_iter()
+                .filter(|c| c.id.as_ref().is_some_and(|id| have.insert(id.clone())))
+                .collect();
             if !late.is_empty() {
                 self.deliver_all(&late, settled).await;
             }
@@ -630,12 +685,19 @@ impl Worker {
         if is_settled(event.state()) && self.inner.config.task_snapshot_on_settle {
             if let Ok(Some(rec)) = self.store.get_task(&self.task_id, TaskView::FULL).await {
                 if rec.last_seq == seq {
-                    let body = serde_json::to_vec(&StreamResponse::Task(rec.task)).unwrap_or_default();
-                    return Outgoing { seq, body: Bytes::from(body) };
+                    let body =
+                        serde_json::to_vec(&StreamResponse::Task(rec.task)).unwrap_or_default();
+                    return Outgoing {
+                        seq,
+                        body: Bytes::from(body),
+                    };
                 }
             }
         }
-        Outgoing { seq, body: Bytes::from(serde_json::to_vec(event).unwrap_or_default()) }
+        Outgoing {
+            seq,
+            body: Bytes::from(serde_json::to_vec(event).unwrap_or_default()),
+        }
     }
 
     async fn deliver_all(&self, configs: &[TaskPushNotificationConfig], out: &Outgoing) {
@@ -646,11 +708,20 @@ impl Worker {
     async fn deliver(&self, config: &TaskPushNotificationConfig, out: &Outgoing) {
         let config_id = config.id.clone().unwrap_or_default();
         let key = (self.task_id.clone(), config_id.clone());
-        if lock(&self.inner.statuses).map.get(&key).is_some_and(|s| s.suspended) {
+        if lock(&self.inner.statuses)
+            .map
+            .get(&key)
+            .is_some_and(|s| s.suspended)
+        {
             return;
         }
         let (attempts, outcome) = send_with_retries(&self.inner, config, out).await;
-        let report = DeliveryReport { seq: out.seq, attempts, outcome, at: Timestamp::now() };
+        let report = DeliveryReport {
+            seq: out.seq,
+            attempts,
+            outcome,
+            at: Timestamp::now(),
+        };
         let task_id = self.task_id.as_str();
         match &report.outcome {
             DeliveryOutcome::Delivered { status } => tracing::info!(
@@ -674,16 +745,19 @@ impl Worker {
                 }
             }
         }
-        let status = table.map.entry(key.clone()).or_insert_with(|| DeliveryStatus {
-            task_id: key.0.clone(),
-            config_id: key.1.clone(),
-            url: url.to_string(),
-            delivered: 0,
-            failed: 0,
-            consecutive_failures: 0,
-            suspended: false,
-            last: None,
-        });
+        let status = table
+            .map
+            .entry(key.clone())
+            .or_insert_with(|| DeliveryStatus {
+                task_id: key.0.clone(),
+                config_id: key.1.clone(),
+                url: url.to_string(),
+                delivered: 0,
+                failed: 0,
+                consecutive_failures: 0,
+                suspended: false,
+                last: None,
+            });
         status.url = url.to_string();
         if report.outcome.is_delivered() {
             status.delivered += 1;
@@ -691,7 +765,11 @@ impl Worker {
         } else {
             status.failed += 1;
             status.consecutive_failures += 1;
-            if cfg.suspend_after.is_some_and(|n| status.consecutive_failures >= n) && !status.suspended {
+            if cfg
+                .suspend_after
+                .is_some_and(|n| status.consecutive_failures >= n)
+                && !status.suspended
+            {
                 status.suspended = true;
                 tracing::warn!(
                     target: "a2a_kit::push", task_id = %key.0, config_id = %key.1,
@@ -706,15 +784,36 @@ impl Worker {
 /// What one HTTP attempt says about the next.
 enum Attempt {
     Done(DeliveryOutcome),
-    Retry { error: String, after: Option<Duration> },
+    Retry {
+        error: String,
+        after: Option<Duration>,
+    },
 }
 
-async fn send_with_retries(inner: &Inner, config: &TaskPushNotificationConfig, out: &Outgoing) -> (u32, DeliveryOutcome) {
+async fn send_with_retries(
+    inner: &Inner,
+    config: &TaskPushNotificationConfig,
+    out: &Outgoing,
+) -> (u32, DeliveryOutcome) {
     let cfg = &inner.config;
     let url = match reqwest::Url::parse(&config.url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => u,
-        Ok(u) => return (0, DeliveryOutcome::Invalid { reason: format!("unsupported scheme `{}`", u.scheme()) }),
-        Err(e) => return (0, DeliveryOutcome::Invalid { reason: format!("`{}` is not a valid URL: {e}", config.url) }),
+        Ok(u) => {
+            return (
+                0,
+                DeliveryOutcome::Invalid {
+                    reason: format!("unsupported scheme `{}`", u.scheme()),
+                },
+            );
+        }
+        Err(e) => {
+            return (
+                0,
+                DeliveryOutcome::Invalid {
+                    reason: format!("`{}` is not a valid URL: {e}", config.url),
+                },
+            );
+        }
     };
     if let Err(reason) = cfg.ssrf.check_literal(&url) {
         return (0, DeliveryOutcome::Blocked { reason });
@@ -727,14 +826,22 @@ async fn send_with_retries(inner: &Inner, config: &TaskPushNotificationConfig, o
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let sent = inner.client.post(url.clone()).headers(headers.clone()).body(out.body.clone()).send().await;
+        let sent = inner
+            .client
+            .post(url.clone())
+            .headers(headers.clone())
+            .body(out.body.clone())
+            .send()
+            .await;
         let verdict = match sent {
             Ok(resp) => judge_response(resp.status(), resp.headers()),
             Err(e) => judge_error(&e),
         };
         match verdict {
             // A refusal by the resolver sent nothing.
-            Attempt::Done(outcome @ DeliveryOutcome::Blocked { .. }) => return (attempt - 1, outcome),
+            Attempt::Done(outcome @ DeliveryOutcome::Blocked { .. }) => {
+                return (attempt - 1, outcome);
+            }
             Attempt::Done(outcome) => return (attempt, outcome),
             Attempt::Retry { error, after } => {
                 if attempt >= max {
@@ -742,7 +849,9 @@ async fn send_with_retries(inner: &Inner, config: &TaskPushNotificationConfig, o
                 }
                 let wait = match after {
                     Some(d) if d > cfg.retry.max_retry_after => {
-                        let error = format!("{error}; the receiver asked to retry after {d:?}, more than allowed");
+                        let error = format!(
+                            "{error}; the receiver asked to retry after {d:?}, more than allowed"
+                        );
                         return (attempt, DeliveryOutcome::GaveUp { error });
                     }
                     Some(d) => d,
@@ -759,17 +868,24 @@ fn push_headers(config: &TaskPushNotificationConfig) -> Result<reqwest::header::
     use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
     let mut h = HeaderMap::new();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(PUSH_CONTENT_TYPE));
-    if let Some(auth) = config.authentication.as_ref().filter(|a| !a.scheme.trim().is_empty()) {
+    if let Some(auth) = config
+        .authentication
+        .as_ref()
+        .filter(|a| !a.scheme.trim().is_empty())
+    {
         let value = match auth.credentials.as_deref().filter(|c| !c.is_empty()) {
             Some(c) => format!("{} {c}", auth.scheme.trim()),
             None => auth.scheme.trim().to_string(),
         };
-        let mut v = HeaderValue::from_str(&value).map_err(|_| "the authentication credentials are not a valid header value".to_string())?;
+        let mut v = HeaderValue::from_str(&value).map_err(|_| {
+            "the authentication credentials are not a valid header value".to_string()
+        })?;
         v.set_sensitive(true);
         h.insert(AUTHORIZATION, v);
     }
     if let Some(token) = config.token.as_deref().filter(|t| !t.is_empty()) {
-        let mut v = HeaderValue::from_str(token).map_err(|_| "the token is not a valid header value".to_string())?;
+        let mut v = HeaderValue::from_str(token)
+            .map_err(|_| "the token is not a valid header value".to_string())?;
         v.set_sensitive(true);
         h.insert(NOTIFICATION_TOKEN_HEADER, v);
     }
@@ -781,8 +897,14 @@ fn judge_response(status: reqwest::StatusCode, headers: &reqwest::header::Header
     if status.is_success() {
         Attempt::Done(DeliveryOutcome::Delivered { status: code })
     } else if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        let after = headers.get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        Attempt::Retry { error: format!("the webhook answered {status}"), after }
+        let after = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        Attempt::Retry {
+            error: format!("the webhook answered {status}"),
+            after,
+        }
     } else {
         Attempt::Done(DeliveryOutcome::Rejected { status: code })
     }
@@ -792,7 +914,9 @@ fn judge_error(e: &reqwest::Error) -> Attempt {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
         if let Some(b) = s.downcast_ref::<BlockedDestination>() {
-            return Attempt::Done(DeliveryOutcome::Blocked { reason: b.reason.clone() });
+            return Attempt::Done(DeliveryOutcome::Blocked {
+                reason: b.reason.clone(),
+            });
         }
         source = s.source();
     }
@@ -803,10 +927,15 @@ fn judge_error(e: &reqwest::Error) -> Attempt {
     // The connector refuses https when reqwest has no TLS backend: retrying cannot help.
     if chain.contains("scheme is not http") {
         return Attempt::Done(DeliveryOutcome::Invalid {
-            reason: format!("{chain} (https webhooks need a TLS backend: enable a2a-kit's `rustls` feature)"),
+            reason: format!(
+                "{chain} (https webhooks need a TLS backend: enable a2a-kit's `rustls` feature)"
+            ),
         });
     }
-    Attempt::Retry { error: chain, after: None }
+    Attempt::Retry {
+        error: chain,
+        after: None,
+    }
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -841,10 +970,18 @@ mod tests {
     #[test]
     fn retry_after() {
         assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
-        let later = (chrono::Utc::now() + chrono::Duration::seconds(30)).format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        let later = (chrono::Utc::now() + chrono::Duration::seconds(30))
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
         let d = parse_retry_after(&later).unwrap();
-        assert!(d > Duration::from_secs(25) && d <= Duration::from_secs(30), "{d:?}");
+        assert!(
+            d > Duration::from_secs(25) && d <= Duration::from_secs(30),
+            "{d:?}"
+        );
         assert_eq!(parse_retry_after("soon"), None);
     }
 
@@ -852,7 +989,11 @@ mod tests {
     fn backoff_grows_with_jitter_in_upper_half() {
         let p = RetryPolicy::default();
         for attempt in 1..8 {
-            let base = RetryPolicy { jitter: false, ..p.clone() }.backoff(attempt);
+            let base = RetryPolicy {
+                jitter: false,
+                ..p.clone()
+            }
+            .backoff(attempt);
             for _ in 0..20 {
                 let d = p.backoff(attempt);
                 assert!(d >= base / 2 && d <= base, "{attempt}: {d:?} vs {base:?}");
@@ -884,14 +1025,20 @@ mod tests {
         let config = TaskPushNotificationConfig {
             url: "http://x".into(),
             token: Some("tok".into()),
-            authentication: Some(AuthenticationInfo { scheme: "Bearer".into(), credentials: Some("secret".into()) }),
+            authentication: Some(AuthenticationInfo {
+                scheme: "Bearer".into(),
+                credentials: Some("secret".into()),
+            }),
             ..Default::default()
         };
         let h = push_headers(&config).unwrap();
         assert_eq!(h["authorization"], "Bearer secret");
         assert_eq!(h[NOTIFICATION_TOKEN_HEADER], "tok");
         assert_eq!(h["content-type"], PUSH_CONTENT_TYPE);
-        let bad = TaskPushNotificationConfig { token: Some("a\nb".into()), ..config };
+        let bad = TaskPushNotificationConfig {
+            token: Some("a\nb".into()),
+            ..config
+        };
         assert!(push_headers(&bad).is_err());
     }
 }

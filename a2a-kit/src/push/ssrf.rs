@@ -104,13 +104,22 @@ pub fn classify(ip: IpAddr) -> Option<AddressClass> {
 }
 
 fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u32) -> bool {
-    let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) };
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - prefix)
+    };
     (u32::from(ip) & mask) == (u32::from(Ipv4Addr::from(net)) & mask)
 }
 
 fn classify_v4(ip: Ipv4Addr) -> Option<AddressClass> {
     use AddressClass::*;
-    const METADATA: [[u8; 4]; 4] = [[169, 254, 169, 254], [169, 254, 170, 2], [100, 100, 100, 200], [192, 0, 0, 192]];
+    const METADATA: [[u8; 4]; 4] = [
+        [169, 254, 169, 254],
+        [169, 254, 170, 2],
+        [100, 100, 100, 200],
+        [192, 0, 0, 192],
+    ];
     if METADATA.iter().any(|m| ip.octets() == *m) {
         return Some(CloudMetadata);
     }
@@ -132,11 +141,18 @@ fn classify_v4(ip: Ipv4Addr) -> Option<AddressClass> {
         ([198, 18, 0, 0], 15, Reserved),
         ([192, 88, 99, 0], 24, Reserved),
     ];
-    table.iter().find(|(net, prefix, _)| in_v4(ip, *net, *prefix)).map(|(_, _, class)| *class)
+    table
+        .iter()
+        .find(|(net, prefix, _)| in_v4(ip, *net, *prefix))
+        .map(|(_, _, class)| *class)
 }
 
 fn in_v6(ip: Ipv6Addr, net: Ipv6Addr, prefix: u32) -> bool {
-    let mask = if prefix == 0 { 0 } else { u128::MAX << (128 - prefix) };
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u128::MAX << (128 - prefix)
+    };
     (u128::from(ip) & mask) == (u128::from(net) & mask)
 }
 
@@ -175,9 +191,16 @@ fn classify_v6(ip: Ipv6Addr) -> Option<AddressClass> {
         (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, Reserved),
         (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 32, Reserved),
         (Ipv6Addr::new(0x0100, 0, 0, 0, 0, 0, 0, 0), 64, Reserved),
-        (Ipv6Addr::new(0x2001, 0x0002, 0, 0, 0, 0, 0, 0), 48, Reserved),
+        (
+            Ipv6Addr::new(0x2001, 0x0002, 0, 0, 0, 0, 0, 0),
+            48,
+            Reserved,
+        ),
     ];
-    table.iter().find(|(net, prefix, _)| in_v6(ip, *net, *prefix)).map(|(_, _, class)| *class)
+    table
+        .iter()
+        .find(|(net, prefix, _)| in_v6(ip, *net, *prefix))
+        .map(|(_, _, class)| *class)
 }
 
 /// An IP network in CIDR notation (`10.0.0.0/8`, `fd00::/8`; a bare address is a /32 or
@@ -199,9 +222,9 @@ impl IpNet {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, ip) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => in_v4(ip, net.octets(), self.prefix as u32),
-            (IpAddr::V4(net), IpAddr::V6(ip)) => {
-                ip.to_ipv4_mapped().is_some_and(|ip| in_v4(ip, net.octets(), self.prefix as u32))
-            }
+            (IpAddr::V4(net), IpAddr::V6(ip)) => ip
+                .to_ipv4_mapped()
+                .is_some_and(|ip| in_v4(ip, net.octets(), self.prefix as u32)),
             (IpAddr::V6(net), IpAddr::V6(ip)) => in_v6(ip, net, self.prefix as u32),
             (IpAddr::V6(_), IpAddr::V4(_)) => false,
         }
@@ -215,12 +238,24 @@ impl FromStr for IpNet {
             Some((a, p)) => (a, Some(p)),
             None => (s, None),
         };
-        let addr: IpAddr = addr.trim_matches(['[', ']']).parse().map_err(|_| format!("`{s}` is not an IP network"))?;
+        let addr: IpAddr = addr
+            .trim_matches(['[', ']'])
+            .parse()
+            .map_err(|_| format!("`{s}` is not an IP network"))?;
         let prefix = match prefix {
-            None => if addr.is_ipv4() { 32 } else { 128 },
-            Some(p) => p.parse::<u8>().map_err(|_| format!("`{s}` has an invalid prefix length"))?,
+            None => {
+                if addr.is_ipv4() {
+                    32
+                } else {
+                    128
+                }
+            }
+            Some(p) => p
+                .parse::<u8>()
+                .map_err(|_| format!("`{s}` has an invalid prefix length"))?,
         };
-        IpNet::new(addr, prefix).ok_or_else(|| format!("`{s}` has a prefix longer than the address"))
+        IpNet::new(addr, prefix)
+            .ok_or_else(|| format!("`{s}` has a prefix longer than the address"))
     }
 }
 
@@ -245,7 +280,8 @@ impl AllowRule {
         match self {
             AllowRule::Net(net) => net.contains(ip),
             AllowRule::Host(pattern) => {
-                class != AddressClass::CloudMetadata && host.is_some_and(|h| host_matches(pattern, h))
+                class != AddressClass::CloudMetadata
+                    && host.is_some_and(|h| host_matches(pattern, h))
             }
         }
     }
@@ -306,13 +342,19 @@ impl SsrfPolicy {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        entries.into_iter().map(|e| e.as_ref().parse()).collect::<Result<Vec<_>, _>>().map(SsrfPolicy::Allowlist)
+        entries
+            .into_iter()
+            .map(|e| e.as_ref().parse())
+            .collect::<Result<Vec<_>, _>>()
+            .map(SsrfPolicy::Allowlist)
     }
 
     /// Check one address reached through `host` (`None` for an IP literal); `Err` is the
     /// reason it is refused.
     pub fn check_addr(&self, host: Option<&str>, ip: IpAddr) -> Result<(), String> {
-        let Some(class) = classify(ip) else { return Ok(()) };
+        let Some(class) = classify(ip) else {
+            return Ok(());
+        };
         let allowed = match self {
             SsrfPolicy::Strict => false,
             SsrfPolicy::AllowPrivate => class.is_private_network(),
@@ -322,7 +364,9 @@ impl SsrfPolicy {
             return Ok(());
         }
         Err(match host {
-            Some(h) => format!("{h} resolves to {ip}, a {class} address, which webhooks may not target"),
+            Some(h) => {
+                format!("{h} resolves to {ip}, a {class} address, which webhooks may not target")
+            }
             None => format!("{ip} is a {class} address, which webhooks may not target"),
         })
     }
@@ -331,9 +375,13 @@ impl SsrfPolicy {
     /// address or `localhost` name this policy refuses. Names are resolved (and checked
     /// again) at delivery time, not here.
     pub fn check_url(&self, url: &str) -> Result<(), String> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+        let parsed =
+            reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!("`{url}` must use http or https, not `{}`", parsed.scheme()));
+            return Err(format!(
+                "`{url}` must use http or https, not `{}`",
+                parsed.scheme()
+            ));
         }
         match url_host(&parsed) {
             None => Err(format!("`{url}` has no host")),
@@ -370,7 +418,10 @@ enum UrlHost<'a> {
 fn url_host(url: &reqwest::Url) -> Option<UrlHost<'_>> {
     let host = url.host_str().filter(|h| !h.is_empty())?;
     if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        return v6.parse::<Ipv6Addr>().ok().map(|ip| UrlHost::Ip(IpAddr::V6(ip)));
+        return v6
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(|ip| UrlHost::Ip(IpAddr::V6(ip)));
     }
     match host.parse::<Ipv4Addr>() {
         Ok(ip) => Some(UrlHost::Ip(IpAddr::V4(ip))),
@@ -405,18 +456,27 @@ pub struct GuardedResolver {
 impl GuardedResolver {
     /// A resolver enforcing `policy`.
     pub fn new(policy: SsrfPolicy) -> Self {
-        GuardedResolver { policy: Arc::new(policy) }
+        GuardedResolver {
+            policy: Arc::new(policy),
+        }
     }
 
     /// Resolve `host` and filter its addresses (the port is left 0 for the connector to
     /// fill in).
-    pub async fn resolve_checked(&self, host: &str) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+    pub async fn resolve_checked(
+        &self,
+        host: &str,
+    ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
         filter_addrs(&self.policy, host, addrs).map_err(|b| Box::new(b) as _)
     }
 }
 
-fn filter_addrs(policy: &SsrfPolicy, host: &str, addrs: Vec<SocketAddr>) -> Result<Vec<SocketAddr>, BlockedDestination> {
+fn filter_addrs(
+    policy: &SsrfPolicy,
+    host: &str,
+    addrs: Vec<SocketAddr>,
+) -> Result<Vec<SocketAddr>, BlockedDestination> {
     let total = addrs.len();
     let mut first_refusal = None;
     let allowed: Vec<SocketAddr> = addrs
@@ -438,7 +498,12 @@ fn filter_addrs(policy: &SsrfPolicy, host: &str, addrs: Vec<SocketAddr>) -> Resu
         return Err(BlockedDestination { reason });
     }
     if allowed.len() < total {
-        tracing::debug!(host, kept = allowed.len(), total, "SSRF guard dropped some resolved addresses");
+        tracing::debug!(
+            host,
+            kept = allowed.len(),
+            total,
+            "SSRF guard dropped some resolved addresses"
+        );
     }
     Ok(allowed)
 }
@@ -513,10 +578,22 @@ mod tests {
         let list = SsrfPolicy::allowlist(["10.0.0.0/8", "*.corp.example", "hooks.local"]).unwrap();
         assert!(list.check_addr(None, ip("10.2.3.4")).is_ok());
         assert!(list.check_addr(None, ip("192.168.0.1")).is_err());
-        assert!(list.check_addr(Some("a.corp.example"), ip("192.168.0.1")).is_ok());
-        assert!(list.check_addr(Some("corp.example"), ip("192.168.0.1")).is_err());
-        assert!(list.check_addr(Some("HOOKS.local."), ip("127.0.0.1")).is_ok());
-        assert!(list.check_addr(Some("hooks.local"), ip("169.254.169.254")).is_err());
+        assert!(
+            list.check_addr(Some("a.corp.example"), ip("192.168.0.1"))
+                .is_ok()
+        );
+        assert!(
+            list.check_addr(Some("corp.example"), ip("192.168.0.1"))
+                .is_err()
+        );
+        assert!(
+            list.check_addr(Some("HOOKS.local."), ip("127.0.0.1"))
+                .is_ok()
+        );
+        assert!(
+            list.check_addr(Some("hooks.local"), ip("169.254.169.254"))
+                .is_err()
+        );
         assert!(SsrfPolicy::allowlist(["10.0.0.0/99"]).is_err());
     }
 
@@ -538,15 +615,27 @@ mod tests {
             assert!(strict.check_url(bad).is_err(), "{bad}");
         }
         assert!(strict.check_url("https://example.com/hook").is_ok());
-        assert!(SsrfPolicy::AllowPrivate.check_url("http://localhost:9/x").is_ok());
+        assert!(
+            SsrfPolicy::AllowPrivate
+                .check_url("http://localhost:9/x")
+                .is_ok()
+        );
     }
 
     #[test]
     fn filtering() {
-        let addrs = vec!["127.0.0.1:0".parse().unwrap(), "93.184.215.14:0".parse().unwrap()];
+        let addrs = vec![
+            "127.0.0.1:0".parse().unwrap(),
+            "93.184.215.14:0".parse().unwrap(),
+        ];
         let kept = filter_addrs(&SsrfPolicy::Strict, "mixed.example", addrs).unwrap();
         assert_eq!(kept, vec!["93.184.215.14:0".parse::<SocketAddr>().unwrap()]);
-        let err = filter_addrs(&SsrfPolicy::Strict, "evil.example", vec!["10.0.0.1:0".parse().unwrap()]).unwrap_err();
+        let err = filter_addrs(
+            &SsrfPolicy::Strict,
+            "evil.example",
+            vec!["10.0.0.1:0".parse().unwrap()],
+        )
+        .unwrap_err();
         assert!(err.reason.contains("private"), "{}", err.reason);
     }
 }

@@ -71,15 +71,29 @@ struct Failure<'a> {
 
 /// A success envelope.
 pub fn success<T: Serialize>(id: &Value, result: &T) -> Bytes {
-    match serde_json::to_vec(&Success { jsonrpc: "2.0", id, result }) {
+    match serde_json::to_vec(&Success {
+        jsonrpc: "2.0",
+        id,
+        result,
+    }) {
         Ok(v) => Bytes::from(v),
-        Err(e) => failure(id, &A2aError::Internal(format!("could not serialize the result: {e}"))),
+        Err(e) => failure(
+            id,
+            &A2aError::Internal(format!("could not serialize the result: {e}")),
+        ),
     }
 }
 
 /// An error envelope.
 pub fn failure(id: &Value, err: &A2aError) -> Bytes {
-    Bytes::from(serde_json::to_vec(&Failure { jsonrpc: "2.0", id, error: err.to_jsonrpc_error() }).unwrap_or_default())
+    Bytes::from(
+        serde_json::to_vec(&Failure {
+            jsonrpc: "2.0",
+            id,
+            error: err.to_jsonrpc_error(),
+        })
+        .unwrap_or_default(),
+    )
 }
 
 fn error_response(id: &Value, err: &A2aError) -> BindingResponse {
@@ -89,7 +103,10 @@ fn error_response(id: &Value, err: &A2aError) -> BindingResponse {
 fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
     let text = raw.map(RawValue::get).unwrap_or("{}");
     if !text.trim_start().starts_with('{') {
-        return Err(A2aError::invalid_field("params", "must be a JSON object (by-name parameters)"));
+        return Err(A2aError::invalid_field(
+            "params",
+            "must be a JSON object (by-name parameters)",
+        ));
     }
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de)
@@ -105,7 +122,10 @@ pub async fn handle(
 ) -> BindingResponse {
     let null = Value::Null;
     if !is_json_content_type(headers) {
-        let got = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+        let got = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none");
         return error_response(
             &null,
             &A2aError::ContentTypeNotSupported(format!(
@@ -115,15 +135,26 @@ pub async fn handle(
     }
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
-        return error_response(&null, &A2aError::InvalidRequest("batch requests are not supported by A2A; send one request per call".into()));
+        return error_response(
+            &null,
+            &A2aError::InvalidRequest(
+                "batch requests are not supported by A2A; send one request per call".into(),
+            ),
+        );
     }
     let env: Envelope<'_> = match serde_json::from_slice(body) {
         Ok(env) => env,
         Err(e) if e.is_syntax() || e.is_eof() => {
-            return error_response(&null, &A2aError::JsonParse(format!("request body is not valid JSON: {e}")));
+            return error_response(
+                &null,
+                &A2aError::JsonParse(format!("request body is not valid JSON: {e}")),
+            );
         }
         Err(e) => {
-            return error_response(&null, &A2aError::InvalidRequest(format!("not a JSON-RPC 2.0 request: {e}")));
+            return error_response(
+                &null,
+                &A2aError::InvalidRequest(format!("not a JSON-RPC 2.0 request: {e}")),
+            );
         }
     };
     let Some(id) = env.id else {
@@ -132,19 +163,35 @@ pub async fn handle(
         ));
     };
     if !matches!(id, Value::String(_) | Value::Number(_) | Value::Null) {
-        return error_response(&null, &A2aError::InvalidRequest("`id` must be a string, a number or null".into()));
+        return error_response(
+            &null,
+            &A2aError::InvalidRequest("`id` must be a string, a number or null".into()),
+        );
     }
     if env.jsonrpc != Some("2.0") {
-        return error_response(&id, &A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()));
-    }
-    let Some(method) = env.method else {
-        return error_response(&id, &A2aError::InvalidRequest("`method` is required".into()));
-    };
-    if !METHODS.contains(&method.as_str()) {
-        let hint = if method.contains('/') { " (that is an A2A 0.3 method name; this agent speaks 1.0)" } else { "" };
         return error_response(
             &id,
-            &A2aError::MethodNotFound(format!("method `{method}` does not exist{hint}; A2A 1.0 methods are {}", METHODS.join(", "))),
+            &A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()),
+        );
+    }
+    let Some(method) = env.method else {
+        return error_response(
+            &id,
+            &A2aError::InvalidRequest("`method` is required".into()),
+        );
+    };
+    if !METHODS.contains(&method.as_str()) {
+        let hint = if method.contains('/') {
+            " (that is an A2A 0.3 method name; this agent speaks 1.0)"
+        } else {
+            ""
+        };
+        return error_response(
+            &id,
+            &A2aError::MethodNotFound(format!(
+                "method `{method}` does not exist{hint}; A2A 1.0 methods are {}",
+                METHODS.join(", ")
+            )),
         );
     }
     let meta = match service.check_request(headers, query) {
@@ -184,23 +231,77 @@ pub async fn handle(
                 Err(e) => error_response(&id, &e),
             };
         }
-        "GetTask" => async { service.get_task(params(raw)?).await.map(|r| success(&id, &r)) }.await,
-        "ListTasks" => async { service.list_tasks(params(raw)?).await.map(|r| success(&id, &r)) }.await,
-        "CancelTask" => async { service.cancel_task(params(raw)?).await.map(|r| success(&id, &r)) }.await,
+        "GetTask" => {
+            async {
+                service
+                    .get_task(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
+        }
+        "ListTasks" => {
+            async {
+                service
+                    .list_tasks(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
+        }
+        "CancelTask" => {
+            async {
+                service
+                    .cancel_task(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
+        }
         "CreateTaskPushNotificationConfig" => {
-            async { service.create_push_config(params(raw)?).await.map(|r| success(&id, &r)) }.await
+            async {
+                service
+                    .create_push_config(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
         }
         "GetTaskPushNotificationConfig" => {
-            async { service.get_push_config(params(raw)?).await.map(|r| success(&id, &r)) }.await
+            async {
+                service
+                    .get_push_config(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
         }
         "ListTaskPushNotificationConfigs" => {
-            async { service.list_push_configs(params(raw)?).await.map(|r| success(&id, &r)) }.await
+            async {
+                service
+                    .list_push_configs(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
         }
         "DeleteTaskPushNotificationConfig" => {
-            async { service.delete_push_config(params(raw)?).await.map(|()| success(&id, &serde_json::json!({}))) }.await
+            async {
+                service
+                    .delete_push_config(params(raw)?)
+                    .await
+                    .map(|()| success(&id, &serde_json::json!({})))
+            }
+            .await
         }
         "GetExtendedAgentCard" => {
-            async { service.get_extended_agent_card(params(raw)?).await.map(|r| success(&id, &r)) }.await
+            async {
+                service
+                    .get_extended_agent_card(params(raw)?)
+                    .await
+                    .map(|r| success(&id, &r))
+            }
+            .await
         }
         _ => Err(A2aError::MethodNotFound(method.clone())),
     };

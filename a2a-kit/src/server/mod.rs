@@ -15,16 +15,19 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use crate::agent::{Agent, DynAgent, Route, RouteRequest, SkillRouter, explicit_skill_id, no_skill_error};
+use crate::agent::{
+    Agent, DynAgent, Route, RouteRequest, SkillRouter, explicit_skill_id, no_skill_error,
+};
 use crate::context::TaskContext;
 use crate::error::A2aError;
 use crate::extract::SkillRequest;
 use crate::protocol::{
-    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Role,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig, TaskState, TaskStatus,
+    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest, ListTasksResponse, Message, Role, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskState,
+    TaskStatus,
 };
 use crate::reply::OutcomeKind;
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
@@ -113,7 +116,10 @@ impl AgentServiceBuilder {
         self
     }
     /// Replace the check applied to push notification URLs when configs are created.
-    pub fn webhook_validator(mut self, check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+    pub fn webhook_validator(
+        mut self,
+        check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
         self.webhook_validator = Some(Arc::new(check));
         self
     }
@@ -182,14 +188,22 @@ impl AgentServiceBuilder {
         card.capabilities.push_notifications = Some(push);
         card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
         for uri in &self.required_extensions {
-            match card.capabilities.extensions.iter_mut().find(|e| e.uri.as_deref() == Some(uri)) {
+            match card
+                .capabilities
+                .extensions
+                .iter_mut()
+                .find(|e| e.uri.as_deref() == Some(uri))
+            {
                 Some(e) => e.required = true,
-                None => card.capabilities.extensions.push(crate::protocol::AgentExtension {
-                    uri: Some(uri.clone()),
-                    description: None,
-                    required: true,
-                    params: None,
-                }),
+                None => card
+                    .capabilities
+                    .extensions
+                    .push(crate::protocol::AgentExtension {
+                        uri: Some(uri.clone()),
+                        description: None,
+                        required: true,
+                        params: None,
+                    }),
             }
         }
         for f in self.customize {
@@ -197,10 +211,18 @@ impl AgentServiceBuilder {
         }
         let card_json = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
         let card_etag = format!("\"{:016x}\"", fnv1a(&card_json));
-        let card_last_modified = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-        let supported_extensions =
-            card.capabilities.extensions.iter().filter_map(|e| e.uri.clone()).collect();
-        let store = self.store.unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        let card_last_modified = chrono::Utc::now()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        let supported_extensions = card
+            .capabilities
+            .extensions
+            .iter()
+            .filter_map(|e| e.uri.clone())
+            .collect();
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.observers = self.observers.into_iter().map(|f| f(&store)).collect();
         AgentService {
@@ -217,14 +239,18 @@ impl AgentServiceBuilder {
                 supported_extensions,
                 streaming,
                 push,
-                webhook_validator: self.webhook_validator.unwrap_or_else(|| Arc::new(check_webhook_url)),
+                webhook_validator: self
+                    .webhook_validator
+                    .unwrap_or_else(|| Arc::new(check_webhook_url)),
             }),
         }
     }
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 impl AgentService {
@@ -258,7 +284,11 @@ impl AgentService {
 
     /// The card as served (JSON bytes), its `ETag` and `Last-Modified` values.
     pub fn card_document(&self) -> (&Bytes, &str, &str) {
-        (&self.inner.card_json, &self.inner.card_etag, &self.inner.card_last_modified)
+        (
+            &self.inner.card_json,
+            &self.inner.card_etag,
+            &self.inner.card_last_modified,
+        )
     }
 
     /// The task store.
@@ -267,8 +297,17 @@ impl AgentService {
     }
 
     /// Validate the A2A service parameters of a request (version, extensions).
-    pub fn check_request(&self, headers: &http::HeaderMap, query: Option<&str>) -> Result<RequestMeta, A2aError> {
-        params::check(headers, query, &self.inner.required_extensions, &self.inner.supported_extensions)
+    pub fn check_request(
+        &self,
+        headers: &http::HeaderMap,
+        query: Option<&str>,
+    ) -> Result<RequestMeta, A2aError> {
+        params::check(
+            headers,
+            query,
+            &self.inner.required_extensions,
+            &self.inner.supported_extensions,
+        )
     }
 
     fn rt(&self) -> &Arc<Runtime> {
@@ -278,31 +317,50 @@ impl AgentService {
     // ----- SendMessage / SendStreamingMessage -----
 
     /// SendMessage: blocking unless `configuration.returnImmediately`.
-    pub async fn send_message(&self, req: SendMessageRequest) -> Result<SendMessageResponse, A2aError> {
+    pub async fn send_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError> {
         let history_length = self.validate_send(&req)?;
-        let return_immediately = req.configuration.as_ref().is_some_and(|c| c.return_immediately);
-        let view = TaskView { history_length, include_artifacts: true };
+        let return_immediately = req
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately);
+        let view = TaskView {
+            history_length,
+            include_artifacts: true,
+        };
         match self.start(req).await? {
             Started::Message(m) => Ok(SendMessageResponse::Message(m)),
             Started::Task { task_id, after } => {
                 if !return_immediately {
                     self.rt().wait_settled(&task_id, after).await?;
                 }
-                Ok(SendMessageResponse::Task(self.read_task(&task_id, view).await?))
+                Ok(SendMessageResponse::Task(
+                    self.read_task(&task_id, view).await?,
+                ))
             }
         }
     }
 
     /// SendStreamingMessage: the Task first, then its events, closing on terminal and
     /// interrupted states; a direct-message reply is exactly one Message.
-    pub async fn send_streaming_message(&self, req: SendMessageRequest) -> Result<EventStream, A2aError> {
+    pub async fn send_streaming_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
-            return Err(A2aError::unsupported("streaming is not supported by this agent"));
+            return Err(A2aError::unsupported(
+                "streaming is not supported by this agent",
+            ));
         }
         self.validate_send(&req)?;
         match self.start(req).await? {
             Started::Message(m) => {
-                let item = StreamItem { seq: None, event: StreamResponse::Message(m) };
+                let item = StreamItem {
+                    seq: None,
+                    event: StreamResponse::Message(m),
+                };
                 Ok(futures::stream::once(async move { Ok(item) }).boxed())
             }
             Started::Task { task_id, after: 0 } => Ok(self.log_stream(task_id, 0)),
@@ -313,7 +371,12 @@ impl AgentService {
     fn log_stream(&self, task_id: String, after: Seq) -> EventStream {
         self.rt()
             .event_stream(task_id, after)
-            .map(|r| r.map(|rec| StreamItem { seq: Some(rec.seq), event: rec.event }))
+            .map(|r| {
+                r.map(|rec| StreamItem {
+                    seq: Some(rec.seq),
+                    event: rec.event,
+                })
+            })
             .boxed()
     }
 
@@ -325,9 +388,14 @@ impl AgentService {
             .get_task(task_id, TaskView::FULL)
             .await?
             .ok_or_else(|| A2aError::task_not_found(task_id))?;
-        let first = StreamItem { seq: Some(rec.last_seq), event: StreamResponse::Task(rec.task) };
+        let first = StreamItem {
+            seq: Some(rec.last_seq),
+            event: StreamResponse::Task(rec.task),
+        };
         let tail = self.log_stream(task_id.to_string(), rec.last_seq);
-        Ok(futures::stream::once(async move { Ok(first) }).chain(tail).boxed())
+        Ok(futures::stream::once(async move { Ok(first) })
+            .chain(tail)
+            .boxed())
     }
 
     async fn read_task(&self, task_id: &str, view: TaskView) -> Result<Task, A2aError> {
@@ -341,20 +409,32 @@ impl AgentService {
 
     /// Route, extract, create or continue the task, start the skill.
     async fn start(&self, req: SendMessageRequest) -> Result<Started, A2aError> {
-        let SendMessageRequest { message, configuration, metadata, .. } = req;
+        let SendMessageRequest {
+            message,
+            configuration,
+            metadata,
+            ..
+        } = req;
         let push_config = configuration.and_then(|c| c.task_push_notification_config);
         if push_config.is_some() && !self.inner.push {
             return Err(A2aError::PushNotificationNotSupported);
         }
         match message.task_id.clone() {
-            Some(task_id) => self.continue_task(task_id, message, metadata, push_config).await,
+            Some(task_id) => {
+                self.continue_task(task_id, message, metadata, push_config)
+                    .await
+            }
             None => self.new_task(message, metadata, push_config).await,
         }
     }
 
     /// Store an inline push config for `task_id` (before the task can emit anything, so no
     /// event is missed).
-    async fn attach_push(&self, task_id: &str, config: Option<TaskPushNotificationConfig>) -> Result<(), A2aError> {
+    async fn attach_push(
+        &self,
+        task_id: &str,
+        config: Option<TaskPushNotificationConfig>,
+    ) -> Result<(), A2aError> {
         if let Some(mut config) = config {
             config.task_id = Some(task_id.to_string());
             self.store_push_config(config).await?;
@@ -380,21 +460,30 @@ impl AgentService {
                     None => {
                         let route = match &self.inner.router {
                             Some(r) => {
-                                r.route(RouteRequest { message: &message, metadata: metadata.as_ref(), skills })
-                                    .await
+                                r.route(RouteRequest {
+                                    message: &message,
+                                    metadata: metadata.as_ref(),
+                                    skills,
+                                })
+                                .await
                             }
                             None => Route::NoMatch,
                         };
                         match route {
                             Route::Skill(id) => info.skill(&id).ok_or_else(|| {
-                                A2aError::Internal(format!("the skill router chose `{id}`, which does not exist"))
+                                A2aError::Internal(format!(
+                                    "the skill router chose `{id}`, which does not exist"
+                                ))
                             })?,
                             Route::Reply(reply) => {
                                 let context_id = message.context_id.clone().unwrap_or_else(new_id);
                                 return Ok(Started::Message(direct_reply(reply, context_id)));
                             }
                             Route::NoMatch => {
-                                return Err(no_skill_error(info, "the message does not name a skill"));
+                                return Err(no_skill_error(
+                                    info,
+                                    "the message does not name a skill",
+                                ));
                             }
                         }
                     }
@@ -409,7 +498,13 @@ impl AgentService {
             message.task_id = Some(task_id.clone());
         }
         let rt = (!direct).then(|| self.rt().clone());
-        let ctx = TaskContext::new(task_id.clone(), context_id.clone(), skill.id.to_string(), message.clone(), rt);
+        let ctx = TaskContext::new(
+            task_id.clone(),
+            context_id.clone(),
+            skill.id.to_string(),
+            message.clone(),
+            rt,
+        );
         let sreq = SkillRequest {
             skill_id: skill.id.to_string(),
             message: message.clone(),
@@ -434,19 +529,27 @@ impl AgentService {
                 message.clone(),
                 Some(self.rt().clone()),
             );
-            self.create_task(&task_id, &context_id, skill.id, message).await?;
+            self.create_task(&task_id, &context_id, skill.id, message)
+                .await?;
             self.attach_push(&task_id, push).await?;
             self.rt().finish(&ctx, outcome).await;
             return Ok(Started::Task { task_id, after: 0 });
         }
 
-        self.create_task(&task_id, &context_id, skill.id, message).await?;
+        self.create_task(&task_id, &context_id, skill.id, message)
+            .await?;
         self.attach_push(&task_id, push).await?;
         self.rt().spawn(ctx, call.future, true);
         Ok(Started::Task { task_id, after: 0 })
     }
 
-    async fn create_task(&self, task_id: &str, context_id: &str, skill_id: &str, message: Message) -> Result<(), A2aError> {
+    async fn create_task(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        skill_id: &str,
+        message: Message,
+    ) -> Result<(), A2aError> {
         let task = Task {
             id: task_id.to_string(),
             context_id: context_id.to_string(),
@@ -455,7 +558,10 @@ impl AgentService {
             history: vec![message],
             metadata: None,
         };
-        self.rt().store.create_task(task, Some(skill_id.to_string())).await?;
+        self.rt()
+            .store
+            .create_task(task, Some(skill_id.to_string()))
+            .await?;
         Ok(())
     }
 
@@ -485,7 +591,10 @@ impl AgentService {
             Some(c) if c != rec.task.context_id => {
                 return Err(A2aError::invalid_field(
                     "message.contextId",
-                    format!("task {task_id} belongs to context {}, not {c}", rec.task.context_id),
+                    format!(
+                        "task {task_id} belongs to context {}, not {c}",
+                        rec.task.context_id
+                    ),
                 ));
             }
             _ => message.context_id = Some(rec.task.context_id.clone()),
@@ -500,14 +609,17 @@ impl AgentService {
                 // A skill is suspended in `ask`: hand it the reply.
                 self.attach_push(&task_id, push).await?;
                 rt.store.add_message(&task_id, message.clone()).await?;
-                rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
+                rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
+                    .await?;
                 // If the skill vanished meanwhile it was canceled, and the task says so.
                 let _ = waiter.send(message);
                 return Ok(Started::Task { task_id, after });
             }
             // Stateless multi-turn: invoke the task's skill again with the whole history.
             let skill = info.skill(&skill_id).ok_or_else(|| {
-                A2aError::Internal(format!("task {task_id} belongs to skill `{skill_id}`, which no longer exists"))
+                A2aError::Internal(format!(
+                    "task {task_id} belongs to skill `{skill_id}`, which no longer exists"
+                ))
             })?;
             let ctx = TaskContext::new(
                 task_id.clone(),
@@ -529,7 +641,8 @@ impl AgentService {
             drop(sreq);
             self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;
-            rt.emit_status_for(&task_id, &context_id, TaskState::Working, None).await?;
+            rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
+                .await?;
             rt.spawn(ctx, call.future, false);
             return Ok(Started::Task { task_id, after });
         }
@@ -552,7 +665,14 @@ impl AgentService {
     pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let history_length = history_length("historyLength", req.history_length)?;
-        self.read_task(&req.id, TaskView { history_length, include_artifacts: true }).await
+        self.read_task(
+            &req.id,
+            TaskView {
+                history_length,
+                include_artifacts: true,
+            },
+        )
+        .await
     }
 
     /// ListTasks.
@@ -560,7 +680,12 @@ impl AgentService {
         let page_size = match req.page_size {
             None | Some(0) => 50,
             Some(n @ 1..=100) => n as usize,
-            Some(n) => return Err(A2aError::invalid_field("pageSize", format!("must be between 1 and 100, got {n}"))),
+            Some(n) => {
+                return Err(A2aError::invalid_field(
+                    "pageSize",
+                    format!("must be between 1 and 100, got {n}"),
+                ));
+            }
         };
         let query = ListQuery {
             context_id: req.context_id.filter(|c| !c.is_empty()),
@@ -582,14 +707,27 @@ impl AgentService {
     pub async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let rt = self.rt();
-        let rec = rt.store.get_task(&req.id, TaskView::FULL).await?.ok_or_else(|| A2aError::task_not_found(&req.id))?;
+        let rec = rt
+            .store
+            .get_task(&req.id, TaskView::FULL)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(&req.id))?;
         if rec.task.status.state.is_terminal() {
-            return Err(A2aError::TaskNotCancelable { task_id: req.id, state: rec.task.status.state });
+            return Err(A2aError::TaskNotCancelable {
+                task_id: req.id,
+                state: rec.task.status.state,
+            });
         }
-        match rt.emit_status_for(&req.id, &rec.task.context_id, TaskState::Canceled, None).await {
+        match rt
+            .emit_status_for(&req.id, &rec.task.context_id, TaskState::Canceled, None)
+            .await
+        {
             Ok(_) => {}
             Err(crate::store::StoreError::IllegalTransition(t)) => {
-                return Err(A2aError::TaskNotCancelable { task_id: req.id, state: t.from });
+                return Err(A2aError::TaskNotCancelable {
+                    task_id: req.id,
+                    state: t.from,
+                });
             }
             Err(e) => return Err(e.into()),
         }
@@ -607,13 +745,21 @@ impl AgentService {
         last_event_id: Option<Seq>,
     ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
-            return Err(A2aError::unsupported("streaming is not supported by this agent"));
+            return Err(A2aError::unsupported(
+                "streaming is not supported by this agent",
+            ));
         }
         require_id("id", &req.id)?;
         let rec = self
             .rt()
             .store
-            .get_task(&req.id, TaskView { history_length: Some(0), include_artifacts: false })
+            .get_task(
+                &req.id,
+                TaskView {
+                    history_length: Some(0),
+                    include_artifacts: false,
+                },
+            )
             .await?
             .ok_or_else(|| A2aError::task_not_found(&req.id))?;
         let terminal = rec.task.status.state.is_terminal();
@@ -632,10 +778,17 @@ impl AgentService {
     // ----- Push notification configs -----
 
     fn require_push(&self) -> Result<(), A2aError> {
-        if self.inner.push { Ok(()) } else { Err(A2aError::PushNotificationNotSupported) }
+        if self.inner.push {
+            Ok(())
+        } else {
+            Err(A2aError::PushNotificationNotSupported)
+        }
     }
 
-    async fn store_push_config(&self, mut config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, A2aError> {
+    async fn store_push_config(
+        &self,
+        mut config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.check_webhook("url", &config.url)?;
         if config.id.as_deref().is_none_or(str::is_empty) {
             config.id = Some(new_id());
@@ -645,23 +798,40 @@ impl AgentService {
     }
 
     /// CreateTaskPushNotificationConfig: `taskId` is required; `id` is generated when absent.
-    pub async fn create_push_config(&self, config: TaskPushNotificationConfig) -> Result<TaskPushNotificationConfig, A2aError> {
+    pub async fn create_push_config(
+        &self,
+        config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         let task_id = config.task_id.clone().unwrap_or_default();
         require_id("taskId", &task_id)?;
-        self.read_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await?;
+        self.read_task(
+            &task_id,
+            TaskView {
+                history_length: Some(0),
+                include_artifacts: false,
+            },
+        )
+        .await?;
         self.store_push_config(config).await
     }
 
     /// GetTaskPushNotificationConfig: a missing config is TaskNotFoundError (the spec has no
     /// dedicated code; not-found is what it means).
-    pub async fn get_push_config(&self, req: GetTaskPushNotificationConfigRequest) -> Result<TaskPushNotificationConfig, A2aError> {
+    pub async fn get_push_config(
+        &self,
+        req: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
-        self.rt().store.get_push_config(&req.task_id, &req.id).await?.ok_or_else(|| A2aError::TaskNotFound {
-            task_id: req.task_id.clone(),
-        })
+        self.rt()
+            .store
+            .get_push_config(&req.task_id, &req.id)
+            .await?
+            .ok_or_else(|| A2aError::TaskNotFound {
+                task_id: req.task_id.clone(),
+            })
     }
 
     /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all).
@@ -674,25 +844,41 @@ impl AgentService {
         let all = self.rt().store.list_push_configs(&req.task_id).await?;
         let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
             None => 0,
-            Some(t) => t.parse::<usize>().map_err(|_| A2aError::invalid_field("pageToken", "not a token this server issued"))?,
+            Some(t) => t.parse::<usize>().map_err(|_| {
+                A2aError::invalid_field("pageToken", "not a token this server issued")
+            })?,
         };
         let size = match req.page_size {
             None | Some(0) => usize::MAX,
-            Some(n) if n < 0 => return Err(A2aError::invalid_field("pageSize", "must not be negative")),
+            Some(n) if n < 0 => {
+                return Err(A2aError::invalid_field("pageSize", "must not be negative"));
+            }
             Some(n) => n as usize,
         };
         let end = start.saturating_add(size).min(all.len());
-        let configs = all.get(start.min(all.len())..end).unwrap_or_default().to_vec();
+        let configs = all
+            .get(start.min(all.len())..end)
+            .unwrap_or_default()
+            .to_vec();
         let next_page_token = (end < all.len()).then(|| end.to_string());
-        Ok(ListTaskPushNotificationConfigsResponse { configs, next_page_token })
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs,
+            next_page_token,
+        })
     }
 
     /// DeleteTaskPushNotificationConfig: idempotent (deleting a missing config succeeds).
-    pub async fn delete_push_config(&self, req: DeleteTaskPushNotificationConfigRequest) -> Result<(), A2aError> {
+    pub async fn delete_push_config(
+        &self,
+        req: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
-        self.rt().store.delete_push_config(&req.task_id, &req.id).await?;
+        self.rt()
+            .store
+            .delete_push_config(&req.task_id, &req.id)
+            .await?;
         Ok(())
     }
 
@@ -700,11 +886,19 @@ impl AgentService {
 
     /// GetExtendedAgentCard. Authentication is the host application's job (axum middleware);
     /// without an extended card the capability is off and this is UnsupportedOperationError.
-    pub async fn get_extended_agent_card(&self, _req: GetExtendedAgentCardRequest) -> Result<AgentCard, A2aError> {
-        match (&self.inner.extended_card, self.inner.card.capabilities.extended_agent_card) {
+    pub async fn get_extended_agent_card(
+        &self,
+        _req: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2aError> {
+        match (
+            &self.inner.extended_card,
+            self.inner.card.capabilities.extended_agent_card,
+        ) {
             (Some(card), _) => Ok(card.clone()),
             (None, Some(true)) => Err(A2aError::ExtendedAgentCardNotConfigured),
-            (None, _) => Err(A2aError::unsupported("this agent has no extended agent card")),
+            (None, _) => Err(A2aError::unsupported(
+                "this agent has no extended agent card",
+            )),
         }
     }
 
@@ -715,21 +909,40 @@ impl AgentService {
     /// Call it once at start-up with a durable store (`A2a::serve` does); returns how many.
     pub async fn recover(&self) -> Result<usize, A2aError> {
         let rt = self.rt();
-        let stale = rt.store.task_ids_in_states(&[TaskState::Submitted, TaskState::Working]).await?;
+        let stale = rt
+            .store
+            .task_ids_in_states(&[TaskState::Submitted, TaskState::Working])
+            .await?;
         let mut n = 0;
         for task_id in stale {
             if rt.running_ids().contains(&task_id) {
                 continue;
             }
-            let Some(rec) = rt.store.get_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await? else {
+            let Some(rec) = rt
+                .store
+                .get_task(
+                    &task_id,
+                    TaskView {
+                        history_length: Some(0),
+                        include_artifacts: false,
+                    },
+                )
+                .await?
+            else {
                 continue;
             };
             let msg = Runtime::agent_message(
                 &task_id,
                 &rec.task.context_id,
-                vec![crate::protocol::Part::text("the server restarted while the task was running")],
+                vec![crate::protocol::Part::text(
+                    "the server restarted while the task was running",
+                )],
             );
-            if rt.emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg)).await.is_ok() {
+            if rt
+                .emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg))
+                .await
+                .is_ok()
+            {
                 n += 1;
             }
         }
@@ -745,13 +958,27 @@ impl AgentService {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         for task_id in rt.running_ids() {
-            if let Ok(Some(rec)) = rt.store.get_task(&task_id, TaskView { history_length: Some(0), include_artifacts: false }).await {
+            if let Ok(Some(rec)) = rt
+                .store
+                .get_task(
+                    &task_id,
+                    TaskView {
+                        history_length: Some(0),
+                        include_artifacts: false,
+                    },
+                )
+                .await
+            {
                 let msg = Runtime::agent_message(
                     &task_id,
                     &rec.task.context_id,
-                    vec![crate::protocol::Part::text("the server shut down before the task finished")],
+                    vec![crate::protocol::Part::text(
+                        "the server shut down before the task finished",
+                    )],
                 );
-                let _ = rt.emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg)).await;
+                let _ = rt
+                    .emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg))
+                    .await;
             }
             rt.signal_cancel(&task_id);
         }
@@ -762,7 +989,10 @@ enum Started {
     Message(Message),
     /// The task, and the sequence number its stream starts after (0: a new task, from its
     /// creation snapshot).
-    Task { task_id: String, after: Seq },
+    Task {
+        task_id: String,
+        after: Seq,
+    },
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {
@@ -779,47 +1009,69 @@ fn new_id() -> String {
 }
 
 fn require_id(field: &str, value: &str) -> Result<(), A2aError> {
-    if value.is_empty() { Err(A2aError::invalid_field(field, "is required")) } else { Ok(()) }
+    if value.is_empty() {
+        Err(A2aError::invalid_field(field, "is required"))
+    } else {
+        Ok(())
+    }
 }
 
 fn history_length(field: &str, v: Option<i32>) -> Result<Option<usize>, A2aError> {
     match v {
-        Some(n) if n < 0 => Err(A2aError::invalid_field(field, format!("must not be negative, got {n}"))),
+        Some(n) if n < 0 => Err(A2aError::invalid_field(
+            field,
+            format!("must not be negative, got {n}"),
+        )),
         Some(n) => Ok(Some(n as usize)),
         None => Ok(None),
     }
 }
 
 impl AgentService {
-/// Check a SendMessage request; returns its history length.
-fn validate_send(&self, req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
-    let m = &req.message;
-    if m.message_id.is_empty() {
-        return Err(A2aError::invalid_field("message.messageId", "is required"));
-    }
-    if m.role != Role::User {
-        return Err(A2aError::invalid_field(
-            "message.role",
-            format!("must be ROLE_USER for messages sent to an agent, got {}", m.role.as_str()),
-        ));
-    }
-    if m.parts.is_empty() {
-        return Err(A2aError::invalid_field("message.parts", "must contain at least one part"));
-    }
-    let hl = history_length("configuration.historyLength", req.configuration.as_ref().and_then(|c| c.history_length))?;
-    if let Some(p) = req.configuration.as_ref().and_then(|c| c.task_push_notification_config.as_ref()) {
-        if !self.inner.push {
-            return Err(A2aError::PushNotificationNotSupported);
+    /// Check a SendMessage request; returns its history length.
+    fn validate_send(&self, req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
+        let m = &req.message;
+        if m.message_id.is_empty() {
+            return Err(A2aError::invalid_field("message.messageId", "is required"));
         }
-        self.check_webhook("configuration.taskPushNotificationConfig.url", &p.url)?;
+        if m.role != Role::User {
+            return Err(A2aError::invalid_field(
+                "message.role",
+                format!(
+                    "must be ROLE_USER for messages sent to an agent, got {}",
+                    m.role.as_str()
+                ),
+            ));
+        }
+        if m.parts.is_empty() {
+            return Err(A2aError::invalid_field(
+                "message.parts",
+                "must contain at least one part",
+            ));
+        }
+        let hl = history_length(
+            "configuration.historyLength",
+            req.configuration.as_ref().and_then(|c| c.history_length),
+        )?;
+        if let Some(p) = req
+            .configuration
+            .as_ref()
+            .and_then(|c| c.task_push_notification_config.as_ref())
+        {
+            if !self.inner.push {
+                return Err(A2aError::PushNotificationNotSupported);
+            }
+            self.check_webhook("configuration.taskPushNotificationConfig.url", &p.url)?;
+        }
+        Ok(hl)
     }
-    Ok(hl)
-}
 }
 
 /// The default webhook check: an absolute http or https URL with a host.
 pub fn check_webhook_url(url: &str) -> Result<(), String> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
     match uri.scheme_str() {
         Some("http") | Some("https") if uri.host().is_some() => Ok(()),
         _ => Err(format!("`{url}` must be an absolute http or https URL")),
@@ -850,7 +1102,11 @@ impl std::fmt::Debug for BindingResponse {
             BindingBody::Full(b) => format!("Full({} bytes)", b.len()),
             BindingBody::Sse(_) => "Sse".into(),
         };
-        f.debug_struct("BindingResponse").field("status", &self.status).field("headers", &self.headers).field("body", &body).finish()
+        f.debug_struct("BindingResponse")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("body", &body)
+            .finish()
     }
 }
 
@@ -858,16 +1114,33 @@ impl BindingResponse {
     /// A JSON response.
     pub fn json(status: http::StatusCode, body: impl Into<Bytes>) -> Self {
         let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-        BindingResponse { status, headers, body: BindingBody::Full(body.into()) }
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        BindingResponse {
+            status,
+            headers,
+            body: BindingBody::Full(body.into()),
+        }
     }
 
     /// An SSE response.
     pub fn sse(frames: BoxStream<'static, Bytes>) -> Self {
         let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
-        headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache"));
-        BindingResponse { status: http::StatusCode::OK, headers, body: BindingBody::Sse(frames) }
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        headers.insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-cache"),
+        );
+        BindingResponse {
+            status: http::StatusCode::OK,
+            headers,
+            body: BindingBody::Sse(frames),
+        }
     }
 
     /// Echo the activated extensions.
@@ -886,8 +1159,16 @@ pub fn is_json_content_type(headers: &http::HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-        .is_some_and(|ct| ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json")))
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|ct| {
+            ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json"))
+        })
 }
 
 impl AgentService {
@@ -905,7 +1186,10 @@ impl AgentService {
         } else {
             BindingResponse::json(http::StatusCode::OK, json.clone())
         };
-        resp.headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("public, max-age=300"));
+        resp.headers.insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("public, max-age=300"),
+        );
         if let Ok(v) = http::HeaderValue::from_str(etag) {
             resp.headers.insert(http::header::ETAG, v);
         }

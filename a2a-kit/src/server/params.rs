@@ -49,7 +49,10 @@ pub fn check(
 ) -> Result<RequestMeta, A2aError> {
     let version = match headers.get(VERSION_HEADER) {
         Some(v) => v.to_str().unwrap_or("<not ASCII>").trim().to_string(),
-        None => query_param(query, VERSION_HEADER).unwrap_or_default().trim().to_string(),
+        None => query_param(query, VERSION_HEADER)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
     };
     let major_minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
     if major_minor != PROTOCOL_VERSION {
@@ -58,7 +61,9 @@ pub fn check(
                 "no A2A-Version was sent, which means protocol 0.3; this agent speaks {PROTOCOL_VERSION}: send the header `A2A-Version: {PROTOCOL_VERSION}`"
             )
         } else {
-            format!("A2A-Version `{version}` is not supported; this agent speaks {PROTOCOL_VERSION}")
+            format!(
+                "A2A-Version `{version}` is not supported; this agent speaks {PROTOCOL_VERSION}"
+            )
         };
         return Err(A2aError::VersionNotSupported { version, message });
     }
@@ -66,16 +71,26 @@ pub fn check(
     for name in [EXTENSIONS_HEADER, "X-A2A-Extensions"] {
         for value in headers.get_all(name) {
             if let Ok(v) = value.to_str() {
-                activated.extend(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+                activated.extend(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(String::from),
+                );
             }
         }
     }
     if let Some(missing) = required.iter().find(|r| !activated.contains(r)) {
-        return Err(A2aError::ExtensionSupportRequired { uri: missing.clone() });
+        return Err(A2aError::ExtensionSupportRequired {
+            uri: missing.clone(),
+        });
     }
     activated.retain(|a| supported.contains(a));
     activated.dedup();
-    Ok(RequestMeta { version: PROTOCOL_VERSION.to_string(), extensions: activated })
+    Ok(RequestMeta {
+        version: PROTOCOL_VERSION.to_string(),
+        extensions: activated,
+    })
 }
 
 #[cfg(test)]
@@ -85,7 +100,10 @@ mod tests {
     fn h(pairs: &[(&str, &str)]) -> http::HeaderMap {
         let mut m = http::HeaderMap::new();
         for (k, v) in pairs {
-            m.append(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+            m.append(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
         }
         m
     }
@@ -97,8 +115,18 @@ mod tests {
         assert!(check(&h(&[]), Some("A2A-Version=1.0"), &[], &[]).is_ok());
         let e = check(&h(&[("A2A-Version", "")]), None, &[], &[]).unwrap_err();
         assert!(e.to_string().contains("0.3"));
-        assert_eq!(check(&h(&[("A2A-Version", "2.0")]), None, &[], &[]).unwrap_err().code(), -32009);
-        assert_eq!(check(&h(&[("A2A-Version", "0.3")]), None, &[], &[]).unwrap_err().code(), -32009);
+        assert_eq!(
+            check(&h(&[("A2A-Version", "2.0")]), None, &[], &[])
+                .unwrap_err()
+                .code(),
+            -32009
+        );
+        assert_eq!(
+            check(&h(&[("A2A-Version", "0.3")]), None, &[], &[])
+                .unwrap_err()
+                .code(),
+            -32009
+        );
     }
 
     #[test]
@@ -106,7 +134,13 @@ mod tests {
         let req = vec!["urn:x".to_string()];
         let e = check(&h(&[("A2A-Version", "1.0")]), None, &req, &req).unwrap_err();
         assert_eq!(e.code(), -32008);
-        let ok = check(&h(&[("A2A-Version", "1.0"), ("A2A-Extensions", "urn:y, urn:x")]), None, &req, &req).unwrap();
+        let ok = check(
+            &h(&[("A2A-Version", "1.0"), ("A2A-Extensions", "urn:y, urn:x")]),
+            None,
+            &req,
+            &req,
+        )
+        .unwrap();
         assert_eq!(ok.extensions, vec!["urn:x".to_string()]);
     }
 }

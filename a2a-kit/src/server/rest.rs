@@ -58,7 +58,9 @@ fn match_route(segs: &[String]) -> Option<Route> {
         ["tasks"] => Route::List,
         ["extendedAgentCard"] => Route::ExtendedCard,
         ["tasks", id, "pushNotificationConfigs"] => Route::PushCollection(id.to_string()),
-        ["tasks", id, "pushNotificationConfigs", cid] => Route::PushItem(id.to_string(), cid.to_string()),
+        ["tasks", id, "pushNotificationConfigs", cid] => {
+            Route::PushItem(id.to_string(), cid.to_string())
+        }
         ["tasks", last] => match last.rsplit_once(':') {
             Some((id, "cancel")) if !id.is_empty() => Route::Cancel(id.to_string()),
             Some((id, "subscribe")) if !id.is_empty() => Route::Subscribe(id.to_string()),
@@ -95,21 +97,33 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn error_response(err: &A2aError) -> BindingResponse {
-    let status = http::StatusCode::from_u16(err.http_status()).unwrap_or(http::StatusCode::BAD_REQUEST);
-    BindingResponse::json(status, Bytes::from(serde_json::to_vec(&err.to_rest_body()).unwrap_or_default()))
+    let status =
+        http::StatusCode::from_u16(err.http_status()).unwrap_or(http::StatusCode::BAD_REQUEST);
+    BindingResponse::json(
+        status,
+        Bytes::from(serde_json::to_vec(&err.to_rest_body()).unwrap_or_default()),
+    )
 }
 
 fn ok<T: Serialize>(value: &T) -> Result<BindingResponse, A2aError> {
-    let body = serde_json::to_vec(value).map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}")))?;
+    let body = serde_json::to_vec(value)
+        .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}")))?;
     Ok(BindingResponse::json(http::StatusCode::OK, body))
 }
 
-fn body_json<T: DeserializeOwned>(headers: &http::HeaderMap, body: &[u8], extra: Map<String, Value>) -> Result<T, A2aError> {
+fn body_json<T: DeserializeOwned>(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    extra: Map<String, Value>,
+) -> Result<T, A2aError> {
     let mut value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Object(Map::new())
     } else {
         if !is_json_content_type(headers) {
-            let got = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("none");
+            let got = headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none");
             return Err(A2aError::ContentTypeNotSupported(format!(
                 "request bodies must be application/json or application/a2a+json, not `{got}`"
             )));
@@ -118,14 +132,17 @@ fn body_json<T: DeserializeOwned>(headers: &http::HeaderMap, body: &[u8], extra:
             .map_err(|e| A2aError::JsonParse(format!("request body is not valid JSON: {e}")))?
     };
     let Value::Object(obj) = &mut value else {
-        return Err(A2aError::invalid_params("the request body must be a JSON object"));
+        return Err(A2aError::invalid_params(
+            "the request body must be a JSON object",
+        ));
     };
     obj.extend(extra);
     from_value(value, "")
 }
 
 fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, A2aError> {
-    serde_path_to_error::deserialize(value).map_err(|e| A2aError::from_serde(prefix, &e.path().to_string(), e.inner()))
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| A2aError::from_serde(prefix, &e.path().to_string(), e.inner()))
 }
 
 /// Query parameters as a JSON object; `bools` are converted to JSON booleans.
@@ -139,7 +156,12 @@ fn query_object(query: Option<&str>, bools: &[&str]) -> Result<Map<String, Value
             match v.as_ref() {
                 "true" => Value::Bool(true),
                 "false" => Value::Bool(false),
-                other => return Err(A2aError::invalid_field(k.as_ref(), format!("must be true or false, got `{other}`"))),
+                other => {
+                    return Err(A2aError::invalid_field(
+                        k.as_ref(),
+                        format!("must be true or false, got `{other}`"),
+                    ));
+                }
             }
         } else {
             Value::String(v.into_owned())
@@ -166,11 +188,16 @@ pub async fn handle(
     body: &[u8],
 ) -> BindingResponse {
     let Some((route, tenant)) = resolve(path) else {
-        return error_response(&A2aError::MethodNotFound(format!("no A2A operation at `{path}`")));
+        return error_response(&A2aError::MethodNotFound(format!(
+            "no A2A operation at `{path}`"
+        )));
     };
     if !route.allowed().contains(method) {
         let allowed: Vec<&str> = route.allowed().iter().map(http::Method::as_str).collect();
-        let err = A2aError::MethodNotFound(format!("`{method} {path}` is not allowed; use {}", allowed.join(" or ")));
+        let err = A2aError::MethodNotFound(format!(
+            "`{method} {path}` is not allowed; use {}",
+            allowed.join(" or ")
+        ));
         let mut resp = error_response(&err);
         resp.status = http::StatusCode::METHOD_NOT_ALLOWED;
         if let Ok(v) = http::HeaderValue::from_str(&allowed.join(", ")) {
@@ -188,13 +215,20 @@ pub async fn handle(
     };
     let result: Result<BindingResponse, A2aError> = async {
         match route {
-            Route::Send => ok(&service.send_message(body_json(headers, body, tenant_extra(Map::new()))?).await?),
+            Route::Send => ok(&service
+                .send_message(body_json(headers, body, tenant_extra(Map::new()))?)
+                .await?),
             Route::Stream => {
-                let stream = service.send_streaming_message(body_json(headers, body, tenant_extra(Map::new()))?).await?;
+                let stream = service
+                    .send_streaming_message(body_json(headers, body, tenant_extra(Map::new()))?)
+                    .await?;
                 Ok(BindingResponse::sse(sse_events(stream)))
             }
             Route::List => {
-                let q = tenant_extra(query_object(query, &["includeArtifacts", "include_artifacts"])?);
+                let q = tenant_extra(query_object(
+                    query,
+                    &["includeArtifacts", "include_artifacts"],
+                )?);
                 let req: ListTasksRequest = from_value(Value::Object(q), "")?;
                 ok(&service.list_tasks(req).await?)
             }
@@ -204,7 +238,11 @@ pub async fn handle(
                 ok(&service.get_task(req).await?)
             }
             Route::Cancel(id) => {
-                let req: CancelTaskRequest = body_json(headers, body, tenant_extra(with_ids(Map::new(), &[("id", &id)])))?;
+                let req: CancelTaskRequest = body_json(
+                    headers,
+                    body,
+                    tenant_extra(with_ids(Map::new(), &[("id", &id)])),
+                )?;
                 ok(&service.cancel_task(req).await?)
             }
             Route::Subscribe(id) => {
@@ -213,13 +251,19 @@ pub async fn handle(
                     .and_then(|v| v.to_str().ok())
                     .map(sse::parse_last_event_id)
                     .transpose()?;
-                let req = SubscribeToTaskRequest { tenant: tenant.clone(), id };
+                let req = SubscribeToTaskRequest {
+                    tenant: tenant.clone(),
+                    id,
+                };
                 let stream = service.subscribe_to_task(req, last).await?;
                 Ok(BindingResponse::sse(sse_events(stream)))
             }
             Route::PushCollection(task_id) if method == http::Method::POST => {
-                let cfg: TaskPushNotificationConfig =
-                    body_json(headers, body, tenant_extra(with_ids(Map::new(), &[("taskId", &task_id)])))?;
+                let cfg: TaskPushNotificationConfig = body_json(
+                    headers,
+                    body,
+                    tenant_extra(with_ids(Map::new(), &[("taskId", &task_id)])),
+                )?;
                 ok(&service.create_push_config(cfg).await?)
             }
             Route::PushCollection(task_id) => {
@@ -228,17 +272,27 @@ pub async fn handle(
                 ok(&service.list_push_configs(req).await?)
             }
             Route::PushItem(task_id, id) if method == http::Method::DELETE => {
-                let req = DeleteTaskPushNotificationConfigRequest { tenant: tenant.clone(), task_id, id };
+                let req = DeleteTaskPushNotificationConfigRequest {
+                    tenant: tenant.clone(),
+                    task_id,
+                    id,
+                };
                 service.delete_push_config(req).await?;
                 ok(&serde_json::json!({}))
             }
             Route::PushItem(task_id, id) => {
-                let req = GetTaskPushNotificationConfigRequest { tenant: tenant.clone(), task_id, id };
+                let req = GetTaskPushNotificationConfigRequest {
+                    tenant: tenant.clone(),
+                    task_id,
+                    id,
+                };
                 ok(&service.get_push_config(req).await?)
             }
-            Route::ExtendedCard => {
-                ok(&service.get_extended_agent_card(GetExtendedAgentCardRequest { tenant: tenant.clone() }).await?)
-            }
+            Route::ExtendedCard => ok(&service
+                .get_extended_agent_card(GetExtendedAgentCardRequest {
+                    tenant: tenant.clone(),
+                })
+                .await?),
         }
     }
     .await;
@@ -259,12 +313,18 @@ fn sse_events(events: EventStream) -> futures::stream::BoxStream<'static, Bytes>
                 Err(e) => {
                     *done = true;
                     let err = A2aError::Internal(format!("could not serialize an event: {e}"));
-                    sse::frame(None, &serde_json::to_vec(&err.to_rest_body()).unwrap_or_default())
+                    sse::frame(
+                        None,
+                        &serde_json::to_vec(&err.to_rest_body()).unwrap_or_default(),
+                    )
                 }
             },
             Err(e) => {
                 *done = true;
-                sse::frame(None, &serde_json::to_vec(&e.to_rest_body()).unwrap_or_default())
+                sse::frame(
+                    None,
+                    &serde_json::to_vec(&e.to_rest_body()).unwrap_or_default(),
+                )
             }
         };
         futures::future::ready(Some(frame))
@@ -279,16 +339,31 @@ mod tests {
     #[test]
     fn routes_and_tenants() {
         assert_eq!(resolve("/message:send"), Some((Route::Send, None)));
-        assert_eq!(resolve("/acme/message:send"), Some((Route::Send, Some("acme".into()))));
-        assert_eq!(resolve("/tasks/abc:cancel"), Some((Route::Cancel("abc".into()), None)));
-        assert_eq!(resolve("/tasks/abc"), Some((Route::Get("abc".into()), None)));
-        assert_eq!(resolve("/t1/tasks/abc:subscribe"), Some((Route::Subscribe("abc".into()), Some("t1".into()))));
+        assert_eq!(
+            resolve("/acme/message:send"),
+            Some((Route::Send, Some("acme".into())))
+        );
+        assert_eq!(
+            resolve("/tasks/abc:cancel"),
+            Some((Route::Cancel("abc".into()), None))
+        );
+        assert_eq!(
+            resolve("/tasks/abc"),
+            Some((Route::Get("abc".into()), None))
+        );
+        assert_eq!(
+            resolve("/t1/tasks/abc:subscribe"),
+            Some((Route::Subscribe("abc".into()), Some("t1".into())))
+        );
         assert_eq!(
             resolve("/tasks/a/pushNotificationConfigs/c"),
             Some((Route::PushItem("a".into(), "c".into()), None))
         );
         // A tenant literally named `tasks` does not shadow GET /tasks/{id}.
-        assert_eq!(resolve("/tasks/tasks"), Some((Route::Get("tasks".into()), None)));
+        assert_eq!(
+            resolve("/tasks/tasks"),
+            Some((Route::Get("tasks".into()), None))
+        );
         assert_eq!(resolve("/tasks/abc:explode"), None);
         assert_eq!(resolve("/nothing"), None);
     }

@@ -76,10 +76,15 @@ mod tests {
         tx.send(frame(None, b"[]")).await.unwrap();
         assert_eq!(&out.next().await.unwrap()[..], b"data: []\n\n");
         drop(tx);
-        assert!(out.next().await.is_none(), "the stream ends with its source");
+        assert!(
+            out.next().await.is_none(),
+            "the stream ends with its source"
+        );
     }
 
-    fn tokio_stream_from(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> impl Stream<Item = Bytes> + Send + 'static {
+    fn tokio_stream_from(
+        mut rx: tokio::sync::mpsc::Receiver<Bytes>,
+    ) -> impl Stream<Item = Bytes> + Send + 'static {
         async_stream::stream! {
             while let Some(b) = rx.recv().await {
                 yield b;

@@ -43,10 +43,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskView, apply_event, encode_cursor};
+use super::{
+    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskView, apply_event, encode_cursor,
+};
 use crate::protocol::{
-    Artifact, AuthenticationInfo, ListTasksResponse, Message, Metadata, Part, Role, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+    Artifact, AuthenticationInfo, ListTasksResponse, Message, Metadata, Part, Role, StreamResponse,
+    Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent, Timestamp,
 };
 
 /// The store handed to each check.
@@ -68,7 +71,9 @@ pub struct Check {
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Check").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Check")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -166,16 +171,28 @@ fn ts(ms: i64) -> Timestamp {
 }
 
 fn ms_of(t: &Task) -> i64 {
-    t.status.timestamp.expect("checks always stamp statuses").0.timestamp_millis()
+    t.status
+        .timestamp
+        .expect("checks always stamp statuses")
+        .0
+        .timestamp_millis()
 }
 
 fn msg(role: Role, id: &str, text: &str) -> Message {
-    Message { message_id: id.to_string(), role, parts: vec![Part::text(text)], ..Message::default() }
+    Message {
+        message_id: id.to_string(),
+        role,
+        parts: vec![Part::text(text)],
+        ..Message::default()
+    }
 }
 
 fn status_msg(id: &str, text: &str) -> Message {
     let mut meta = Metadata::new();
-    meta.insert(crate::runtime::STATUS_MESSAGE_KIND_KEY.into(), crate::runtime::STATUS_MESSAGE_KIND.into());
+    meta.insert(
+        crate::runtime::STATUS_MESSAGE_KIND_KEY.into(),
+        crate::runtime::STATUS_MESSAGE_KIND.into(),
+    );
     msg(Role::Agent, id, text).with_metadata(meta)
 }
 
@@ -183,27 +200,51 @@ fn new_task(id: &str, ctx: &str, state: TaskState, at: i64) -> Task {
     Task {
         id: id.to_string(),
         context_id: ctx.to_string(),
-        status: TaskStatus { state, message: None, timestamp: Some(ts(at)) },
+        status: TaskStatus {
+            state,
+            message: None,
+            timestamp: Some(ts(at)),
+        },
         artifacts: Vec::new(),
         history: vec![msg(Role::User, &format!("{id}-m0"), "start")],
         metadata: None,
     }
 }
 
-fn status_ev(task: &str, ctx: &str, state: TaskState, at: i64, message: Option<Message>) -> StreamResponse {
+fn status_ev(
+    task: &str,
+    ctx: &str,
+    state: TaskState,
+    at: i64,
+    message: Option<Message>,
+) -> StreamResponse {
     StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
         task_id: task.to_string(),
         context_id: ctx.to_string(),
-        status: TaskStatus { state, message, timestamp: Some(ts(at)) },
+        status: TaskStatus {
+            state,
+            message,
+            timestamp: Some(ts(at)),
+        },
         metadata: None,
     })
 }
 
 fn artifact(id: &str, parts: Vec<Part>) -> Artifact {
-    Artifact { artifact_id: id.to_string(), parts, ..Artifact::default() }
+    Artifact {
+        artifact_id: id.to_string(),
+        parts,
+        ..Artifact::default()
+    }
 }
 
-fn artifact_ev(task: &str, ctx: &str, a: Artifact, append: bool, last_chunk: bool) -> StreamResponse {
+fn artifact_ev(
+    task: &str,
+    ctx: &str,
+    a: Artifact,
+    append: bool,
+    last_chunk: bool,
+) -> StreamResponse {
     StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
         task_id: task.to_string(),
         context_id: ctx.to_string(),
@@ -228,18 +269,29 @@ fn push(task: &str, id: &str, url: &str) -> TaskPushNotificationConfig {
 fn query(page_size: usize) -> ListQuery {
     ListQuery {
         page_size,
-        view: TaskView { history_length: Some(0), include_artifacts: false },
+        view: TaskView {
+            history_length: Some(0),
+            include_artifacts: false,
+        },
         ..ListQuery::default()
     }
 }
 
 async fn create(s: &Store, task: &Task) {
-    let seq = s.create_task(task.clone(), None).await.unwrap_or_else(|e| panic!("create_task({}): {e}", task.id));
-    assert_eq!(seq, 1, "create_task returns 1 (the creation snapshot is event 1)");
+    let seq = s
+        .create_task(task.clone(), None)
+        .await
+        .unwrap_or_else(|e| panic!("create_task({}): {e}", task.id));
+    assert_eq!(
+        seq, 1,
+        "create_task returns 1 (the creation snapshot is event 1)"
+    );
 }
 
 async fn append(s: &Store, task: &str, ev: StreamResponse) -> Seq {
-    s.append_event(task, ev).await.unwrap_or_else(|e| panic!("append_event({task}): {e}"))
+    s.append_event(task, ev)
+        .await
+        .unwrap_or_else(|e| panic!("append_event({task}): {e}"))
 }
 
 async fn full(s: &Store, id: &str) -> super::TaskRecord {
@@ -250,7 +302,9 @@ async fn full(s: &Store, id: &str) -> super::TaskRecord {
 }
 
 async fn all_events(s: &Store, id: &str) -> Vec<EventRecord> {
-    s.events_after(id, 0, usize::MAX).await.unwrap_or_else(|e| panic!("events_after({id}): {e}"))
+    s.events_after(id, 0, usize::MAX)
+        .await
+        .unwrap_or_else(|e| panic!("events_after({id}): {e}"))
 }
 
 /// Walk every page of `q`; returns the tasks and checks the per-page invariants.
@@ -258,16 +312,29 @@ async fn walk(s: &Store, mut q: ListQuery) -> Vec<Task> {
     let mut out = Vec::new();
     let mut total = None;
     for _ in 0..10_000 {
-        let page: ListTasksResponse = s.list_tasks(&q).await.unwrap_or_else(|e| panic!("list_tasks: {e}"));
-        assert_eq!(page.page_size, q.page_size as i32, "pageSize echoes the query");
-        assert!(page.tasks.len() <= q.page_size, "a page holds at most pageSize tasks");
+        let page: ListTasksResponse = s
+            .list_tasks(&q)
+            .await
+            .unwrap_or_else(|e| panic!("list_tasks: {e}"));
+        assert_eq!(
+            page.page_size, q.page_size as i32,
+            "pageSize echoes the query"
+        );
+        assert!(
+            page.tasks.len() <= q.page_size,
+            "a page holds at most pageSize tasks"
+        );
         match total {
             None => total = Some(page.total_size),
             Some(t) => assert_eq!(page.total_size, t, "totalSize is the same on every page"),
         }
         out.extend(page.tasks);
         if page.next_page_token.is_empty() {
-            assert_eq!(Some(out.len() as i32), total, "the pages add up to totalSize");
+            assert_eq!(
+                Some(out.len() as i32),
+                total,
+                "the pages add up to totalSize"
+            );
             return out;
         }
         assert!(!out.is_empty(), "a page with a nextPageToken is not empty");
@@ -306,32 +373,59 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 pub async fn create_and_get(s: Store) {
     let b = base();
     let mut t = new_task("t1", "c1", TaskState::Submitted, b);
-    t.metadata = Some(json!({"k": "v", "n": 1}).as_object().cloned().unwrap_or_default());
-    t.artifacts.push(artifact("a0", vec![Part::text("preloaded")]));
-    assert_eq!(s.create_task(t.clone(), Some("skill-a".into())).await, Ok(1));
+    t.metadata = Some(
+        json!({"k": "v", "n": 1})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    t.artifacts
+        .push(artifact("a0", vec![Part::text("preloaded")]));
+    assert_eq!(
+        s.create_task(t.clone(), Some("skill-a".into())).await,
+        Ok(1)
+    );
     let rec = full(&s, "t1").await;
     assert_eq!(rec.task, t, "get_task returns the task as created");
     assert_eq!(rec.skill_id.as_deref(), Some("skill-a"));
     assert_eq!(rec.last_seq, 1);
 
-    assert_eq!(s.get_task("missing", TaskView::FULL).await, Ok(None), "a missing task reads as None");
     assert_eq!(
-        s.create_task(new_task("t1", "c9", TaskState::Working, b), None).await,
+        s.get_task("missing", TaskView::FULL).await,
+        Ok(None),
+        "a missing task reads as None"
+    );
+    assert_eq!(
+        s.create_task(new_task("t1", "c9", TaskState::Working, b), None)
+            .await,
         Err(StoreError::TaskExists("t1".into())),
         "a second task with the same id is refused"
     );
-    assert_eq!(full(&s, "t1").await.task, t, "a refused create changes nothing");
+    assert_eq!(
+        full(&s, "t1").await.task,
+        t,
+        "a refused create changes nothing"
+    );
     assert!(
         matches!(
-            s.create_task(new_task("t2", "c1", TaskState::Unspecified, b), None).await,
+            s.create_task(new_task("t2", "c1", TaskState::Unspecified, b), None)
+                .await,
             Err(StoreError::IllegalTransition(_))
         ),
         "a task cannot start UNSPECIFIED"
     );
-    assert_eq!(s.get_task("t2", TaskView::FULL).await, Ok(None), "a refused create stores nothing");
+    assert_eq!(
+        s.get_task("t2", TaskView::FULL).await,
+        Ok(None),
+        "a refused create stores nothing"
+    );
 
     // Any other initial state is accepted, with or without a skill.
-    for (id, state) in [("w", TaskState::Working), ("d", TaskState::Completed), ("i", TaskState::InputRequired)] {
+    for (id, state) in [
+        ("w", TaskState::Working),
+        ("d", TaskState::Completed),
+        ("i", TaskState::InputRequired),
+    ] {
         let t = new_task(id, "c2", state, b);
         create(&s, &t).await;
         let rec = full(&s, id).await;
@@ -340,7 +434,10 @@ pub async fn create_and_get(s: Store) {
     }
     assert_eq!(
         all_events(&s, "t1").await,
-        vec![EventRecord { seq: 1, event: StreamResponse::Task(t) }],
+        vec![EventRecord {
+            seq: 1,
+            event: StreamResponse::Task(t)
+        }],
         "event 1 is the creation snapshot"
     );
 }
@@ -357,24 +454,74 @@ pub async fn create_and_get(s: Store) {
 pub async fn task_views(s: Store) {
     let mut t = new_task("v", "c", TaskState::Working, base());
     for i in 1..5 {
-        t.history.push(msg(if i % 2 == 0 { Role::User } else { Role::Agent }, &format!("v-m{i}"), &format!("m{i}")));
+        t.history.push(msg(
+            if i % 2 == 0 { Role::User } else { Role::Agent },
+            &format!("v-m{i}"),
+            &format!("m{i}"),
+        ));
     }
-    t.artifacts = vec![artifact("x", vec![Part::text("1")]), artifact("y", vec![Part::text("2")])];
+    t.artifacts = vec![
+        artifact("x", vec![Part::text("1")]),
+        artifact("y", vec![Part::text("2")]),
+    ];
     create(&s, &t).await;
     for (view, history, artifacts) in [
         (TaskView::FULL, 5, 2),
-        (TaskView { history_length: None, include_artifacts: false }, 5, 0),
-        (TaskView { history_length: Some(0), include_artifacts: true }, 0, 2),
-        (TaskView { history_length: Some(2), include_artifacts: true }, 2, 2),
-        (TaskView { history_length: Some(5), include_artifacts: false }, 5, 0),
-        (TaskView { history_length: Some(50), include_artifacts: true }, 5, 2),
+        (
+            TaskView {
+                history_length: None,
+                include_artifacts: false,
+            },
+            5,
+            0,
+        ),
+        (
+            TaskView {
+                history_length: Some(0),
+                include_artifacts: true,
+            },
+            0,
+            2,
+        ),
+        (
+            TaskView {
+                history_length: Some(2),
+                include_artifacts: true,
+            },
+            2,
+            2,
+        ),
+        (
+            TaskView {
+                history_length: Some(5),
+                include_artifacts: false,
+            },
+            5,
+            0,
+        ),
+        (
+            TaskView {
+                history_length: Some(50),
+                include_artifacts: true,
+            },
+            5,
+            2,
+        ),
         (TaskView::default(), 5, 0),
     ] {
-        let got = s.get_task("v", view).await.expect("get_task").expect("task");
+        let got = s
+            .get_task("v", view)
+            .await
+            .expect("get_task")
+            .expect("task");
         let mut want = t.clone();
         view.apply(&mut want);
         assert_eq!(got.task, want, "view {view:?}");
-        assert_eq!((got.task.history.len(), got.task.artifacts.len()), (history, artifacts), "view {view:?}");
+        assert_eq!(
+            (got.task.history.len(), got.task.artifacts.len()),
+            (history, artifacts),
+            "view {view:?}"
+        );
         assert_eq!(got.last_seq, 1);
     }
 }
@@ -399,7 +546,10 @@ pub async fn status_updates(s: Store) {
     let rec = full(&s, "s").await;
     assert_eq!(rec.task.status.state, TaskState::Working);
     assert_eq!(rec.task.status.timestamp, Some(ts(b + 1)));
-    assert_eq!(rec.task.history, t.history, "a status without a message adds no history");
+    assert_eq!(
+        rec.task.history, t.history,
+        "a status without a message adds no history"
+    );
     assert_eq!(rec.last_seq, 2);
 
     let m1 = status_msg("s-m1", "thinking");
@@ -407,8 +557,16 @@ pub async fn status_updates(s: Store) {
     assert_eq!(append(&s, "s", e3.clone()).await, 3);
     log.push(e3);
     let rec = full(&s, "s").await;
-    assert_eq!(rec.task.status.message.as_ref(), Some(&m1), "the status carries its message");
-    assert_eq!(rec.task.history.last(), Some(&m1), "a status message is appended to the history");
+    assert_eq!(
+        rec.task.status.message.as_ref(),
+        Some(&m1),
+        "the status carries its message"
+    );
+    assert_eq!(
+        rec.task.history.last(),
+        Some(&m1),
+        "a status message is appended to the history"
+    );
     assert_eq!(rec.task.history.len(), 2);
 
     let m3 = msg(Role::Agent, "s-m3", "which city?");
@@ -419,45 +577,97 @@ pub async fn status_updates(s: Store) {
     let before = full(&s, "s").await;
     // Refused events: wrong task, wrong kind, illegal transition, unknown task.
     let wrong_task = status_ev("other", "c", TaskState::Working, b + 4, None);
-    assert!(matches!(s.append_event("s", wrong_task).await, Err(StoreError::InvalidEvent(_))), "wrong taskId");
     assert!(
-        matches!(s.append_event("s", StreamResponse::Task(t.clone())).await, Err(StoreError::InvalidEvent(_))),
+        matches!(
+            s.append_event("s", wrong_task).await,
+            Err(StoreError::InvalidEvent(_))
+        ),
+        "wrong taskId"
+    );
+    assert!(
+        matches!(
+            s.append_event("s", StreamResponse::Task(t.clone())).await,
+            Err(StoreError::InvalidEvent(_))
+        ),
         "a Task cannot be appended"
     );
     assert!(
-        matches!(s.append_event("s", StreamResponse::Message(m3.clone())).await, Err(StoreError::InvalidEvent(_))),
+        matches!(
+            s.append_event("s", StreamResponse::Message(m3.clone()))
+                .await,
+            Err(StoreError::InvalidEvent(_))
+        ),
         "a Message cannot be appended"
     );
-    let back = status_ev("s", "c", TaskState::Submitted, b + 4, Some(msg(Role::Agent, "s-x", "x")));
+    let back = status_ev(
+        "s",
+        "c",
+        TaskState::Submitted,
+        b + 4,
+        Some(msg(Role::Agent, "s-x", "x")),
+    );
     assert!(
-        matches!(s.append_event("s", back).await, Err(StoreError::IllegalTransition(_))),
+        matches!(
+            s.append_event("s", back).await,
+            Err(StoreError::IllegalTransition(_))
+        ),
         "INPUT_REQUIRED -> SUBMITTED is illegal"
     );
     assert_eq!(
-        s.append_event("nope", status_ev("nope", "c", TaskState::Working, b, None)).await,
+        s.append_event("nope", status_ev("nope", "c", TaskState::Working, b, None))
+            .await,
         Err(StoreError::TaskNotFound("nope".into()))
     );
     assert_eq!(full(&s, "s").await, before, "refused events change nothing");
-    assert_eq!(all_events(&s, "s").await.len(), 4, "refused events are not logged");
+    assert_eq!(
+        all_events(&s, "s").await.len(),
+        4,
+        "refused events are not logged"
+    );
 
-    let done = status_ev("s", "c", TaskState::Completed, b + 5, Some(msg(Role::Agent, "s-m5", "done")));
-    assert_eq!(append(&s, "s", done.clone()).await, 5, "refused events do not use up a sequence number");
+    let done = status_ev(
+        "s",
+        "c",
+        TaskState::Completed,
+        b + 5,
+        Some(msg(Role::Agent, "s-m5", "done")),
+    );
+    assert_eq!(
+        append(&s, "s", done.clone()).await,
+        5,
+        "refused events do not use up a sequence number"
+    );
     log.push(done);
     assert!(
         matches!(
-            s.append_event("s", status_ev("s", "c", TaskState::Working, b + 6, None)).await,
+            s.append_event("s", status_ev("s", "c", TaskState::Working, b + 6, None))
+                .await,
             Err(StoreError::IllegalTransition(_))
         ),
         "a terminal task cannot change state"
     );
     assert!(
         matches!(
-            s.append_event("s", artifact_ev("s", "c", artifact("late", vec![Part::text("x")]), false, true)).await,
+            s.append_event(
+                "s",
+                artifact_ev(
+                    "s",
+                    "c",
+                    artifact("late", vec![Part::text("x")]),
+                    false,
+                    true
+                )
+            )
+            .await,
             Err(StoreError::InvalidEvent(_))
         ),
         "a terminal task takes no artifacts"
     );
-    let got: Vec<StreamResponse> = all_events(&s, "s").await.into_iter().map(|r| r.event).collect();
+    let got: Vec<StreamResponse> = all_events(&s, "s")
+        .await
+        .into_iter()
+        .map(|r| r.event)
+        .collect();
     assert_eq!(got, log, "the log holds exactly the accepted events");
 }
 
@@ -476,7 +686,10 @@ pub async fn artifact_updates(s: Store) {
     let closing = Part::text("");
     let ev = |a: Artifact, append: bool| artifact_ev("a", "c", a, append, false);
 
-    assert_eq!(append(&s, "a", ev(artifact("x", vec![text("Hel")]), false)).await, 2);
+    assert_eq!(
+        append(&s, "a", ev(artifact("x", vec![text("Hel")]), false)).await,
+        2
+    );
     append(&s, "a", ev(artifact("x", vec![text("lo")]), true)).await;
     let mut meta = Metadata::new();
     meta.insert("chunks".into(), json!(3));
@@ -484,11 +697,24 @@ pub async fn artifact_updates(s: Store) {
     last.metadata = Some(meta.clone());
     append(&s, "a", artifact_ev("a", "c", last, true, true)).await;
     // A second artifact that starts with append=true and a closing part.
-    append(&s, "a", ev(artifact("y", vec![text("y1"), closing.clone()]), true)).await;
+    append(
+        &s,
+        "a",
+        ev(artifact("y", vec![text("y1"), closing.clone()]), true),
+    )
+    .await;
     let rec = full(&s, "a").await;
     assert_eq!(rec.task.artifacts.len(), 2);
-    assert_eq!(rec.task.artifacts[0].parts, vec![text("Hel"), text("lo")], "chunks append; the closing part is dropped");
-    assert_eq!(rec.task.artifacts[0].metadata.as_ref(), Some(&meta), "an appended chunk's metadata replaces the old");
+    assert_eq!(
+        rec.task.artifacts[0].parts,
+        vec![text("Hel"), text("lo")],
+        "chunks append; the closing part is dropped"
+    );
+    assert_eq!(
+        rec.task.artifacts[0].metadata.as_ref(),
+        Some(&meta),
+        "an appended chunk's metadata replaces the old"
+    );
     assert_eq!(rec.task.artifacts[1].parts, vec![text("y1")]);
     assert_eq!(rec.last_seq, 5);
 
@@ -497,19 +723,43 @@ pub async fn artifact_updates(s: Store) {
     replacement.name = Some("renamed".into());
     append(&s, "a", ev(replacement.clone(), false)).await;
     let rec = full(&s, "a").await;
-    assert_eq!(rec.task.artifacts[0], replacement, "append=false replaces the artifact in place");
-    assert_eq!(rec.task.artifacts[1].artifact_id, "y", "other artifacts keep their order");
+    assert_eq!(
+        rec.task.artifacts[0], replacement,
+        "append=false replaces the artifact in place"
+    );
+    assert_eq!(
+        rec.task.artifacts[1].artifact_id, "y",
+        "other artifacts keep their order"
+    );
     // Appending without metadata keeps the old metadata (none here) and the name.
     append(&s, "a", ev(artifact("x", vec![text("+")]), true)).await;
     let rec = full(&s, "a").await;
     assert_eq!(rec.task.artifacts[0].name.as_deref(), Some("renamed"));
     assert_eq!(rec.task.artifacts[0].parts, vec![text("new"), text("+")]);
-    assert_eq!(rec.task.status.state, TaskState::Working, "artifact updates leave the status alone");
-    assert_eq!(rec.task.history.len(), 1, "artifact updates leave the history alone");
+    assert_eq!(
+        rec.task.status.state,
+        TaskState::Working,
+        "artifact updates leave the status alone"
+    );
+    assert_eq!(
+        rec.task.history.len(),
+        1,
+        "artifact updates leave the history alone"
+    );
 
     let wrong = artifact_ev("b", "c", artifact("z", vec![text("z")]), false, true);
-    assert!(matches!(s.append_event("a", wrong).await, Err(StoreError::InvalidEvent(_))), "wrong taskId");
-    assert_eq!(full(&s, "a").await, rec, "a refused artifact changes nothing");
+    assert!(
+        matches!(
+            s.append_event("a", wrong).await,
+            Err(StoreError::InvalidEvent(_))
+        ),
+        "wrong taskId"
+    );
+    assert_eq!(
+        full(&s, "a").await,
+        rec,
+        "a refused artifact changes nothing"
+    );
 }
 
 /// History: creation messages, status messages and client follow-ups (`add_message`, which logs
@@ -527,28 +777,67 @@ pub async fn history_semantics(s: Store) {
     create(&s, &t).await;
     let mut want = t.history.clone();
     let m1 = status_msg("h-1", "working on it");
-    append(&s, "h", status_ev("h", "c", TaskState::Working, b + 1, Some(m1.clone()))).await;
+    append(
+        &s,
+        "h",
+        status_ev("h", "c", TaskState::Working, b + 1, Some(m1.clone())),
+    )
+    .await;
     want.push(m1);
     let q = msg(Role::Agent, "h-2", "what size?");
-    append(&s, "h", status_ev("h", "c", TaskState::InputRequired, b + 2, Some(q.clone()))).await;
+    append(
+        &s,
+        "h",
+        status_ev("h", "c", TaskState::InputRequired, b + 2, Some(q.clone())),
+    )
+    .await;
     want.push(q);
     let reply = msg(Role::User, "h-3", "large");
     assert_eq!(s.add_message("h", reply.clone()).await, Ok(()));
     want.push(reply);
-    append(&s, "h", status_ev("h", "c", TaskState::Working, b + 3, None)).await;
+    append(
+        &s,
+        "h",
+        status_ev("h", "c", TaskState::Working, b + 3, None),
+    )
+    .await;
     let follow = msg(Role::User, "h-4", "and blue");
-    s.add_message("h", follow.clone()).await.expect("add_message");
+    s.add_message("h", follow.clone())
+        .await
+        .expect("add_message");
     want.push(follow);
     let end = msg(Role::Agent, "h-5", "done");
-    append(&s, "h", status_ev("h", "c", TaskState::Completed, b + 4, Some(end.clone()))).await;
+    append(
+        &s,
+        "h",
+        status_ev("h", "c", TaskState::Completed, b + 4, Some(end.clone())),
+    )
+    .await;
     want.push(end);
 
     let rec = full(&s, "h").await;
-    assert_eq!(rec.task.history, want, "history keeps every message in order");
+    assert_eq!(
+        rec.task.history, want,
+        "history keeps every message in order"
+    );
     assert_eq!(rec.last_seq, 5, "add_message logs no event");
     assert_eq!(all_events(&s, "h").await.len(), 5);
-    let recent = s.get_task("h", TaskView { history_length: Some(3), include_artifacts: false }).await.expect("get").expect("task");
-    assert_eq!(recent.task.history, want[want.len() - 3..].to_vec(), "history_length keeps the most recent");
+    let recent = s
+        .get_task(
+            "h",
+            TaskView {
+                history_length: Some(3),
+                include_artifacts: false,
+            },
+        )
+        .await
+        .expect("get")
+        .expect("task");
+    assert_eq!(
+        recent.task.history,
+        want[want.len() - 3..].to_vec(),
+        "history_length keeps the most recent"
+    );
     assert_eq!(
         s.add_message("missing", msg(Role::User, "x", "x")).await,
         Err(StoreError::TaskNotFound("missing".into()))
@@ -570,24 +859,81 @@ pub async fn event_log(s: Store) {
     let mut log = vec![StreamResponse::Task(t)];
     for i in 0..9i64 {
         let ev = if i % 3 == 2 {
-            artifact_ev("e", "c", artifact("out", vec![Part::text(format!("chunk {i}"))]), i > 2, false)
+            artifact_ev(
+                "e",
+                "c",
+                artifact("out", vec![Part::text(format!("chunk {i}"))]),
+                i > 2,
+                false,
+            )
         } else {
-            status_ev("e", "c", TaskState::Working, b + i, Some(status_msg(&format!("e-{i}"), &format!("step {i}"))))
+            status_ev(
+                "e",
+                "c",
+                TaskState::Working,
+                b + i,
+                Some(status_msg(&format!("e-{i}"), &format!("step {i}"))),
+            )
         };
-        assert_eq!(append(&s, "e", ev.clone()).await, i as Seq + 2, "sequence numbers are contiguous");
+        assert_eq!(
+            append(&s, "e", ev.clone()).await,
+            i as Seq + 2,
+            "sequence numbers are contiguous"
+        );
         log.push(ev);
     }
-    let want: Vec<EventRecord> =
-        log.iter().enumerate().map(|(i, ev)| EventRecord { seq: i as Seq + 1, event: ev.clone() }).collect();
-    assert_eq!(s.events_after("e", 0, 100).await.expect("events"), want, "events_after(0) is the whole log");
-    assert_eq!(s.events_after("e", 3, 4).await.expect("events"), want[3..7].to_vec(), "a window");
-    assert_eq!(s.events_after("e", 8, 100).await.expect("events"), want[8..].to_vec(), "the tail");
-    assert_eq!(s.events_after("e", 10, 5).await.expect("events"), vec![], "nothing after the last");
-    assert_eq!(s.events_after("e", 500, 5).await.expect("events"), vec![], "nothing past the end");
-    assert_eq!(s.events_after("e", 0, 0).await.expect("events"), vec![], "limit 0");
-    assert_eq!(s.events_after("e", 0, 1).await.expect("events"), want[..1].to_vec(), "limit 1");
-    assert_eq!(s.events_after("missing", 0, 10).await, Err(StoreError::TaskNotFound("missing".into())));
-    assert_eq!(full(&s, "e").await.last_seq, 10, "last_seq is the last event's seq");
+    let want: Vec<EventRecord> = log
+        .iter()
+        .enumerate()
+        .map(|(i, ev)| EventRecord {
+            seq: i as Seq + 1,
+            event: ev.clone(),
+        })
+        .collect();
+    assert_eq!(
+        s.events_after("e", 0, 100).await.expect("events"),
+        want,
+        "events_after(0) is the whole log"
+    );
+    assert_eq!(
+        s.events_after("e", 3, 4).await.expect("events"),
+        want[3..7].to_vec(),
+        "a window"
+    );
+    assert_eq!(
+        s.events_after("e", 8, 100).await.expect("events"),
+        want[8..].to_vec(),
+        "the tail"
+    );
+    assert_eq!(
+        s.events_after("e", 10, 5).await.expect("events"),
+        vec![],
+        "nothing after the last"
+    );
+    assert_eq!(
+        s.events_after("e", 500, 5).await.expect("events"),
+        vec![],
+        "nothing past the end"
+    );
+    assert_eq!(
+        s.events_after("e", 0, 0).await.expect("events"),
+        vec![],
+        "limit 0"
+    );
+    assert_eq!(
+        s.events_after("e", 0, 1).await.expect("events"),
+        want[..1].to_vec(),
+        "limit 1"
+    );
+    assert_eq!(
+        s.events_after("missing", 0, 10).await,
+        Err(StoreError::TaskNotFound("missing".into()))
+    );
+    assert_eq!(
+        full(&s, "e").await.last_seq,
+        10,
+        "last_seq is the last event's seq"
+    );
 }
 
 /// ListTasks on an empty store.
@@ -600,7 +946,15 @@ pub async fn event_log(s: Store) {
 /// ```
 pub async fn list_empty(s: Store) {
     let page = s.list_tasks(&query(10)).await.expect("list_tasks");
-    assert_eq!(page, ListTasksResponse { tasks: vec![], next_page_token: String::new(), page_size: 10, total_size: 0 });
+    assert_eq!(
+        page,
+        ListTasksResponse {
+            tasks: vec![],
+            next_page_token: String::new(),
+            page_size: 10,
+            total_size: 0
+        }
+    );
 }
 
 /// ListTasks order (newest status timestamp first, ties by id descending) and keyset pages of
@@ -616,7 +970,9 @@ pub async fn list_order_and_pagination(s: Store) {
     let b = base();
     let mut keys = Vec::new();
     // 23 tasks, three per timestamp: ties are broken by id. Created out of order.
-    for i in [7, 3, 19, 0, 22, 11, 5, 14, 1, 9, 20, 16, 2, 13, 6, 21, 8, 18, 4, 12, 17, 10, 15] {
+    for i in [
+        7, 3, 19, 0, 22, 11, 5, 14, 1, 9, 20, 16, 2, 13, 6, 21, 8, 18, 4, 12, 17, 10, 15,
+    ] {
         let id = format!("task-{i:02}");
         let at = b + (i / 3) * 1000;
         create(&s, &new_task(&id, "c", TaskState::Working, at)).await;
@@ -628,15 +984,29 @@ pub async fn list_order_and_pagination(s: Store) {
         assert_eq!(ids(&got), want, "page size {size}");
     }
     let first = s.list_tasks(&query(23)).await.expect("list");
-    assert!(first.next_page_token.is_empty(), "no token when the page holds the rest exactly");
+    assert!(
+        first.next_page_token.is_empty(),
+        "no token when the page holds the rest exactly"
+    );
     let first = s.list_tasks(&query(22)).await.expect("list");
-    assert!(!first.next_page_token.is_empty(), "a token when more remain");
+    assert!(
+        !first.next_page_token.is_empty(),
+        "a token when more remain"
+    );
     assert_eq!(first.total_size, 23);
 
     // A status change moves a task to the front.
-    append(&s, "task-00", status_ev("task-00", "c", TaskState::Completed, b + 60_000, None)).await;
+    append(
+        &s,
+        "task-00",
+        status_ev("task-00", "c", TaskState::Completed, b + 60_000, None),
+    )
+    .await;
     let got = walk(&s, query(4)).await;
-    assert_eq!(got[0].id, "task-00", "ordered by the current status timestamp");
+    assert_eq!(
+        got[0].id, "task-00",
+        "ordered by the current status timestamp"
+    );
     assert_eq!(got.len(), 23);
 }
 
@@ -651,7 +1021,12 @@ pub async fn list_order_and_pagination(s: Store) {
 /// ```
 pub async fn list_filters(s: Store) {
     let b = base();
-    let states = [TaskState::Working, TaskState::Completed, TaskState::InputRequired, TaskState::Failed];
+    let states = [
+        TaskState::Working,
+        TaskState::Completed,
+        TaskState::InputRequired,
+        TaskState::Failed,
+    ];
     let mut all = Vec::new();
     for i in 0..20i64 {
         let id = format!("f{i:02}");
@@ -677,7 +1052,9 @@ pub async fn list_filters(s: Store) {
         let want = list_order(
             all.iter()
                 .filter(|(_, c, st, at)| {
-                    ctx.is_none_or(|x| x == *c) && state.is_none_or(|x| x == *st) && after.is_none_or(|a| *at >= a)
+                    ctx.is_none_or(|x| x == *c)
+                        && state.is_none_or(|x| x == *st)
+                        && after.is_none_or(|a| *at >= a)
                 })
                 .map(|(id, _, _, at)| (*at, id.clone()))
                 .collect(),
@@ -688,21 +1065,37 @@ pub async fn list_filters(s: Store) {
             q.status = state;
             q.status_timestamp_after = after.map(ts);
             let first = s.list_tasks(&q).await.expect("list");
-            assert_eq!(first.total_size, want.len() as i32, "totalSize with filter {ctx:?} {state:?} {after:?}");
+            assert_eq!(
+                first.total_size,
+                want.len() as i32,
+                "totalSize with filter {ctx:?} {state:?} {after:?}"
+            );
             let got = walk(&s, q).await;
-            assert_eq!(ids(&got), want, "filter {ctx:?} {state:?} {after:?}, page size {size}");
+            assert_eq!(
+                ids(&got),
+                want,
+                "filter {ctx:?} {state:?} {after:?}, page size {size}"
+            );
             for t in &got {
                 assert_eq!(t.status.state, state.unwrap_or(t.status.state));
             }
         }
     }
     // The state filter follows state changes.
-    append(&s, "f00", status_ev("f00", "ctx-a", TaskState::Canceled, b + 5000, None)).await;
+    append(
+        &s,
+        "f00",
+        status_ev("f00", "ctx-a", TaskState::Canceled, b + 5000, None),
+    )
+    .await;
     let mut q = query(100);
     q.status = Some(TaskState::Canceled);
     assert_eq!(ids(&walk(&s, q.clone()).await), vec!["f00".to_string()]);
     q.status = Some(TaskState::Working);
-    assert!(!ids(&walk(&s, q).await).contains(&"f00".to_string()), "a task is listed under its current state only");
+    assert!(
+        !ids(&walk(&s, q).await).contains(&"f00".to_string()),
+        "a task is listed under its current state only"
+    );
 }
 
 /// ListTasks applies the query's [`TaskView`] to every task.
@@ -721,17 +1114,30 @@ pub async fn list_views(s: Store) {
         let mut t = new_task(&id, "c", TaskState::Working, b + i);
         t.history.push(msg(Role::Agent, &format!("{id}-1"), "one"));
         t.history.push(msg(Role::User, &format!("{id}-2"), "two"));
-        t.artifacts.push(artifact(&format!("{id}-a"), vec![Part::text("art")]));
+        t.artifacts
+            .push(artifact(&format!("{id}-a"), vec![Part::text("art")]));
         create(&s, &t).await;
         tasks.push(t);
     }
     tasks.reverse(); // newest first
     for view in [
         TaskView::FULL,
-        TaskView { history_length: Some(0), include_artifacts: false },
-        TaskView { history_length: Some(1), include_artifacts: true },
-        TaskView { history_length: Some(2), include_artifacts: false },
-        TaskView { history_length: None, include_artifacts: false },
+        TaskView {
+            history_length: Some(0),
+            include_artifacts: false,
+        },
+        TaskView {
+            history_length: Some(1),
+            include_artifacts: true,
+        },
+        TaskView {
+            history_length: Some(2),
+            include_artifacts: false,
+        },
+        TaskView {
+            history_length: None,
+            include_artifacts: false,
+        },
     ] {
         let mut q = query(2);
         q.view = view;
@@ -759,12 +1165,20 @@ pub async fn list_views(s: Store) {
 pub async fn list_page_tokens(s: Store) {
     let b = base();
     for i in 0..5i64 {
-        create(&s, &new_task(&format!("p{i}"), "c", TaskState::Working, b + i)).await;
+        create(
+            &s,
+            &new_task(&format!("p{i}"), "c", TaskState::Working, b + i),
+        )
+        .await;
     }
     for bad in ["%%%", "bm90LWEtY3Vyc29y", "not a token at all"] {
         let mut q = query(2);
         q.page_token = Some(bad.to_string());
-        assert_eq!(s.list_tasks(&q).await, Err(StoreError::InvalidPageToken), "token {bad:?}");
+        assert_eq!(
+            s.list_tasks(&q).await,
+            Err(StoreError::InvalidPageToken),
+            "token {bad:?}"
+        );
     }
     let first = s.list_tasks(&query(2)).await.expect("list");
     let mut q = query(2);
@@ -775,7 +1189,10 @@ pub async fn list_page_tokens(s: Store) {
     assert_eq!(s.list_tasks(&q).await.expect("list"), second);
     // A token issued without filters can be used with filters: the keyset still applies.
     q.context_id = Some("c".into());
-    assert_eq!(ids(&s.list_tasks(&q).await.expect("list").tasks), vec!["p2".to_string(), "p1".to_string()]);
+    assert_eq!(
+        ids(&s.list_tasks(&q).await.expect("list").tasks),
+        vec!["p2".to_string(), "p1".to_string()]
+    );
 }
 
 /// Keyset pagination: tasks created between two pages do not shift or repeat later pages.
@@ -789,7 +1206,11 @@ pub async fn list_page_tokens(s: Store) {
 pub async fn list_pagination_is_stable_under_inserts(s: Store) {
     let b = base();
     for i in 0..6i64 {
-        create(&s, &new_task(&format!("k{i}"), "c", TaskState::Working, b + i * 10)).await;
+        create(
+            &s,
+            &new_task(&format!("k{i}"), "c", TaskState::Working, b + i * 10),
+        )
+        .await;
     }
     let first = s.list_tasks(&query(3)).await.expect("list");
     assert_eq!(ids(&first.tasks), ["k5", "k4", "k3"]);
@@ -799,7 +1220,11 @@ pub async fn list_pagination_is_stable_under_inserts(s: Store) {
     let mut q = query(3);
     q.page_token = Some(first.next_page_token);
     let second = s.list_tasks(&q).await.expect("list");
-    assert_eq!(ids(&second.tasks), ["k2", "k1", "k0"], "the next page starts after the last task seen");
+    assert_eq!(
+        ids(&second.tasks),
+        ["k2", "k1", "k0"],
+        "the next page starts after the last task seen"
+    );
     assert_eq!(second.total_size, 8, "totalSize counts the new tasks");
     assert!(second.next_page_token.is_empty());
 }
@@ -819,14 +1244,25 @@ pub async fn push_configs(s: Store) {
     create(&s, &new_task("p2", "c", TaskState::Completed, b)).await;
     let a = push("p1", "a", "https://example.com/a");
     let mut bb = push("p1", "b", "https://example.com/b");
-    bb.authentication = Some(AuthenticationInfo { scheme: "Bearer".into(), credentials: Some("secret".into()) });
+    bb.authentication = Some(AuthenticationInfo {
+        scheme: "Bearer".into(),
+        credentials: Some("secret".into()),
+    });
     bb.tenant = Some("tenant-1".into());
     let c = push("p2", "a", "https://example.com/other");
     for cfg in [&a, &bb, &c] {
         assert_eq!(s.put_push_config(cfg.clone()).await, Ok(()));
     }
-    assert_eq!(s.list_push_configs("p1").await, Ok(vec![a.clone(), bb.clone()]), "creation order");
-    assert_eq!(s.list_push_configs("p2").await, Ok(vec![c.clone()]), "configs are per task (same id, other task)");
+    assert_eq!(
+        s.list_push_configs("p1").await,
+        Ok(vec![a.clone(), bb.clone()]),
+        "creation order"
+    );
+    assert_eq!(
+        s.list_push_configs("p2").await,
+        Ok(vec![c.clone()]),
+        "configs are per task (same id, other task)"
+    );
     assert_eq!(s.get_push_config("p1", "b").await, Ok(Some(bb.clone())));
     assert_eq!(s.get_push_config("p2", "a").await, Ok(Some(c.clone())));
     assert_eq!(s.get_push_config("p1", "zzz").await, Ok(None));
@@ -835,25 +1271,55 @@ pub async fn push_configs(s: Store) {
     a2.url = "https://example.com/a-v2".into();
     a2.token = None;
     s.put_push_config(a2.clone()).await.expect("replace");
-    assert_eq!(s.list_push_configs("p1").await, Ok(vec![a2.clone(), bb.clone()]), "a replaced config keeps its place");
+    assert_eq!(
+        s.list_push_configs("p1").await,
+        Ok(vec![a2.clone(), bb.clone()]),
+        "a replaced config keeps its place"
+    );
     assert_eq!(s.get_push_config("p1", "a").await, Ok(Some(a2.clone())));
 
     assert_eq!(s.delete_push_config("p1", "a").await, Ok(true));
-    assert_eq!(s.delete_push_config("p1", "a").await, Ok(false), "deleting twice");
+    assert_eq!(
+        s.delete_push_config("p1", "a").await,
+        Ok(false),
+        "deleting twice"
+    );
     assert_eq!(s.get_push_config("p1", "a").await, Ok(None));
-    assert_eq!(s.list_push_configs("p2").await, Ok(vec![c.clone()]), "deleting p1/a leaves p2/a");
+    assert_eq!(
+        s.list_push_configs("p2").await,
+        Ok(vec![c.clone()]),
+        "deleting p1/a leaves p2/a"
+    );
     s.put_push_config(a.clone()).await.expect("put again");
-    assert_eq!(s.list_push_configs("p1").await, Ok(vec![bb.clone(), a.clone()]), "a re-created config goes last");
+    assert_eq!(
+        s.list_push_configs("p1").await,
+        Ok(vec![bb.clone(), a.clone()]),
+        "a re-created config goes last"
+    );
 
     let mut orphan = push("p1", "o", "https://example.com/o");
     orphan.task_id = None;
-    assert!(matches!(s.put_push_config(orphan).await, Err(StoreError::InvalidEvent(_))), "a config needs a taskId");
+    assert!(
+        matches!(
+            s.put_push_config(orphan).await,
+            Err(StoreError::InvalidEvent(_))
+        ),
+        "a config needs a taskId"
+    );
     let missing = || StoreError::TaskNotFound("missing".into());
-    assert_eq!(s.put_push_config(push("missing", "a", "https://example.com")).await, Err(missing()));
+    assert_eq!(
+        s.put_push_config(push("missing", "a", "https://example.com"))
+            .await,
+        Err(missing())
+    );
     assert_eq!(s.get_push_config("missing", "a").await, Err(missing()));
     assert_eq!(s.list_push_configs("missing").await, Err(missing()));
     assert_eq!(s.delete_push_config("missing", "a").await, Err(missing()));
-    assert_eq!(full(&s, "p1").await.last_seq, 1, "push configs log no event");
+    assert_eq!(
+        full(&s, "p1").await.last_seq,
+        1,
+        "push configs log no event"
+    );
 }
 
 /// Retention: `purge_terminal_before` deletes terminal tasks that ended strictly before the
@@ -868,30 +1334,110 @@ pub async fn push_configs(s: Store) {
 pub async fn retention(s: Store) {
     let b = base();
     let cut = b - 5_000;
-    create(&s, &new_task("old-done", "c", TaskState::Completed, b - 10_000)).await;
-    create(&s, &new_task("old-failed", "c", TaskState::Working, b - 20_000)).await;
-    append(&s, "old-failed", artifact_ev("old-failed", "c", artifact("r", vec![Part::text("r")]), false, true)).await;
-    append(&s, "old-failed", status_ev("old-failed", "c", TaskState::Failed, b - 9_000, Some(msg(Role::Agent, "of", "x")))).await;
-    s.put_push_config(push("old-failed", "cfg", "https://example.com/hook")).await.expect("push");
+    create(
+        &s,
+        &new_task("old-done", "c", TaskState::Completed, b - 10_000),
+    )
+    .await;
+    create(
+        &s,
+        &new_task("old-failed", "c", TaskState::Working, b - 20_000),
+    )
+    .await;
+    append(
+        &s,
+        "old-failed",
+        artifact_ev(
+            "old-failed",
+            "c",
+            artifact("r", vec![Part::text("r")]),
+            false,
+            true,
+        ),
+    )
+    .await;
+    append(
+        &s,
+        "old-failed",
+        status_ev(
+            "old-failed",
+            "c",
+            TaskState::Failed,
+            b - 9_000,
+            Some(msg(Role::Agent, "of", "x")),
+        ),
+    )
+    .await;
+    s.put_push_config(push("old-failed", "cfg", "https://example.com/hook"))
+        .await
+        .expect("push");
     create(&s, &new_task("at-cut", "c", TaskState::Rejected, cut)).await;
-    create(&s, &new_task("old-live", "c", TaskState::Working, b - 50_000)).await;
-    create(&s, &new_task("old-input", "c", TaskState::InputRequired, b - 50_000)).await;
-    create(&s, &new_task("old-submitted", "c", TaskState::Submitted, b - 50_000)).await;
+    create(
+        &s,
+        &new_task("old-live", "c", TaskState::Working, b - 50_000),
+    )
+    .await;
+    create(
+        &s,
+        &new_task("old-input", "c", TaskState::InputRequired, b - 50_000),
+    )
+    .await;
+    create(
+        &s,
+        &new_task("old-submitted", "c", TaskState::Submitted, b - 50_000),
+    )
+    .await;
     create(&s, &new_task("new-done", "c", TaskState::Canceled, b)).await;
 
-    assert_eq!(s.purge_terminal_before(ts(cut)).await, Ok(2), "two terminal tasks ended before the cutoff");
+    assert_eq!(
+        s.purge_terminal_before(ts(cut)).await,
+        Ok(2),
+        "two terminal tasks ended before the cutoff"
+    );
     for gone in ["old-done", "old-failed"] {
-        assert_eq!(s.get_task(gone, TaskView::FULL).await, Ok(None), "{gone} is purged");
+        assert_eq!(
+            s.get_task(gone, TaskView::FULL).await,
+            Ok(None),
+            "{gone} is purged"
+        );
         let missing = StoreError::TaskNotFound(gone.into());
-        assert_eq!(s.events_after(gone, 0, 10).await, Err(missing.clone()), "{gone}'s log is purged");
-        assert_eq!(s.list_push_configs(gone).await, Err(missing), "{gone}'s push configs are purged");
+        assert_eq!(
+            s.events_after(gone, 0, 10).await,
+            Err(missing.clone()),
+            "{gone}'s log is purged"
+        );
+        assert_eq!(
+            s.list_push_configs(gone).await,
+            Err(missing),
+            "{gone}'s push configs are purged"
+        );
     }
-    for kept in ["at-cut", "old-live", "old-input", "old-submitted", "new-done"] {
-        assert!(s.get_task(kept, TaskView::FULL).await.expect("get").is_some(), "{kept} is kept");
+    for kept in [
+        "at-cut",
+        "old-live",
+        "old-input",
+        "old-submitted",
+        "new-done",
+    ] {
+        assert!(
+            s.get_task(kept, TaskView::FULL)
+                .await
+                .expect("get")
+                .is_some(),
+            "{kept} is kept"
+        );
     }
     assert_eq!(s.list_tasks(&query(100)).await.expect("list").total_size, 5);
-    assert_eq!(s.purge_terminal_before(ts(cut)).await, Ok(0), "purging again deletes nothing");
-    assert_eq!(s.purge_terminal_before(ts(b + 1)).await, Ok(2), "the cutoff is exclusive; later cutoffs take more");
+    assert_eq!(
+        s.purge_terminal_before(ts(cut)).await,
+        Ok(0),
+        "purging again deletes nothing"
+    );
+    assert_eq!(
+        s.purge_terminal_before(ts(b + 1)).await,
+        Ok(2),
+        "the cutoff is exclusive; later cutoffs take more"
+    );
     assert_eq!(
         sorted(ids(&walk(&s, query(100)).await)),
         ["old-input", "old-live", "old-submitted"],
@@ -901,7 +1447,13 @@ pub async fn retention(s: Store) {
     // A purged id can be used again, with a fresh log and no configs.
     let again = new_task("old-failed", "c2", TaskState::Submitted, b);
     create(&s, &again).await;
-    assert_eq!(all_events(&s, "old-failed").await, vec![EventRecord { seq: 1, event: StreamResponse::Task(again.clone()) }]);
+    assert_eq!(
+        all_events(&s, "old-failed").await,
+        vec![EventRecord {
+            seq: 1,
+            event: StreamResponse::Task(again.clone())
+        }]
+    );
     assert_eq!(s.list_push_configs("old-failed").await, Ok(vec![]));
     assert_eq!(full(&s, "old-failed").await.task, again);
 }
@@ -926,14 +1478,36 @@ pub async fn task_ids_in_states(s: Store) {
     ] {
         create(&s, &new_task(id, "c", state, b)).await;
     }
-    append(&s, "x1", status_ev("x1", "c", TaskState::Failed, b + 1, None)).await;
+    append(
+        &s,
+        "x1",
+        status_ev("x1", "c", TaskState::Failed, b + 1, None),
+    )
+    .await;
     let q = |states: &'static [TaskState]| {
         let s = s.clone();
-        async move { sorted(s.task_ids_in_states(states).await.expect("task_ids_in_states")) }
+        async move {
+            sorted(
+                s.task_ids_in_states(states)
+                    .await
+                    .expect("task_ids_in_states"),
+            )
+        }
     };
-    assert_eq!(q(&[TaskState::Submitted, TaskState::Working]).await, ["s1", "s2", "w1"]);
-    assert_eq!(q(&[TaskState::Working, TaskState::Working]).await, ["w1"], "each task once");
-    assert_eq!(q(&[TaskState::Failed]).await, ["x1"], "the current state counts");
+    assert_eq!(
+        q(&[TaskState::Submitted, TaskState::Working]).await,
+        ["s1", "s2", "w1"]
+    );
+    assert_eq!(
+        q(&[TaskState::Working, TaskState::Working]).await,
+        ["w1"],
+        "each task once"
+    );
+    assert_eq!(
+        q(&[TaskState::Failed]).await,
+        ["x1"],
+        "the current state counts"
+    );
     assert_eq!(q(&[TaskState::AuthRequired]).await, Vec::<String>::new());
     assert_eq!(q(&[]).await, Vec::<String>::new());
 }
@@ -949,7 +1523,10 @@ pub async fn task_ids_in_states(s: Store) {
 pub async fn json_fidelity(s: Store) {
     let b = base();
     let mut meta = Metadata::new();
-    meta.insert("nested".into(), json!({"a": [1, 2.5, -3, true, null, "é✓"], "big": 9_007_199_254_740_993u64}));
+    meta.insert(
+        "nested".into(),
+        json!({"a": [1, 2.5, -3, true, null, "é✓"], "big": 9_007_199_254_740_993u64}),
+    );
     let rich = Message {
         message_id: "rich-1".into(),
         context_id: Some("ctx-é".into()),
@@ -958,8 +1535,12 @@ pub async fn json_fidelity(s: Store) {
         parts: vec![
             Part::text("multi\nline \"quoted\" ✓"),
             Part::data(json!({"k": {"deep": [null, 0.1]}})).with_metadata(meta.clone()),
-            Part::raw(vec![0u8, 1, 2, 254, 255]).with_filename("bytes.bin").with_media_type("application/octet-stream"),
-            Part::url("https://example.com/f.pdf").with_media_type("application/pdf").with_filename("f.pdf"),
+            Part::raw(vec![0u8, 1, 2, 254, 255])
+                .with_filename("bytes.bin")
+                .with_media_type("application/octet-stream"),
+            Part::url("https://example.com/f.pdf")
+                .with_media_type("application/pdf")
+                .with_filename("f.pdf"),
         ],
         metadata: Some(meta.clone()),
         extensions: vec!["https://example.com/ext/v1".into()],
@@ -968,7 +1549,11 @@ pub async fn json_fidelity(s: Store) {
     let t = Task {
         id: "rich".into(),
         context_id: "ctx-é".into(),
-        status: TaskStatus { state: TaskState::Submitted, message: Some(rich.clone()), timestamp: Some(ts(b)) },
+        status: TaskStatus {
+            state: TaskState::Submitted,
+            message: Some(rich.clone()),
+            timestamp: Some(ts(b)),
+        },
         artifacts: vec![Artifact {
             artifact_id: "art-✓".into(),
             name: Some("name".into()),
@@ -984,7 +1569,11 @@ pub async fn json_fidelity(s: Store) {
     let mut ev = TaskStatusUpdateEvent {
         task_id: "rich".into(),
         context_id: "ctx-é".into(),
-        status: TaskStatus { state: TaskState::Working, message: Some(rich.clone()), timestamp: Some(ts(b + 1)) },
+        status: TaskStatus {
+            state: TaskState::Working,
+            message: Some(rich.clone()),
+            timestamp: Some(ts(b + 1)),
+        },
         metadata: Some(meta.clone()),
     };
     append(&s, "rich", StreamResponse::StatusUpdate(ev.clone())).await;
@@ -995,10 +1584,20 @@ pub async fn json_fidelity(s: Store) {
         apply_event(&mut model, &e.event).expect("apply");
     }
     assert_eq!(full(&s, "rich").await.task, model);
-    assert_eq!(all_events(&s, "rich").await[0].event, StreamResponse::Task(t), "the snapshot is stored as given");
-    assert_eq!(all_events(&s, "rich").await[2].event, StreamResponse::StatusUpdate(ev));
+    assert_eq!(
+        all_events(&s, "rich").await[0].event,
+        StreamResponse::Task(t),
+        "the snapshot is stored as given"
+    );
+    assert_eq!(
+        all_events(&s, "rich").await[2].event,
+        StreamResponse::StatusUpdate(ev)
+    );
     let mut cfg = push("rich", "cfg-✓", "https://example.com/hook?x=1&y=é");
-    cfg.authentication = Some(AuthenticationInfo { scheme: "Basic".into(), credentials: None });
+    cfg.authentication = Some(AuthenticationInfo {
+        scheme: "Basic".into(),
+        credentials: None,
+    });
     s.put_push_config(cfg.clone()).await.expect("push");
     assert_eq!(s.get_push_config("rich", "cfg-✓").await, Ok(Some(cfg)));
 }
@@ -1025,13 +1624,27 @@ pub async fn concurrent_appends_across_tasks(s: Store) {
             let mut seqs = Vec::new();
             for i in 0..EVENTS {
                 let ev = if i % 2 == 0 {
-                    status_ev(&id, "c", TaskState::Working, b + i as i64, Some(status_msg(&format!("{id}-{i}"), "tick")))
+                    status_ev(
+                        &id,
+                        "c",
+                        TaskState::Working,
+                        b + i as i64,
+                        Some(status_msg(&format!("{id}-{i}"), "tick")),
+                    )
                 } else {
-                    artifact_ev(&id, "c", artifact("out", vec![Part::text(format!("{i}"))]), true, false)
+                    artifact_ev(
+                        &id,
+                        "c",
+                        artifact("out", vec![Part::text(format!("{i}"))]),
+                        true,
+                        false,
+                    )
                 };
                 seqs.push(append(&s, &id, ev).await);
                 if i % 5 == 0 {
-                    s.add_message(&id, msg(Role::User, &format!("{id}-u{i}"), "more")).await.expect("add_message");
+                    s.add_message(&id, msg(Role::User, &format!("{id}-u{i}"), "more"))
+                        .await
+                        .expect("add_message");
                 }
             }
             (id, seqs)
@@ -1039,15 +1652,28 @@ pub async fn concurrent_appends_across_tasks(s: Store) {
     }
     for h in handles {
         let (id, seqs) = h.await.expect("append task panicked");
-        assert_eq!(seqs, (2..=EVENTS as Seq + 1).collect::<Vec<_>>(), "{id}: sequence numbers");
+        assert_eq!(
+            seqs,
+            (2..=EVENTS as Seq + 1).collect::<Vec<_>>(),
+            "{id}: sequence numbers"
+        );
         let log = all_events(&s, &id).await;
-        assert_eq!(log.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=EVENTS as Seq + 1).collect::<Vec<_>>());
+        assert_eq!(
+            log.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            (1..=EVENTS as Seq + 1).collect::<Vec<_>>()
+        );
         let rec = full(&s, &id).await;
         assert_eq!(rec.last_seq, EVENTS as Seq + 1);
-        assert_eq!(rec.task.history.len(), 1 + EVENTS.div_ceil(2) + EVENTS.div_ceil(5));
+        assert_eq!(
+            rec.task.history.len(),
+            1 + EVENTS.div_ceil(2) + EVENTS.div_ceil(5)
+        );
         assert_eq!(rec.task.artifacts[0].parts.len(), EVENTS / 2);
     }
-    assert_eq!(s.list_tasks(&query(100)).await.expect("list").total_size, TASKS as i32);
+    assert_eq!(
+        s.list_tasks(&query(100)).await.expect("list").total_size,
+        TASKS as i32
+    );
 }
 
 /// Many concurrent appends to one task are atomic: distinct, contiguous sequence numbers and
@@ -1066,7 +1692,13 @@ pub async fn concurrent_appends_to_one_task(s: Store) {
         .map(|i| {
             let s = s.clone();
             tokio::spawn(async move {
-                let ev = artifact_ev("one", "c", artifact("shared", vec![Part::text(format!("p{i}"))]), true, false);
+                let ev = artifact_ev(
+                    "one",
+                    "c",
+                    artifact("shared", vec![Part::text(format!("p{i}"))]),
+                    true,
+                    false,
+                );
                 append(&s, "one", ev).await
             })
         })
@@ -1076,7 +1708,11 @@ pub async fn concurrent_appends_to_one_task(s: Store) {
         seqs.push(h.await.expect("append task panicked"));
     }
     seqs.sort_unstable();
-    assert_eq!(seqs, (2..=N as Seq + 1).collect::<Vec<_>>(), "each append gets its own sequence number");
+    assert_eq!(
+        seqs,
+        (2..=N as Seq + 1).collect::<Vec<_>>(),
+        "each append gets its own sequence number"
+    );
     let rec = full(&s, "one").await;
     assert_eq!(rec.task.artifacts.len(), 1);
     assert_eq!(rec.task.artifacts[0].parts.len(), N, "no append is lost");
@@ -1117,9 +1753,17 @@ pub async fn model_replay(s: Store) {
     };
     let mut models: Vec<Model> = Vec::new();
     for i in 0..5 {
-        let t = new_task(&format!("r{i}"), &format!("rc{}", i % 2), TaskState::Submitted, b + i);
+        let t = new_task(
+            &format!("r{i}"),
+            &format!("rc{}", i % 2),
+            TaskState::Submitted,
+            b + i,
+        );
         create(&s, &t).await;
-        models.push(Model { log: vec![StreamResponse::Task(t.clone())], task: t });
+        models.push(Model {
+            log: vec![StreamResponse::Task(t.clone())],
+            task: t,
+        });
     }
     for step in 0..300i64 {
         let i = next(models.len() as u64) as usize;
@@ -1129,19 +1773,41 @@ pub async fn model_replay(s: Store) {
         let op = next(20);
         if op < 3 {
             let message = msg(Role::User, &format!("{id}-u{step}"), "follow-up");
-            assert_eq!(s.add_message(&id, message.clone()).await, Ok(()), "step {step}");
+            assert_eq!(
+                s.add_message(&id, message.clone()).await,
+                Ok(()),
+                "step {step}"
+            );
             m.task.history.push(message);
         } else {
             let ev = match op {
                 3..=6 => {
-                    let message = (op % 2 == 0).then(|| status_msg(&format!("{id}-s{step}"), "working"));
+                    let message =
+                        (op % 2 == 0).then(|| status_msg(&format!("{id}-s{step}"), "working"));
                     status_ev(&id, &ctx, TaskState::Working, at, message)
                 }
-                7 => status_ev(&id, &ctx, TaskState::InputRequired, at, Some(msg(Role::Agent, &format!("{id}-q{step}"), "?"))),
+                7 => status_ev(
+                    &id,
+                    &ctx,
+                    TaskState::InputRequired,
+                    at,
+                    Some(msg(Role::Agent, &format!("{id}-q{step}"), "?")),
+                ),
                 8 => status_ev(&id, &ctx, TaskState::AuthRequired, at, None),
                 9 => {
-                    let end = [TaskState::Completed, TaskState::Failed, TaskState::Canceled, TaskState::Rejected];
-                    status_ev(&id, &ctx, end[next(4) as usize], at, Some(msg(Role::Agent, &format!("{id}-e{step}"), "end")))
+                    let end = [
+                        TaskState::Completed,
+                        TaskState::Failed,
+                        TaskState::Canceled,
+                        TaskState::Rejected,
+                    ];
+                    status_ev(
+                        &id,
+                        &ctx,
+                        end[next(4) as usize],
+                        at,
+                        Some(msg(Role::Agent, &format!("{id}-e{step}"), "end")),
+                    )
                 }
                 10 => status_ev(&id, &ctx, TaskState::Submitted, at, None),
                 11 => status_ev("someone-else", &ctx, TaskState::Working, at, None),
@@ -1156,7 +1822,8 @@ pub async fn model_replay(s: Store) {
                     let mut a = artifact(&aid, parts);
                     if next(5) == 0 {
                         a.name = Some(format!("n{step}"));
-                        a.metadata = Some(json!({"s": step}).as_object().cloned().unwrap_or_default());
+                        a.metadata =
+                            Some(json!({"s": step}).as_object().cloned().unwrap_or_default());
                     }
                     artifact_ev(&id, &ctx, a, next(3) > 0, false)
                 }
@@ -1172,19 +1839,35 @@ pub async fn model_replay(s: Store) {
         }
         let rec = full(&s, &id).await;
         assert_eq!(rec.task, m.task, "step {step}: task {id}");
-        assert_eq!(rec.last_seq, m.log.len() as Seq, "step {step}: last_seq of {id}");
+        assert_eq!(
+            rec.last_seq,
+            m.log.len() as Seq,
+            "step {step}: last_seq of {id}"
+        );
     }
     for m in &models {
-        let got: Vec<StreamResponse> = all_events(&s, &m.task.id).await.into_iter().map(|r| r.event).collect();
+        let got: Vec<StreamResponse> = all_events(&s, &m.task.id)
+            .await
+            .into_iter()
+            .map(|r| r.event)
+            .collect();
         assert_eq!(got, m.log, "log of {}", m.task.id);
     }
     let mut q = query(3);
     q.view = TaskView::FULL;
     let listed = walk(&s, q).await;
-    let want = list_order(models.iter().map(|m| (ms_of(&m.task), m.task.id.clone())).collect());
+    let want = list_order(
+        models
+            .iter()
+            .map(|m| (ms_of(&m.task), m.task.id.clone()))
+            .collect(),
+    );
     assert_eq!(ids(&listed), want, "ListTasks order after the run");
     for t in &listed {
-        let m = models.iter().find(|m| m.task.id == t.id).expect("listed task exists");
+        let m = models
+            .iter()
+            .find(|m| m.task.id == t.id)
+            .expect("listed task exists");
         assert_eq!(t, &m.task, "listed task {}", t.id);
     }
 }
@@ -1202,12 +1885,19 @@ pub async fn model_replay(s: Store) {
 pub async fn kit_cursor_format(s: Store) {
     let b = base();
     for i in 0..5i64 {
-        create(&s, &new_task(&format!("cf{i}"), "c", TaskState::Working, b + i / 2)).await;
+        create(
+            &s,
+            &new_task(&format!("cf{i}"), "c", TaskState::Working, b + i / 2),
+        )
+        .await;
     }
     let page = s.list_tasks(&query(3)).await.expect("list");
     let last = page.tasks.last().expect("a full page");
     assert_eq!(page.next_page_token, encode_cursor(ms_of(last), &last.id));
     let mut q = query(3);
     q.page_token = Some(encode_cursor(b + 1, "cf3"));
-    assert_eq!(ids(&s.list_tasks(&q).await.expect("list").tasks), ["cf2", "cf1", "cf0"]);
+    assert_eq!(
+        ids(&s.list_tasks(&q).await.expect("list").tasks),
+        ["cf2", "cf1", "cf0"]
+    );
 }

@@ -36,7 +36,10 @@ pub struct InMemoryConfig {
 
 impl Default for InMemoryConfig {
     fn default() -> Self {
-        InMemoryConfig { max_tasks: 100_000, terminal_ttl: Some(Duration::from_secs(3600)) }
+        InMemoryConfig {
+            max_tasks: 100_000,
+            terminal_ttl: Some(Duration::from_secs(3600)),
+        }
     }
 }
 
@@ -75,7 +78,10 @@ fn millis(ts: Option<Timestamp>) -> i64 {
 impl InMemoryTaskManager {
     /// A store with these limits.
     pub fn new(config: InMemoryConfig) -> Self {
-        InMemoryTaskManager { config, inner: Mutex::new(Inner::default()) }
+        InMemoryTaskManager {
+            config,
+            inner: Mutex::new(Inner::default()),
+        }
     }
 
     /// Number of tasks held.
@@ -106,7 +112,9 @@ impl Inner {
     fn evict_terminal_before(&mut self, cutoff: i64) -> usize {
         let mut n = 0;
         while self.terminal.first().is_some_and(|(at, _)| *at < cutoff) {
-            let Some((_, id)) = self.terminal.pop_first() else { break };
+            let Some((_, id)) = self.terminal.pop_first() else {
+                break;
+            };
             if let Some(e) = self.tasks.remove(&id) {
                 self.by_time.remove(&(e.time_key, id));
                 n += 1;
@@ -191,7 +199,11 @@ impl TaskManager for InMemoryTaskManager {
         Ok(())
     }
 
-    async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError> {
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError> {
         let inner = self.lock();
         Ok(inner.tasks.get(task_id).map(|e| TaskRecord {
             task: view_of(&e.task, view),
@@ -216,7 +228,10 @@ impl TaskManager for InMemoryTaskManager {
             .iter()
             .take(limit)
             .enumerate()
-            .map(|(i, ev)| EventRecord { seq: (start + i + 1) as Seq, event: ev.clone() })
+            .map(|(i, ev)| EventRecord {
+                seq: (start + i + 1) as Seq,
+                event: ev.clone(),
+            })
             .collect())
     }
 
@@ -229,7 +244,9 @@ impl TaskManager for InMemoryTaskManager {
         let inner = &*inner;
         let matches = |e: &Entry| {
             q.status.is_none_or(|s| e.task.status.state == s)
-                && q.context_id.as_deref().is_none_or(|c| e.task.context_id == c)
+                && q.context_id
+                    .as_deref()
+                    .is_none_or(|c| e.task.context_id == c)
         };
         // Newest first: walk the time index downwards from the cursor, stopping at the
         // timestamp floor, so a page costs O(log n + page) when nothing else filters.
@@ -244,7 +261,9 @@ impl TaskManager for InMemoryTaskManager {
             if *ts < floor {
                 break;
             }
-            let Some(e) = inner.tasks.get(id) else { continue };
+            let Some(e) = inner.tasks.get(id) else {
+                continue;
+            };
             if !matches(e) {
                 continue;
             }
@@ -256,16 +275,25 @@ impl TaskManager for InMemoryTaskManager {
         }
         let in_window = inner.by_time.range((floor, String::new())..);
         let total = if q.status.is_none() && q.context_id.is_none() {
-            if after_ms.is_none() { inner.by_time.len() } else { in_window.count() }
+            if after_ms.is_none() {
+                inner.by_time.len()
+            } else {
+                in_window.count()
+            }
         } else {
-            in_window.filter(|(_, id)| inner.tasks.get(id).is_some_and(matches)).count()
+            in_window
+                .filter(|(_, id)| inner.tasks.get(id).is_some_and(matches))
+                .count()
         };
         let next_page_token = match (has_more, page.last()) {
             (true, Some((ts, e))) => encode_cursor(*ts, &e.task.id),
             _ => String::new(),
         };
         Ok(ListTasksResponse {
-            tasks: page.into_iter().map(|(_, e)| view_of(&e.task, q.view)).collect(),
+            tasks: page
+                .into_iter()
+                .map(|(_, e)| view_of(&e.task, q.view))
+                .collect(),
             next_page_token,
             page_size: q.page_size as i32,
             total_size: total as i32,
@@ -278,7 +306,10 @@ impl TaskManager for InMemoryTaskManager {
             .clone()
             .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
         let mut inner = self.lock();
-        let entry = inner.tasks.get_mut(&task_id).ok_or(StoreError::TaskNotFound(task_id))?;
+        let entry = inner
+            .tasks
+            .get_mut(&task_id)
+            .ok_or(StoreError::TaskNotFound(task_id))?;
         match entry.push.iter_mut().find(|c| c.id == config.id) {
             Some(existing) => *existing = config,
             None => entry.push.push(config),
@@ -296,10 +327,17 @@ impl TaskManager for InMemoryTaskManager {
             .tasks
             .get(task_id)
             .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        Ok(entry.push.iter().find(|c| c.id.as_deref() == Some(id)).cloned())
+        Ok(entry
+            .push
+            .iter()
+            .find(|c| c.id.as_deref() == Some(id))
+            .cloned())
     }
 
-    async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         let inner = self.lock();
         let entry = inner
             .tasks
@@ -320,7 +358,9 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
-        Ok(self.lock().evict_terminal_before(before.0.timestamp_millis()))
+        Ok(self
+            .lock()
+            .evict_terminal_before(before.0.timestamp_millis()))
     }
 
     async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
@@ -344,7 +384,11 @@ fn view_of(task: &Task, view: TaskView) -> Task {
         id: task.id.clone(),
         context_id: task.context_id.clone(),
         status: task.status.clone(),
-        artifacts: if view.include_artifacts { task.artifacts.clone() } else { Vec::new() },
+        artifacts: if view.include_artifacts {
+            task.artifacts.clone()
+        } else {
+            Vec::new()
+        },
         history,
         metadata: task.metadata.clone(),
     }
@@ -353,7 +397,9 @@ fn view_of(task: &Task, view: TaskView) -> Task {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Artifact, Part, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent};
+    use crate::protocol::{
+        Artifact, Part, TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent,
+    };
     use proptest::prelude::*;
 
     fn task(id: &str, state: TaskState) -> Task {
@@ -390,18 +436,44 @@ mod tests {
     }
 
     fn block<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
     }
 
     #[test]
     fn capacity_evicts_terminal_tasks_first_and_refuses_when_all_live() {
         block(async {
-            let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 2, terminal_ttl: None });
-            store.create_task(task("done", TaskState::Completed), None).await.unwrap();
-            store.create_task(task("live1", TaskState::Working), None).await.unwrap();
-            store.create_task(task("live2", TaskState::Working), None).await.unwrap();
-            assert!(store.get_task("done", TaskView::FULL).await.unwrap().is_none(), "the terminal task made room");
-            let err = store.create_task(task("live3", TaskState::Working), None).await.unwrap_err();
+            let store = InMemoryTaskManager::new(InMemoryConfig {
+                max_tasks: 2,
+                terminal_ttl: None,
+            });
+            store
+                .create_task(task("done", TaskState::Completed), None)
+                .await
+                .unwrap();
+            store
+                .create_task(task("live1", TaskState::Working), None)
+                .await
+                .unwrap();
+            store
+                .create_task(task("live2", TaskState::Working), None)
+                .await
+                .unwrap();
+            assert!(
+                store
+                    .get_task("done", TaskView::FULL)
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "the terminal task made room"
+            );
+            let err = store
+                .create_task(task("live3", TaskState::Working), None)
+                .await
+                .unwrap_err();
             assert!(matches!(err, StoreError::Full(2)));
             assert_eq!(store.len(), 2);
         });
@@ -410,13 +482,28 @@ mod tests {
     #[test]
     fn ttl_evicts_finished_tasks() {
         block(async {
-            let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 10, terminal_ttl: Some(Duration::from_millis(20)) });
-            store.create_task(task("t", TaskState::Working), None).await.unwrap();
-            store.append_event("t", status("t", TaskState::Completed)).await.unwrap();
+            let store = InMemoryTaskManager::new(InMemoryConfig {
+                max_tasks: 10,
+                terminal_ttl: Some(Duration::from_millis(20)),
+            });
+            store
+                .create_task(task("t", TaskState::Working), None)
+                .await
+                .unwrap();
+            store
+                .append_event("t", status("t", TaskState::Completed))
+                .await
+                .unwrap();
             tokio::time::sleep(Duration::from_millis(40)).await;
-            store.create_task(task("u", TaskState::Working), None).await.unwrap();
+            store
+                .create_task(task("u", TaskState::Working), None)
+                .await
+                .unwrap();
             assert!(store.get_task("t", TaskView::FULL).await.unwrap().is_none());
-            assert!(store.get_task("u", TaskView::FULL).await.unwrap().is_some(), "live tasks are never evicted");
+            assert!(
+                store.get_task("u", TaskView::FULL).await.unwrap().is_some(),
+                "live tasks are never evicted"
+            );
         });
     }
 
@@ -424,9 +511,18 @@ mod tests {
     fn purge_removes_only_old_terminal_tasks() {
         block(async {
             let store = InMemoryTaskManager::default();
-            store.create_task(task("old", TaskState::Working), None).await.unwrap();
-            store.append_event("old", status("old", TaskState::Failed)).await.unwrap();
-            store.create_task(task("live", TaskState::Working), None).await.unwrap();
+            store
+                .create_task(task("old", TaskState::Working), None)
+                .await
+                .unwrap();
+            store
+                .append_event("old", status("old", TaskState::Failed))
+                .await
+                .unwrap();
+            store
+                .create_task(task("live", TaskState::Working), None)
+                .await
+                .unwrap();
             tokio::time::sleep(Duration::from_millis(5)).await;
             let n = store.purge_terminal_before(Timestamp::now()).await.unwrap();
             assert_eq!(n, 1);

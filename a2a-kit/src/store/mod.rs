@@ -12,7 +12,10 @@
 //! to the HTTP work around it.
 
 mod memory;
-#[cfg(feature = "sqlite")] mod sqlite; #[cfg(feature = "sqlite")] pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
+#[cfg(feature = "sqlite")]
+mod sqlite;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
 #[cfg(feature = "test-support")]
 pub mod conformance;
 pub mod retention;
@@ -63,7 +66,10 @@ pub struct TaskView {
 
 impl TaskView {
     /// Everything: full history and artifacts.
-    pub const FULL: TaskView = TaskView { history_length: None, include_artifacts: true };
+    pub const FULL: TaskView = TaskView {
+        history_length: None,
+        include_artifacts: true,
+    };
 
     /// Trim `task` to this view.
     pub fn apply(&self, task: &mut Task) {
@@ -180,7 +186,11 @@ pub trait TaskManager: Send + Sync + 'static {
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
 
     /// Read a task.
-    async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError>;
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError>;
 
     /// Events with `seq > after`, in order, at most `limit`.
     async fn events_after(
@@ -204,7 +214,10 @@ pub trait TaskManager: Send + Sync + 'static {
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError>;
 
     /// All push configs of a task, in creation order.
-    async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
 
     /// Delete a push config; `Ok(false)` when there was none.
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError>;
@@ -269,10 +282,19 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
                 )));
             }
             let incoming = &u.artifact;
-            let existing = task.artifacts.iter_mut().find(|a| a.artifact_id == incoming.artifact_id);
+            let existing = task
+                .artifacts
+                .iter_mut()
+                .find(|a| a.artifact_id == incoming.artifact_id);
             match (existing, u.append) {
                 (Some(a), true) => {
-                    a.parts.extend(incoming.parts.iter().filter(|p| !is_closing_part(p)).cloned());
+                    a.parts.extend(
+                        incoming
+                            .parts
+                            .iter()
+                            .filter(|p| !is_closing_part(p))
+                            .cloned(),
+                    );
                     if incoming.metadata.is_some() {
                         a.metadata.clone_from(&incoming.metadata);
                     }

@@ -27,7 +27,10 @@ use crate::protocol::Timestamp;
 pub fn cutoff(ttl: Duration) -> Timestamp {
     let now = Timestamp::now().0;
     let earliest = chrono::DateTime::<chrono::Utc>::MIN_UTC;
-    let at = chrono::Duration::from_std(ttl).ok().and_then(|d| now.checked_sub_signed(d)).unwrap_or(earliest);
+    let at = chrono::Duration::from_std(ttl)
+        .ok()
+        .and_then(|d| now.checked_sub_signed(d))
+        .unwrap_or(earliest);
     Timestamp::from(at)
 }
 
@@ -43,7 +46,10 @@ pub fn cutoff(ttl: Duration) -> Timestamp {
 /// assert_eq!(purged, 0);
 /// # });
 /// ```
-pub async fn purge_expired<S: TaskManager + ?Sized>(store: &S, ttl: Duration) -> Result<usize, StoreError> {
+pub async fn purge_expired<S: TaskManager + ?Sized>(
+    store: &S,
+    ttl: Duration,
+) -> Result<usize, StoreError> {
     store.purge_terminal_before(cutoff(ttl)).await
 }
 
@@ -78,7 +84,9 @@ where
             match purge_expired(&*store, ttl).await {
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(purged = n, "retention: purged expired terminal tasks"),
-                Err(e) => tracing::warn!(error = %e, "retention: purge failed; retrying next round"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "retention: purge failed; retrying next round")
+                }
             }
         }
     })

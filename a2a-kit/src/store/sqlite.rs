@@ -73,7 +73,11 @@ pub struct SqliteOptions {
 
 impl Default for SqliteOptions {
     fn default() -> Self {
-        SqliteOptions { read_connections: 4, busy_timeout: Duration::from_secs(5), synchronous: Synchronous::Normal }
+        SqliteOptions {
+            read_connections: 4,
+            busy_timeout: Duration::from_secs(5),
+            synchronous: Synchronous::Normal,
+        }
     }
 }
 
@@ -300,7 +304,10 @@ impl SqliteTaskManager {
     /// let store = SqliteTaskManager::open_with("tasks.db", options).await?;
     /// # let _ = store; Ok(()) }
     /// ```
-    pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
         let p = path.clone();
         let writer = blocking(move || {
@@ -373,7 +380,11 @@ impl SqliteTaskManager {
     /// # });
     /// ```
     pub async fn schema_version(&self) -> Result<u32, StoreError> {
-        self.read(|conn| conn.pragma_query_value(None, "user_version", |r| r.get::<_, u32>(0)).db()).await
+        self.read(|conn| {
+            conn.pragma_query_value(None, "user_version", |r| r.get::<_, u32>(0))
+                .db()
+        })
+        .await
     }
 
     /// The most recent status messages of a task (history messages whose metadata `kind` is
@@ -398,7 +409,11 @@ impl SqliteTaskManager {
     /// assert_eq!(recent[0].text(), "thinking");
     /// # });
     /// ```
-    pub async fn recent_status_messages(&self, task_id: &str, limit: usize) -> Result<Vec<Message>, StoreError> {
+    pub async fn recent_status_messages(
+        &self,
+        task_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |conn| {
             let mut stmt = conn
@@ -436,8 +451,13 @@ impl SqliteTaskManager {
                 });
             })
         });
-        self.inner.jobs.send(job).await.map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?;
-        rx.await.map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?
+        self.inner
+            .jobs
+            .send(job)
+            .await
+            .map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?;
+        rx.await
+            .map_err(|_| StoreError::Backend("the store's writer has stopped".into()))?
     }
 
     /// Run `f` on a reader connection (the writer for a database in memory).
@@ -449,23 +469,37 @@ impl SqliteTaskManager {
             // In memory there is one connection: the writer thread's.
             return self.write(f).await;
         };
-        let permit = pool.permits.clone().acquire_owned().await.map_err(|_| StoreError::Backend("store closed".into()))?;
+        let permit = pool
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Backend("store closed".into()))?;
         let inner = self.inner.clone();
         blocking(move || {
             let _permit = permit;
-            let Some(pool) = &inner.readers else { unreachable!("checked above") };
+            let Some(pool) = &inner.readers else {
+                unreachable!("checked above")
+            };
             let idle = pool.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let conn = match idle {
                 Some(c) => c,
-                None => open_reader(inner.path.as_deref().unwrap_or(Path::new(":memory:")), &inner.options)?,
+                None => open_reader(
+                    inner.path.as_deref().unwrap_or(Path::new(":memory:")),
+                    &inner.options,
+                )?,
             };
             // One read transaction per operation: everything it reads comes from one snapshot.
             conn.execute_batch("BEGIN").db()?;
             let out = f(&conn);
-            conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" }).db()?;
+            conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                .db()?;
             // A connection is returned only after a clean run; one that panicked is dropped
             // (and reopened on demand).
-            pool.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+            pool.idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
             out
         })
         .await
@@ -479,7 +513,9 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(StoreError::Backend(format!("database task did not finish: {e}"))),
+        Err(e) => Err(StoreError::Backend(format!(
+            "database task did not finish: {e}"
+        ))),
     }
 }
 
@@ -514,7 +550,8 @@ fn spawn_writer(conn: Connection) -> Result<tokio::sync::mpsc::Sender<Job>, Stor
                                     done.push(job(Ok(&conn)));
                                     if conn.is_autocommit() {
                                         aborted = Some(StoreError::Backend(
-                                            "the write transaction was rolled back by the database".into(),
+                                            "the write transaction was rolled back by the database"
+                                                .into(),
                                         ));
                                     }
                                 }
@@ -543,19 +580,30 @@ fn spawn_writer(conn: Connection) -> Result<tokio::sync::mpsc::Sender<Job>, Stor
 }
 
 /// Run `f` inside a savepoint of the open transaction; roll it back if `f` fails or panics.
-fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+fn in_savepoint<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
     conn.execute_batch("SAVEPOINT job").db()?;
     let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))) {
         Ok(r) => r,
-        Err(_) => Err(StoreError::Backend("a store operation panicked; it was rolled back".into())),
+        Err(_) => Err(StoreError::Backend(
+            "a store operation panicked; it was rolled back".into(),
+        )),
     };
-    let end = if out.is_ok() { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
+    let end = if out.is_ok() {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
     conn.execute_batch(end).db()?;
     out
 }
 
 fn open_reader(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags).db()?;
     configure(&conn, options, false)?;
     Ok(conn)
@@ -565,15 +613,23 @@ fn open_reader(path: &Path, options: &SqliteOptions) -> Result<Connection, Store
 fn configure(conn: &Connection, options: &SqliteOptions, writer: bool) -> Result<(), StoreError> {
     conn.busy_timeout(options.busy_timeout).db()?;
     if writer {
-        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).db()?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .db()?;
         if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-            return Err(StoreError::Backend(format!("could not switch the database to WAL (journal_mode is {mode})")));
+            return Err(StoreError::Backend(format!(
+                "could not switch the database to WAL (journal_mode is {mode})"
+            )));
         }
     }
     conn.execute_batch(&format!(
         "PRAGMA synchronous = {}; PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;{}",
         options.synchronous.pragma(),
-        if writer { "" } else { " PRAGMA query_only = ON;" }
+        if writer {
+            ""
+        } else {
+            " PRAGMA query_only = ON;"
+        }
     ))
     .db()?;
     conn.set_prepared_statement_cache_capacity(64);
@@ -582,8 +638,12 @@ fn configure(conn: &Connection, options: &SqliteOptions, writer: bool) -> Result
 
 /// Apply pending migrations in one immediate transaction.
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).db()?;
-    let version: u32 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).db()?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()?;
+    let version: u32 = tx
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .db()?;
     let known = MIGRATIONS.len() as u32;
     if version > known {
         return Err(StoreError::Backend(format!(
@@ -591,8 +651,10 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         )));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        tx.execute_batch(sql).map_err(|e| StoreError::Backend(format!("migration {}: {e}", i + 1)))?;
-        tx.pragma_update(None, "user_version", (i + 1) as u32).db()?;
+        tx.execute_batch(sql)
+            .map_err(|e| StoreError::Backend(format!("migration {}: {e}", i + 1)))?;
+        tx.pragma_update(None, "user_version", (i + 1) as u32)
+            .db()?;
     }
     tx.commit().db()
 }
@@ -610,7 +672,8 @@ impl<T> Db<T> for Result<T, rusqlite::Error> {
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Backend(format!("could not encode a row: {e}")))
+    serde_json::to_string(value)
+        .map_err(|e| StoreError::Backend(format!("could not encode a row: {e}")))
 }
 
 fn from_json<T: DeserializeOwned>(s: &str) -> Result<T, StoreError> {
@@ -630,7 +693,10 @@ fn clamp(n: usize) -> i64 {
 }
 
 fn message_kind(m: &Message) -> Option<&str> {
-    m.metadata.as_ref()?.get(crate::runtime::STATUS_MESSAGE_KIND_KEY)?.as_str()
+    m.metadata
+        .as_ref()?
+        .get(crate::runtime::STATUS_MESSAGE_KIND_KEY)?
+        .as_str()
 }
 
 fn event_kind(ev: &StreamResponse) -> &'static str {
@@ -652,15 +718,27 @@ fn insert_message(tx: &Connection, task_id: &str, pos: i64, m: &Message) -> Resu
     Ok(())
 }
 
-fn insert_artifact(tx: &Connection, task_id: &str, pos: i64, a: &Artifact) -> Result<(), StoreError> {
-    tx.prepare_cached("INSERT INTO artifacts (task_id, pos, artifact_id, body) VALUES (?1, ?2, ?3, ?4)")
-        .db()?
-        .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
-        .db()?;
+fn insert_artifact(
+    tx: &Connection,
+    task_id: &str,
+    pos: i64,
+    a: &Artifact,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO artifacts (task_id, pos, artifact_id, body) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .db()?
+    .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+    .db()?;
     Ok(())
 }
 
-fn insert_event(tx: &Connection, task_id: &str, seq: i64, ev: &StreamResponse) -> Result<(), StoreError> {
+fn insert_event(
+    tx: &Connection,
+    task_id: &str,
+    seq: i64,
+    ev: &StreamResponse,
+) -> Result<(), StoreError> {
     tx.prepare_cached("INSERT INTO events (task_id, seq, kind, state, created_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         .db()?
         .execute(params![task_id, seq, event_kind(ev), ev.state().map(|s| s.as_str()), now_millis(), to_json(ev)?])
@@ -678,11 +756,16 @@ fn task_exists(conn: &Connection, task_id: &str) -> Result<bool, StoreError> {
 }
 
 fn require_task(conn: &Connection, task_id: &str) -> Result<(), StoreError> {
-    if task_exists(conn, task_id)? { Ok(()) } else { Err(StoreError::TaskNotFound(task_id.to_string())) }
+    if task_exists(conn, task_id)? {
+        Ok(())
+    } else {
+        Err(StoreError::TaskNotFound(task_id.to_string()))
+    }
 }
 
 /// The task columns [`raw_row`] reads, in this order.
-const TASK_COLUMNS: &str = "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts";
+const TASK_COLUMNS: &str =
+    "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts";
 
 /// A `tasks` row as read.
 struct RawRow {
@@ -746,16 +829,23 @@ fn load_view(conn: &Connection, task: &mut Task, view: TaskView) -> Result<(), S
     match view.history_length {
         Some(0) => {}
         None => {
-            let mut stmt = conn.prepare_cached("SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos").db()?;
+            let mut stmt = conn
+                .prepare_cached("SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos")
+                .db()?;
             let rows = stmt.query_map([&task.id], |r| r.get::<_, String>(0)).db()?;
             for body in rows {
                 task.history.push(from_json(&body.db()?)?);
             }
         }
         Some(n) => {
-            let mut stmt =
-                conn.prepare_cached("SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos DESC LIMIT ?2").db()?;
-            let rows = stmt.query_map(params![task.id, clamp(n)], |r| r.get::<_, String>(0)).db()?;
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos DESC LIMIT ?2",
+                )
+                .db()?;
+            let rows = stmt
+                .query_map(params![task.id, clamp(n)], |r| r.get::<_, String>(0))
+                .db()?;
             for body in rows {
                 task.history.push(from_json(&body.db()?)?);
             }
@@ -763,7 +853,9 @@ fn load_view(conn: &Connection, task: &mut Task, view: TaskView) -> Result<(), S
         }
     }
     if view.include_artifacts {
-        let mut stmt = conn.prepare_cached("SELECT body FROM artifacts WHERE task_id = ?1 ORDER BY pos").db()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
+            .db()?;
         let rows = stmt.query_map([&task.id], |r| r.get::<_, String>(0)).db()?;
         for body in rows {
             task.artifacts.push(from_json(&body.db()?)?);
@@ -799,7 +891,11 @@ fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
         args.push(Value::Integer(t.0.timestamp_millis()));
         clauses.push(format!("status_ts >= ?{}", args.len()));
     }
-    let clause = if clauses.is_empty() { String::from("1") } else { clauses.join(" AND ") };
+    let clause = if clauses.is_empty() {
+        String::from("1")
+    } else {
+        clauses.join(" AND ")
+    };
     (clause, args)
 }
 
@@ -939,19 +1035,38 @@ impl TaskManager for SqliteTaskManager {
         .await
     }
 
-    async fn get_task(&self, task_id: &str, view: TaskView) -> Result<Option<TaskRecord>, StoreError> {
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |tx| {
-            let Some(TaskRow { mut task, skill_id, last_seq, .. }) = get_row(tx, &task_id)? else {
+            let Some(TaskRow {
+                mut task,
+                skill_id,
+                last_seq,
+                ..
+            }) = get_row(tx, &task_id)?
+            else {
                 return Ok(None);
             };
             load_view(tx, &mut task, view)?;
-            Ok(Some(TaskRecord { task, skill_id, last_seq: last_seq as Seq }))
+            Ok(Some(TaskRecord {
+                task,
+                skill_id,
+                last_seq: last_seq as Seq,
+            }))
         })
         .await
     }
 
-    async fn events_after(&self, task_id: &str, after: Seq, limit: usize) -> Result<Vec<EventRecord>, StoreError> {
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |tx| {
             require_task(tx, &task_id)?;
@@ -987,11 +1102,18 @@ impl TaskManager for SqliteTaskManager {
             if let Some((ts, id)) = &cursor {
                 args.push(Value::Integer(*ts));
                 args.push(Value::Text(id.clone()));
-                sql.push_str(&format!(" AND (status_ts, id) < (?{}, ?{})", args.len() - 1, args.len()));
+                sql.push_str(&format!(
+                    " AND (status_ts, id) < (?{}, ?{})",
+                    args.len() - 1,
+                    args.len()
+                ));
             }
             // One more than a page tells whether another page follows.
             args.push(Value::Integer(clamp(q.page_size).saturating_add(1)));
-            sql.push_str(&format!(" ORDER BY status_ts DESC, id DESC LIMIT ?{}", args.len()));
+            sql.push_str(&format!(
+                " ORDER BY status_ts DESC, id DESC LIMIT ?{}",
+                args.len()
+            ));
             let mut stmt = tx.prepare_cached(&sql).db()?;
             let raw = stmt
                 .query_map(rusqlite::params_from_iter(args.iter()), raw_row)
@@ -1003,7 +1125,11 @@ impl TaskManager for SqliteTaskManager {
             let mut tasks = Vec::with_capacity(raw.len().min(q.page_size));
             let mut last_key = None;
             for row in raw.into_iter().take(q.page_size) {
-                let TaskRow { mut task, status_ts, .. } = decode_row(row)?;
+                let TaskRow {
+                    mut task,
+                    status_ts,
+                    ..
+                } = decode_row(row)?;
                 load_view(tx, &mut task, q.view)?;
                 last_key = Some((status_ts, task.id.clone()));
                 tasks.push(task);
@@ -1058,7 +1184,11 @@ impl TaskManager for SqliteTaskManager {
         .await
     }
 
-    async fn get_push_config(&self, task_id: &str, id: &str) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
         let (task_id, id) = (task_id.to_string(), id.to_string());
         self.read(move |tx| {
             require_task(tx, &task_id)?;
@@ -1073,11 +1203,16 @@ impl TaskManager for SqliteTaskManager {
         .await
     }
 
-    async fn list_push_configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |tx| {
             require_task(tx, &task_id)?;
-            let mut stmt = tx.prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 ORDER BY pos").db()?;
+            let mut stmt = tx
+                .prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 ORDER BY pos")
+                .db()?;
             let rows = stmt.query_map([&task_id], |r| r.get::<_, String>(0)).db()?;
             let mut out = Vec::new();
             for body in rows {
@@ -1138,7 +1273,9 @@ impl TaskManager for SqliteTaskManager {
     async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
         let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
         self.read(move |tx| {
-            let mut stmt = tx.prepare_cached("SELECT id FROM tasks WHERE state = ?1").db()?;
+            let mut stmt = tx
+                .prepare_cached("SELECT id FROM tasks WHERE state = ?1")
+                .db()?;
             let mut out = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for s in states {

@@ -123,27 +123,68 @@ struct Env {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
 }
 
 impl Env {
     fn spec(&self, key: &str) -> Spec {
         let bin = |name: &str| self.bin_dir.join(name);
         let (label, kind, program, args, sqlite) = match key {
-            "hello" => ("ours: macro hello, in-memory store", Kind::Ours, bin("bench-hello"), vec![], false),
-            "hello-sqlite" => ("ours: macro hello, SQLite store", Kind::Ours, bin("bench-hello"), vec![], true),
-            "hello-manual" => ("ours: hand-written hello, in-memory store", Kind::Ours, bin("bench-hello-manual"), vec![], false),
-            "stream" => ("ours: streaming agent, in-memory store", Kind::Ours, bin("bench-stream"), vec![], false),
-            "stream-sqlite" => ("ours: streaming agent, SQLite store", Kind::Ours, bin("bench-stream"), vec![], true),
+            "hello" => (
+                "ours: macro hello, in-memory store",
+                Kind::Ours,
+                bin("bench-hello"),
+                vec![],
+                false,
+            ),
+            "hello-sqlite" => (
+                "ours: macro hello, SQLite store",
+                Kind::Ours,
+                bin("bench-hello"),
+                vec![],
+                true,
+            ),
+            "hello-manual" => (
+                "ours: hand-written hello, in-memory store",
+                Kind::Ours,
+                bin("bench-hello-manual"),
+                vec![],
+                false,
+            ),
+            "stream" => (
+                "ours: streaming agent, in-memory store",
+                Kind::Ours,
+                bin("bench-stream"),
+                vec![],
+                false,
+            ),
+            "stream-sqlite" => (
+                "ours: streaming agent, SQLite store",
+                Kind::Ours,
+                bin("bench-stream"),
+                vec![],
+                true,
+            ),
             "limit" => (
                 "limit: bare axum handler",
                 Kind::Limit,
                 bin("bench-limit"),
                 vec![
                     "--unary".into(),
-                    self.opts.work.join("unary-response.json").display().to_string(),
+                    self.opts
+                        .work
+                        .join("unary-response.json")
+                        .display()
+                        .to_string(),
                     "--stream-frames".into(),
-                    self.opts.work.join("stream-frames.txt").display().to_string(),
+                    self.opts
+                        .work
+                        .join("stream-frames.txt")
+                        .display()
+                        .to_string(),
                 ],
                 false,
             ),
@@ -156,11 +197,21 @@ impl Env {
             ),
             other => panic!("unknown server {other}"),
         };
-        Spec { key: leak(key), label, kind, program, args, sqlite }
+        Spec {
+            key: leak(key),
+            label,
+            kind,
+            program,
+            args,
+            sqlite,
+        }
     }
 
     fn wanted(&self, key: &str) -> bool {
-        self.opts.servers.as_ref().is_none_or(|s| s.iter().any(|k| k == key))
+        self.opts
+            .servers
+            .as_ref()
+            .is_none_or(|s| s.iter().any(|k| k == key))
     }
 
     async fn start(&self, spec: &Spec, extra: &[&str]) -> Server {
@@ -172,12 +223,15 @@ impl Env {
             args.extend(["--bind".into(), format!("127.0.0.1:{port}")]);
         }
         let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let db = spec.sqlite.then(|| self.opts.work.join(format!("tmp/{}-{n}.db", spec.key)));
+        let db = spec
+            .sqlite
+            .then(|| self.opts.work.join(format!("tmp/{}-{n}.db", spec.key)));
         if let Some(db) = &db {
             args.extend(["--store".into(), format!("sqlite:{}", db.display())]);
         }
         args.extend(extra.iter().map(|s| s.to_string()));
-        let log = std::fs::File::create(self.opts.work.join(format!("logs/{}-{n}.log", spec.key))).expect("log file");
+        let log = std::fs::File::create(self.opts.work.join(format!("logs/{}-{n}.log", spec.key)))
+            .expect("log file");
         let mut cmd = if self.opts.server_cpu.is_empty() {
             Command::new(&spec.program)
         } else {
@@ -185,8 +239,14 @@ impl Env {
             c.args(["-c", &self.opts.server_cpu]).arg(&spec.program);
             c
         };
-        cmd.args(&args).stdin(Stdio::null()).stdout(log.try_clone().expect("log")).stderr(log).kill_on_drop(true);
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", spec.program.display()));
+        cmd.args(&args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .kill_on_drop(true);
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", spec.program.display()));
         let pid = child.id().expect("pid");
         let url = format!("http://127.0.0.1:{port}/");
         let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
@@ -198,11 +258,20 @@ impl Env {
                 }
             }
             if Instant::now() > deadline {
-                panic!("{} did not start (see {}/logs)", spec.key, self.opts.work.display());
+                panic!(
+                    "{} did not start (see {}/logs)",
+                    spec.key,
+                    self.opts.work.display()
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Server { child, pid, url, db }
+        Server {
+            child,
+            pid,
+            url,
+            db,
+        }
     }
 
     async fn stop(&self, mut s: Server) {
@@ -216,7 +285,10 @@ impl Env {
     }
 
     fn message_id(&self) -> String {
-        format!("bench-{}", self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        format!(
+            "bench-{}",
+            self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )
     }
 }
 
@@ -257,7 +329,11 @@ fn stream_body(message_id: &str, skill: &str, text: &str) -> Value {
     })
 }
 
-async fn post(client: &reqwest::Client, url: &str, body: String) -> Result<reqwest::Response, String> {
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    body: String,
+) -> Result<reqwest::Response, String> {
     client
         .post(url)
         .header("A2A-Version", "1.0")
@@ -272,7 +348,8 @@ async fn post(client: &reqwest::Client, url: &str, body: String) -> Result<reqwe
 async fn check_unary(env: &Env, url: &str) -> Result<Vec<u8>, String> {
     let r = post(&env.client, url, unary_body()).await?;
     let body = r.bytes().await.map_err(|e| e.to_string())?.to_vec();
-    let v: Value = serde_json::from_slice(&body).map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))?;
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))?;
     let state = &v["result"]["task"]["status"]["state"];
     if state != "TASK_STATE_COMPLETED" {
         return Err(format!("unexpected SendMessage response: {v}"));
@@ -297,14 +374,32 @@ async fn oha(env: &Env, url: &str, how: &[String]) -> OhaResult {
     let c = env.opts.connections.to_string();
     let mut cmd = Command::new(&env.opts.oha);
     cmd.args(how)
-        .args(["-c", &c, "-m", "POST", "-H", "A2A-Version: 1.0", "-T", "application/json", "-d", &body])
+        .args([
+            "-c",
+            &c,
+            "-m",
+            "POST",
+            "-H",
+            "A2A-Version: 1.0",
+            "-T",
+            "application/json",
+            "-d",
+            &body,
+        ])
         .args(["--no-tui", "--output-format", "json", url])
         .stdin(Stdio::null())
         .stderr(Stdio::inherit());
     let out = cmd.output().await.expect("oha runs");
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("oha output is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
-    let codes = v["statusCodeDistribution"].as_object().cloned().unwrap_or_default();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "oha output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let codes = v["statusCodeDistribution"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let ok = codes.get("200").and_then(Value::as_u64).unwrap_or(0);
     let all: u64 = codes.values().filter_map(Value::as_u64).sum();
     OhaResult {
@@ -342,9 +437,17 @@ async fn one_stream(env: &Env, url: &str, skill: &str, n: usize) -> Result<Strea
     let body = stream_body(&env.message_id(), skill, &n.to_string()).to_string();
     let t0 = Instant::now();
     let resp = post(&env.client, url, body).await?;
-    let ct = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     if !ct.starts_with("text/event-stream") {
-        return Err(format!("not an SSE response ({ct}): {}", resp.text().await.unwrap_or_default()));
+        return Err(format!(
+            "not an SSE response ({ct}): {}",
+            resp.text().await.unwrap_or_default()
+        ));
     }
     let mut events = resp.bytes_stream().eventsource();
     let (mut first, mut first_chunk, mut chunks) = (None, None, 0usize);
@@ -382,7 +485,12 @@ async fn w2_once(env: &Env, spec: &Spec) -> BTreeMap<usize, StreamResult> {
     for &n in &env.opts.chunks {
         let mut rs = Vec::new();
         for _ in 0..env.opts.streams_per_run {
-            match tokio::time::timeout(Duration::from_secs(600), one_stream(env, &server.url, "count", n)).await {
+            match tokio::time::timeout(
+                Duration::from_secs(600),
+                one_stream(env, &server.url, "count", n),
+            )
+            .await
+            {
                 Ok(Ok(r)) => rs.push(r),
                 Ok(Err(e)) => panic!("{} {n} chunks: {e}", spec.key),
                 Err(_) => panic!("{} {n} chunks: no end after 600 s", spec.key),
@@ -406,11 +514,21 @@ async fn w2_once(env: &Env, spec: &Spec) -> BTreeMap<usize, StreamResult> {
 
 /// Bytes per retained completed task.
 async fn w3_tasks_once(env: &Env, spec: &Spec) -> (f64, usize) {
-    let tasks = if spec.kind == Kind::Python || spec.sqlite { env.opts.tasks_slow.min(env.opts.tasks) } else { env.opts.tasks };
+    let tasks = if spec.kind == Kind::Python || spec.sqlite {
+        env.opts.tasks_slow.min(env.opts.tasks)
+    } else {
+        env.opts.tasks
+    };
     let cap = (tasks * 2 + 10_000).to_string();
-    let extra: Vec<&str> = if spec.kind == Kind::Ours && !spec.sqlite { vec!["--max-tasks", &cap] } else { vec![] };
+    let extra: Vec<&str> = if spec.kind == Kind::Ours && !spec.sqlite {
+        vec!["--max-tasks", &cap]
+    } else {
+        vec![]
+    };
     let server = env.start(spec, &extra).await;
-    check_unary(env, &server.url).await.unwrap_or_else(|e| panic!("{}: {e}", spec.key));
+    check_unary(env, &server.url)
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", spec.key));
     // Warm-up: allocator arenas, buffers, connection state for 64 connections.
     let warm = (tasks / 50).max(1000).to_string();
     oha(env, &server.url, &["-n".into(), warm]).await;
@@ -420,10 +538,16 @@ async fn w3_tasks_once(env: &Env, spec: &Spec) -> (f64, usize) {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = rss(server.pid);
     if r.ok < tasks as u64 {
-        eprintln!("warning: {}: only {} of {} requests succeeded", spec.key, r.ok, tasks);
+        eprintln!(
+            "warning: {}: only {} of {} requests succeeded",
+            spec.key, r.ok, tasks
+        );
     }
     env.stop(server).await;
-    ((after as f64 - before as f64) / r.ok.max(1) as f64, r.ok as usize)
+    (
+        (after as f64 - before as f64) / r.ok.max(1) as f64,
+        r.ok as usize,
+    )
 }
 
 /// Bytes per open SSE stream.
@@ -431,7 +555,11 @@ async fn w3_streams_once(env: &Env, spec: &Spec) -> f64 {
     let server = env.start(spec, &[]).await;
     // The limit's first frame is its only one; the agents are ready once the skill's first
     // chunk arrived (the task is WORKING and its skill running).
-    let marker = if spec.kind == Kind::Limit { None } else { Some("\"artifactUpdate\"") };
+    let marker = if spec.kind == Kind::Limit {
+        None
+    } else {
+        Some("\"artifactUpdate\"")
+    };
     // Warm-up: a few short streams, held and closed.
     let warm = hold_streams(env, &server.url, 20, 1, marker).await;
     drop(warm);
@@ -450,7 +578,13 @@ type Held = Vec<Box<dyn futures::Stream<Item = ()> + Send + Unpin>>;
 
 /// Open `n` streams of the `hold` skill (`secs` seconds), each read until `marker` (or its
 /// first event); returns them, still open.
-async fn hold_streams(env: &Env, url: &str, n: usize, secs: u64, marker: Option<&'static str>) -> Held {
+async fn hold_streams(
+    env: &Env,
+    url: &str,
+    n: usize,
+    secs: u64,
+    marker: Option<&'static str>,
+) -> Held {
     let gate = Arc::new(tokio::sync::Semaphore::new(64));
     let mut tasks = Vec::with_capacity(n);
     for _ in 0..n {
@@ -468,7 +602,9 @@ async fn hold_streams(env: &Env, url: &str, n: usize, secs: u64, marker: Option<
                     None => return Err("the stream closed early".to_string()),
                 }
             }
-            Ok::<_, String>(Box::new(events.map(|_| ())) as Box<dyn futures::Stream<Item = ()> + Send + Unpin>)
+            Ok::<_, String>(
+                Box::new(events.map(|_| ())) as Box<dyn futures::Stream<Item = ()> + Send + Unpin>
+            )
         }));
     }
     let mut held = Vec::with_capacity(n);
@@ -491,7 +627,13 @@ async fn capture(env: &Env) {
     env.stop(hello).await;
 
     let stream = env.start(&env.spec("stream"), &[]).await;
-    let resp = post(&env.client, &stream.url, stream_body("capture", "count", "3").to_string()).await.expect("stream");
+    let resp = post(
+        &env.client,
+        &stream.url,
+        stream_body("capture", "count", "3").to_string(),
+    )
+    .await
+    .expect("stream");
     let mut events = resp.bytes_stream().eventsource();
     let mut data = Vec::new();
     while let Some(Ok(ev)) = events.next().await {
@@ -499,7 +641,12 @@ async fn capture(env: &Env) {
     }
     env.stop(stream).await;
     // The second chunk: an appending one, as all but the first of N are.
-    let chunk = data.iter().filter(|d| d.contains("\"artifactUpdate\"")).nth(1).expect("artifact chunks").clone();
+    let chunk = data
+        .iter()
+        .filter(|d| d.contains("\"artifactUpdate\""))
+        .nth(1)
+        .expect("artifact chunks")
+        .clone();
     let frames = format!("{}\n{}\n{}\n", data[0], chunk, data[data.len() - 1]);
     std::fs::write(env.opts.work.join("stream-frames.txt"), frames).expect("write");
 }
@@ -514,7 +661,11 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let m = v.len() / 2;
-    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
 }
 
 fn sh(cmd: &str) -> String {
@@ -530,7 +681,9 @@ fn fmt_num(x: f64) -> String {
         return "n/a".into();
     }
     let s = format!("{:.0}", x);
-    let (neg, digits) = s.strip_prefix('-').map_or((false, s.as_str()), |d| (true, d));
+    let (neg, digits) = s
+        .strip_prefix('-')
+        .map_or((false, s.as_str()), |d| (true, d));
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -562,7 +715,11 @@ fn ratio(a: f64, b: f64) -> String {
 }
 
 fn pct(a: f64, b: f64) -> String {
-    if a.is_nan() || b.is_nan() || b == 0.0 { "n/a".into() } else { format!("{:.0}%", 100.0 * a / b) }
+    if a.is_nan() || b.is_nan() || b == 0.0 {
+        "n/a".into()
+    } else {
+        format!("{:.0}%", 100.0 * a / b)
+    }
 }
 
 fn bytes(x: f64) -> String {
@@ -597,7 +754,9 @@ struct Machine {
 }
 
 fn machine(opts: &Opts) -> Machine {
-    let mem_kb: f64 = sh("awk '/MemTotal/ {print $2}' /proc/meminfo").parse().unwrap_or(0.0);
+    let mem_kb: f64 = sh("awk '/MemTotal/ {print $2}' /proc/meminfo")
+        .parse()
+        .unwrap_or(0.0);
     Machine {
         date: sh("date -u '+%Y-%m-%d %H:%M UTC'"),
         cpus: sh("nproc --all"),
@@ -614,18 +773,32 @@ fn machine(opts: &Opts) -> Machine {
     }
 }
 
-fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, Spec>, elapsed: Duration) -> String {
+fn report(
+    env: &Env,
+    m: &Machine,
+    res: &Results,
+    specs: &BTreeMap<&'static str, Spec>,
+    elapsed: Duration,
+) -> String {
     use std::fmt::Write;
     let o = &env.opts;
     let mut s = String::new();
     let label = |k: &str| specs.get(k).map(|s| s.label).unwrap_or("?");
     let w1 = |k: &str, f: fn(&OhaResult) -> f64| {
-        res.w1.get(k).map(|v| median(v.iter().map(f).collect())).unwrap_or(f64::NAN)
+        res.w1
+            .get(k)
+            .map(|v| median(v.iter().map(f).collect()))
+            .unwrap_or(f64::NAN)
     };
     let w2 = |k: &str, n: usize, f: fn(&StreamResult) -> f64| {
-        res.w2.get(k).map(|v| median(v.iter().filter_map(|r| r.get(&n)).map(f).collect())).unwrap_or(f64::NAN)
+        res.w2
+            .get(k)
+            .map(|v| median(v.iter().filter_map(|r| r.get(&n)).map(f).collect()))
+            .unwrap_or(f64::NAN)
     };
-    let med = |map: &BTreeMap<&'static str, Vec<f64>>, k: &str| map.get(k).map(|v| median(v.clone())).unwrap_or(f64::NAN);
+    let med = |map: &BTreeMap<&'static str, Vec<f64>>, k: &str| {
+        map.get(k).map(|v| median(v.clone())).unwrap_or(f64::NAN)
+    };
 
     let _ = writeln!(s, "# Benchmarks\n");
     let _ = writeln!(
@@ -722,7 +895,12 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
         b = unary_body().len(),
         w = o.warmup,
         d = o.duration,
-        ch = o.chunks.iter().map(|n| fmt_num(*n as f64)).collect::<Vec<_>>().join(" and "),
+        ch = o
+            .chunks
+            .iter()
+            .map(|n| fmt_num(*n as f64))
+            .collect::<Vec<_>>()
+            .join(" and "),
         sp = o.streams_per_run,
         tasks = fmt_num(o.tasks as f64),
         slow = fmt_num(o.tasks_slow.min(o.tasks) as f64),
@@ -733,7 +911,10 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
     let py_rps = w1("python", |r| r.rps);
     if !res.w1.is_empty() {
         let _ = writeln!(s, "## W1: unary SendMessage\n");
-        let _ = writeln!(s, "| server | requests/s | p50 | p99 | ours/limit | ours/python |\n|---|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            s,
+            "| server | requests/s | p50 | p99 | ours/limit | ours/python |\n|---|---:|---:|---:|---:|---:|"
+        );
         for k in ["hello", "hello-manual", "hello-sqlite", "limit", "python"] {
             if !res.w1.contains_key(k) {
                 continue;
@@ -771,11 +952,18 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
     }
 
     if !res.w2.is_empty() {
-        let _ = writeln!(s, "## W2: streaming (SendStreamingMessage of the `count` skill)\n");
+        let _ = writeln!(
+            s,
+            "## W2: streaming (SendStreamingMessage of the `count` skill)\n"
+        );
         let mut head = String::from("| server |");
         let mut line = String::from("|---|");
         for n in &o.chunks {
-            let _ = write!(head, " {} chunks: events/s | first event | ours/limit | ours/python |", fmt_num(*n as f64));
+            let _ = write!(
+                head,
+                " {} chunks: events/s | first event | ours/limit | ours/python |",
+                fmt_num(*n as f64)
+            );
             line.push_str("---:|---:|---:|---:|");
         }
         let _ = writeln!(s, "{head}\n{line}");
@@ -792,8 +980,16 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
                     " {} | {} | {} | {} |",
                     fmt_num(eps),
                     fmt_ms(w2(k, n, |r| r.ttfe_ms)),
-                    if ours { pct(eps, w2("limit", n, |r| r.events_per_s)) } else { "".into() },
-                    if ours { ratio(eps, w2("python", n, |r| r.events_per_s)) } else { "".into() },
+                    if ours {
+                        pct(eps, w2("limit", n, |r| r.events_per_s))
+                    } else {
+                        "".into()
+                    },
+                    if ours {
+                        ratio(eps, w2("python", n, |r| r.events_per_s))
+                    } else {
+                        "".into()
+                    },
                 );
             }
             let _ = writeln!(s, "{row}");
@@ -835,7 +1031,9 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
                 continue;
             }
             let name = match tk {
-                "hello" => "ours: in-memory store (hello tasks; `hold` streams of the streaming agent)",
+                "hello" => {
+                    "ours: in-memory store (hello tasks; `hold` streams of the streaming agent)"
+                }
                 other => label(other),
             };
             let ours = specs.get(tk).is_some_and(|s| s.kind == Kind::Ours);
@@ -846,7 +1044,11 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
                 bytes(t),
                 if ours { ratio(t, py_t) } else { "".into() },
                 bytes(st),
-                if ours && sk.is_some() { ratio(st, py_s) } else { "".into() },
+                if ours && sk.is_some() {
+                    ratio(st, py_s)
+                } else {
+                    "".into()
+                },
             );
         }
         let _ = writeln!(
@@ -865,8 +1067,18 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
     if !hello.is_nan() {
         let r_lim = hello / lim_rps;
         let r_py = hello / py_rps;
-        let _ = writeln!(s, "| W1 ours >= 60% of the limit | {} | {} |", pct(hello, lim_rps), yes(r_lim >= 0.6));
-        let _ = writeln!(s, "| W1 ours >= 20x the Python SDK | {} | {} |", ratio(hello, py_rps), yes(r_py >= 20.0));
+        let _ = writeln!(
+            s,
+            "| W1 ours >= 60% of the limit | {} | {} |",
+            pct(hello, lim_rps),
+            yes(r_lim >= 0.6)
+        );
+        let _ = writeln!(
+            s,
+            "| W1 ours >= 20x the Python SDK | {} | {} |",
+            ratio(hello, py_rps),
+            yes(r_py >= 20.0)
+        );
         let manual = w1("hello-manual", |r| r.rps);
         if !manual.is_nan() {
             let d = hello / manual - 1.0;
@@ -880,7 +1092,12 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
     }
     let t = med(&res.w3_tasks, "hello");
     if !t.is_nan() {
-        let _ = writeln!(s, "| W3 < 2 KiB per retained small task | {} | {} |", bytes(t), yes(t < 2048.0));
+        let _ = writeln!(
+            s,
+            "| W3 < 2 KiB per retained small task | {} | {} |",
+            bytes(t),
+            yes(t < 2048.0)
+        );
     }
     let _ = writeln!(s);
 
@@ -894,7 +1111,14 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
     for (k, v) in &res.w1 {
         let runs: Vec<String> = v
             .iter()
-            .map(|r| format!("{} req/s, p50 {}, p99 {}", fmt_num(r.rps), fmt_ms(r.p50_ms), fmt_ms(r.p99_ms)))
+            .map(|r| {
+                format!(
+                    "{} req/s, p50 {}, p99 {}",
+                    fmt_num(r.rps),
+                    fmt_ms(r.p50_ms),
+                    fmt_ms(r.p99_ms)
+                )
+            })
             .collect();
         let _ = writeln!(s, "* W1 {k}: {}", runs.join("; "));
     }
@@ -903,16 +1127,30 @@ fn report(env: &Env, m: &Machine, res: &Results, specs: &BTreeMap<&'static str, 
             let runs: Vec<String> = v
                 .iter()
                 .filter_map(|r| r.get(&n))
-                .map(|r| format!("{} ev/s, first {}", fmt_num(r.events_per_s), fmt_ms(r.ttfe_ms)))
+                .map(|r| {
+                    format!(
+                        "{} ev/s, first {}",
+                        fmt_num(r.events_per_s),
+                        fmt_ms(r.ttfe_ms)
+                    )
+                })
                 .collect();
             let _ = writeln!(s, "* W2 {k} {n}: {}", runs.join("; "));
         }
     }
     for (k, v) in &res.w3_tasks {
-        let _ = writeln!(s, "* W3 tasks {k}: {}", v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "* W3 tasks {k}: {}",
+            v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", ")
+        );
     }
     for (k, v) in &res.w3_streams {
-        let _ = writeln!(s, "* W3 streams {k}: {}", v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "* W3 streams {k}: {}",
+            v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", ")
+        );
     }
     let _ = writeln!(s, "\n</details>");
     s
@@ -926,15 +1164,36 @@ async fn main() {
     for d in ["logs", "tmp"] {
         std::fs::create_dir_all(opts.work.join(d)).expect("work dir");
     }
-    let bin_dir = std::env::current_exe().expect("exe").parent().expect("bin dir").to_path_buf();
-    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4).build().expect("client");
-    let env = Env { opts, bin_dir, client, seq: Default::default() };
+    let bin_dir = std::env::current_exe()
+        .expect("exe")
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(4)
+        .build()
+        .expect("client");
+    let env = Env {
+        opts,
+        bin_dir,
+        client,
+        seq: Default::default(),
+    };
     let started = Instant::now();
     let m = machine(&env.opts);
     eprintln!("machine: {} x {}, load {}", m.cpus, m.model, m.load_start);
 
     capture(&env).await;
-    let keys = ["hello", "hello-manual", "hello-sqlite", "limit", "python", "stream", "stream-sqlite"];
+    let keys = [
+        "hello",
+        "hello-manual",
+        "hello-sqlite",
+        "limit",
+        "python",
+        "stream",
+        "stream-sqlite",
+    ];
     let specs: BTreeMap<&'static str, Spec> = keys.iter().map(|k| (*k, env.spec(k))).collect();
     let wanted = |k: &str| env.wanted(k);
     let on = |w: &str| env.opts.only.iter().any(|x| x == w);
@@ -942,29 +1201,47 @@ async fn main() {
 
     for run in 1..=env.opts.runs {
         if on("w1") {
-            for k in ["hello", "hello-manual", "hello-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+            for k in ["hello", "hello-manual", "hello-sqlite", "limit", "python"]
+                .into_iter()
+                .filter(|k| wanted(k))
+            {
                 let r = w1_once(&env, &specs[k]).await;
-                eprintln!("[run {run}] W1 {k}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms ({} non-200)", r.rps, r.p50_ms, r.p99_ms, r.other);
+                eprintln!(
+                    "[run {run}] W1 {k}: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms ({} non-200)",
+                    r.rps, r.p50_ms, r.p99_ms, r.other
+                );
                 res.w1.entry(k).or_default().push(r);
             }
         }
         if on("w2") {
-            for k in ["stream", "stream-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+            for k in ["stream", "stream-sqlite", "limit", "python"]
+                .into_iter()
+                .filter(|k| wanted(k))
+            {
                 let r = w2_once(&env, &specs[k]).await;
                 for (n, x) in &r {
-                    eprintln!("[run {run}] W2 {k} {n}: {:.0} events/s, first event {:.2} ms", x.events_per_s, x.ttfe_ms);
+                    eprintln!(
+                        "[run {run}] W2 {k} {n}: {:.0} events/s, first event {:.2} ms",
+                        x.events_per_s, x.ttfe_ms
+                    );
                 }
                 res.w2.entry(k).or_default().push(r);
             }
         }
         if on("w3") {
-            for k in ["hello", "hello-sqlite", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+            for k in ["hello", "hello-sqlite", "limit", "python"]
+                .into_iter()
+                .filter(|k| wanted(k))
+            {
                 let (b, n) = w3_tasks_once(&env, &specs[k]).await;
                 eprintln!("[run {run}] W3 {k}: {b:.0} bytes per retained task ({n} tasks)");
                 res.w3_tasks.entry(k).or_default().push(b);
                 res.w3_task_counts.insert(k, n);
             }
-            for k in ["stream", "limit", "python"].into_iter().filter(|k| wanted(k)) {
+            for k in ["stream", "limit", "python"]
+                .into_iter()
+                .filter(|k| wanted(k))
+            {
                 let b = w3_streams_once(&env, &specs[k]).await;
                 eprintln!("[run {run}] W3 {k}: {b:.0} bytes per open stream");
                 res.w3_streams.entry(k).or_default().push(b);
@@ -977,4 +1254,3 @@ async fn main() {
     eprintln!("wrote {}", env.opts.out.display());
     print!("{text}");
 }
-

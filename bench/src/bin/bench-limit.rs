@@ -60,8 +60,12 @@ fn frame(id: u64, json: &[u8]) -> Bytes {
 
 fn sse(body: Body) -> Response {
     let mut r = body.into_response();
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     r
 }
 
@@ -73,12 +77,21 @@ async fn rpc(canned: Arc<Canned>, body: Bytes) -> Response {
     match req["method"].as_str() {
         Some("SendMessage") => {
             let mut r = Body::from(canned.unary.clone()).into_response();
-            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             r
         }
         Some("SendStreamingMessage") => {
-            let n: u64 = params["message"]["parts"][0]["text"].as_str().and_then(|t| t.trim().parse().ok()).unwrap_or(5);
-            let skill = params["message"]["metadata"]["skillId"].as_str().unwrap_or("count").to_string();
+            let n: u64 = params["message"]["parts"][0]["text"]
+                .as_str()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(5);
+            let skill = params["message"]["metadata"]["skillId"]
+                .as_str()
+                .unwrap_or("count")
+                .to_string();
             let c = canned.clone();
             let frames = async_stream::stream! {
                 yield frame(1, &c.first);
@@ -104,7 +117,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(&cli.stream_frames)?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let [first, chunk, last] = lines[..] else {
-        return Err(format!("{}: expected 3 lines, got {}", cli.stream_frames.display(), lines.len()).into());
+        return Err(format!(
+            "{}: expected 3 lines, got {}",
+            cli.stream_frames.display(),
+            lines.len()
+        )
+        .into());
     };
     let canned = Arc::new(Canned {
         unary,

@@ -47,7 +47,11 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 fn snap() -> (i64, i64, i64) {
-    (REQUESTED.load(Ordering::Relaxed), CHUNKS.load(Ordering::Relaxed), COUNT.load(Ordering::Relaxed))
+    (
+        REQUESTED.load(Ordering::Relaxed),
+        CHUNKS.load(Ordering::Relaxed),
+        COUNT.load(Ordering::Relaxed),
+    )
 }
 
 /// Heap bytes (requested, chunks, allocations) a closure leaves allocated (e.g. a deep clone).
@@ -60,11 +64,21 @@ fn deep<T>(f: impl FnOnce() -> T) -> ((i64, i64, i64), T) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20_000);
-    let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: n * 2 + 10, ..InMemoryConfig::default() });
-    let service = AgentService::builder(a2a_examples::hello::HelloAgent).task_manager(store).build();
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20_000);
+    let store = InMemoryTaskManager::new(InMemoryConfig {
+        max_tasks: n * 2 + 10,
+        ..InMemoryConfig::default()
+    });
+    let service = AgentService::builder(a2a_examples::hello::HelloAgent)
+        .task_manager(store)
+        .build();
     let text = "Alice Pleasance Liddell, who followed a white rabbit down a hole and found a strange world of wonder";
-    let params = format!(r#"{{"message":{{"messageId":"bench-w1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}"#);
+    let params = format!(
+        r#"{{"message":{{"messageId":"bench-w1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}"#
+    );
     let req = || serde_json::from_str::<SendMessageRequest>(&params).expect("request");
     // Warm-up.
     for _ in 0..100 {
@@ -88,11 +102,20 @@ async fn main() {
         let d = [a.0 - b.0, a.1 - b.1, a.2 - b.2][i];
         -(d as f64) / n as f64
     };
-    println!("{n} retained tasks, live heap per task: {:.0} B requested, {:.0} B in malloc chunks, {:.1} allocations", per(0), per(1), per(2));
+    println!(
+        "{n} retained tasks, live heap per task: {:.0} B requested, {:.0} B in malloc chunks, {:.1} allocations",
+        per(0),
+        per(1),
+        per(2)
+    );
 
     let store = service.task_manager();
     let a = snap();
-    let rec = store.get_task(&last, TaskView::FULL).await.expect("get").expect("task");
+    let rec = store
+        .get_task(&last, TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("task");
     let b = snap();
     let task_size = (b.0 - a.0, b.1 - a.1, b.2 - a.2);
     let a = snap();
@@ -116,8 +139,14 @@ async fn main() {
     );
     for ev in &log {
         let (s, _) = deep(|| ev.event.clone());
-        let kind = serde_json::to_value(&ev.event).ok().and_then(|v| v.as_object().and_then(|o| o.keys().next().cloned())).unwrap_or_default();
-        println!("  event {} ({kind}): {} B requested / {} B chunks", ev.seq, s.0, s.1);
+        let kind = serde_json::to_value(&ev.event)
+            .ok()
+            .and_then(|v| v.as_object().and_then(|o| o.keys().next().cloned()))
+            .unwrap_or_default();
+        println!(
+            "  event {} ({kind}): {} B requested / {} B chunks",
+            ev.seq, s.0, s.1
+        );
     }
     println!(
         "history: {} messages, artifacts: {}, status message: {}",
@@ -125,6 +154,14 @@ async fn main() {
         rec.task.artifacts.len(),
         rec.task.status.message.is_some()
     );
-    println!("sizes: Message {} B, Part {} B, Artifact {} B", std::mem::size_of::<a2a_kit::protocol::Message>(), std::mem::size_of::<a2a_kit::protocol::Part>(), std::mem::size_of::<a2a_kit::protocol::Artifact>());
-    println!("JSON of the task: {} B", serde_json::to_vec(&rec.task).map(|v| v.len()).unwrap_or(0));
+    println!(
+        "sizes: Message {} B, Part {} B, Artifact {} B",
+        std::mem::size_of::<a2a_kit::protocol::Message>(),
+        std::mem::size_of::<a2a_kit::protocol::Part>(),
+        std::mem::size_of::<a2a_kit::protocol::Artifact>()
+    );
+    println!(
+        "JSON of the task: {} B",
+        serde_json::to_vec(&rec.task).map(|v| v.len()).unwrap_or(0)
+    );
 }

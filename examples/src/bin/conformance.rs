@@ -15,5 +15,9 @@ struct Args {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    a2a_examples::run_with(args.common, a2a_with(ConformanceAgent::default(), &args.flags)).await
+    a2a_examples::run_with(
+        args.common,
+        a2a_with(ConformanceAgent::default(), &args.flags),
+    )
+    .await
 }

@@ -59,9 +59,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 1. The webhook and a view of the remote tasks.
     let tokens = PushTokens::new();
     let tasks = RemoteTasks::new();
-    let (receiver, mut updates) = WebhookReceiver::new(tokens.clone()).store(tasks.clone()).channel(64);
+    let (receiver, mut updates) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(64);
     let listener = tokio::net::TcpListener::bind(args.bind).await?;
-    let base = args.public_url.clone().unwrap_or(format!("http://{}", listener.local_addr()?));
+    let base = args
+        .public_url
+        .clone()
+        .unwrap_or(format!("http://{}", listener.local_addr()?));
     let view = tasks.clone();
     let app = axum::Router::new()
         .merge(receiver.router(WEBHOOK_PATH))
@@ -75,10 +80,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 2. Delegate, without waiting.
     let client = A2aClient::connect(&args.agent).await?;
-    eprintln!("remote agent: {} ({})", client.card().name, client.binding());
+    eprintln!(
+        "remote agent: {} ({})",
+        client.card().name,
+        client.binding()
+    );
     let config = tokens.issue_config(format!("{base}{WEBHOOK_PATH}"));
     let token = config.token.clone().unwrap_or_default();
-    let mut request = SendRequest::text(args.text.clone()).return_immediately(true).push_config(config);
+    let mut request = SendRequest::text(args.text.clone())
+        .return_immediately(true)
+        .push_config(config);
     if let Some(skill) = &args.skill {
         request = request.skill(skill.clone());
     }
@@ -90,7 +101,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     tokens.bind(&task.id, &token);
-    println!("acknowledged: task {} ({})", task.id, task.status.state.as_str());
+    println!(
+        "acknowledged: task {} ({})",
+        task.id,
+        task.status.state.as_str()
+    );
     let task_id = task.id.clone();
     tasks.insert(task);
 
@@ -108,13 +123,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(None) => return Err("the webhook receiver stopped".into()),
             Err(_) => {
-                let state = tasks.get(&task_id).map(|t| t.status.state.as_str()).unwrap_or("unknown");
-                eprintln!("no final webhook within {}s (task is {state})", args.timeout);
+                let state = tasks
+                    .get(&task_id)
+                    .map(|t| t.status.state.as_str())
+                    .unwrap_or("unknown");
+                eprintln!(
+                    "no final webhook within {}s (task is {state})",
+                    args.timeout
+                );
                 std::process::exit(2);
             }
         }
     };
-    println!("result: {}: {}", done.status.state.as_str(), result_text(&done));
+    println!(
+        "result: {}: {}",
+        done.status.state.as_str(),
+        result_text(&done)
+    );
     if !matches!(done.status.state, a2a_kit::protocol::TaskState::Completed) {
         std::process::exit(1);
     }
@@ -130,5 +155,9 @@ fn result_text(task: &Task) -> String {
             return t;
         }
     }
-    task.artifacts.iter().flat_map(|a| a.parts.iter().filter_map(|p| p.as_text())).collect::<Vec<_>>().join("")
+    task.artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
+        .collect::<Vec<_>>()
+        .join("")
 }

@@ -32,6 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         cli.common.url(),
         cli.worker
     );
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
+        .await?;
     Ok(())
 }

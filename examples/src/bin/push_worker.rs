@@ -55,7 +55,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.allow_private_webhooks {
         push = push.allow_private_networks();
     }
-    let agent = Worker { work: Duration::from_millis(args.work_ms) };
+    let agent = Worker {
+        work: Duration::from_millis(args.work_ms),
+    };
     let a2a = A2a::new(agent).with_builder(move |b| b.push_delivery(push));
     if args.common.print_card {
         let a2a = args.common.configure(a2a).await?;
@@ -65,9 +67,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Bind first, so `--bind 127.0.0.1:0` gets a real port into the card.
     let listener = tokio::net::TcpListener::bind(args.common.bind).await?;
     let mut cli = args.common.clone();
-    cli.public_url = Some(cli.public_url.clone().unwrap_or_else(|| format!("http://{}", listener.local_addr().unwrap_or(cli.bind))));
+    cli.public_url = Some(
+        cli.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", listener.local_addr().unwrap_or(cli.bind))),
+    );
     let a2a = cli.configure(a2a).await?;
     println!("listening on {}", cli.url());
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal()).await?;
+    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
+        .await?;
     Ok(())
 }
