@@ -20,7 +20,7 @@ static CHUNKS: AtomicI64 = AtomicI64::new(0);
 static COUNT: AtomicI64 = AtomicI64::new(0);
 
 fn chunk(size: usize) -> i64 {
-    (((size + 8 + 15) / 16) * 16).max(32) as i64
+    ((size + 8).div_ceil(16) * 16).max(32) as i64
 }
 
 unsafe impl GlobalAlloc for Counting {
