@@ -28,6 +28,11 @@
 //! [`store`] (task managers), [`agent`] / [`extract`] / [`reply`] / [`context`] (what skills
 //! see), [`runtime`] (execution), [`server`] (the 11 operations and both HTTP bindings).
 //! Serve it with `a2a-kit-axum`.
+//!
+//! With the opt-in cargo feature **`inventory`**, an agent's skills can be spread over several
+//! impl blocks (`#[a2a_agent(extend)]` on the others) and `a2a_kit::registry::agents()` lists
+//! every agent of the binary with its card; see the `registry` module (present with the
+//! feature). The default build does not depend on the `inventory` crate and registers nothing.
 
 #![warn(missing_docs)]
 
@@ -41,6 +46,8 @@ mod macro_support;
 pub mod protocol;
 #[cfg(feature = "push")]
 pub mod push;
+#[cfg(feature = "inventory")]
+pub mod registry;
 pub mod reply;
 pub mod runtime;
 pub mod server;
@@ -82,6 +89,17 @@ pub mod __private {
     pub use std::sync::Arc;
 
     pub use crate::macro_support::*;
+    pub use std::sync::OnceLock;
+
+    pub use crate::{
+        __a2a_agent_info as agent_info, __a2a_register_agent as register_agent,
+        __a2a_register_skills as register_skills, __a2a_require_skills as require_skills,
+    };
+
+    #[cfg(feature = "inventory")]
+    pub use crate::registry::{AgentEntry, SkillBlock, SourceLocation};
+    #[cfg(feature = "inventory")]
+    pub use inventory;
 
     use futures::StreamExt;
 

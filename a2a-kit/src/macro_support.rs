@@ -5,6 +5,9 @@
 //! a type that does not fit is one error at that type: the compiler merges identical errors,
 //! while calling a generic helper would add a second one ("required by a bound in ...").
 
+use std::any::Any;
+use std::sync::Arc;
+
 use futures::Stream;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -12,9 +15,10 @@ use serde_json::Value;
 use crate::context::TaskContext;
 use crate::reply::{IntoChunk, Outcome};
 
-use crate::agent::AgentInfo;
+use crate::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
 use crate::error::A2aError;
 use crate::extract::ExtractError;
+use crate::extract::SkillRequest;
 
 /// An extraction result, its error turned into InvalidParams naming the skill.
 pub fn extracted<T>(skill: &str, result: Result<T, ExtractError>) -> Result<T, A2aError> {
@@ -65,4 +69,193 @@ where
     {
         Box::pin(crate::__private::drive_stream(self, ctx, artifact_name))
     }
+}
+
+/// Implemented by `#[a2a_agent]` for the agent type: the card fields and skills of its main
+/// impl block, before the skills of any `#[a2a_agent(extend)]` block are added (see the
+/// `registry` module, behind the `inventory` feature).
+///
+/// An `#[a2a_agent(extend)]` block requires it, so adding skills to a type without an
+/// `#[a2a_agent]` block is one error at that type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `#[a2a_agent]` impl block",
+    label = "`#[a2a_agent(extend)]` adds skills to an agent declared with `#[a2a_agent]`",
+    note = "put `#[a2a_agent(..)]` (without `extend`) on one inherent impl block of `{Self}`: it sets the card fields; `#[a2a_agent(extend)]` blocks only add skills"
+)]
+pub trait GeneratedAgent: Agent + Sized {
+    /// The main block's static description.
+    fn base_info() -> &'static AgentInfo;
+}
+
+/// An agent behind `Arc<dyn Any>`: what the skill dispatch of an `#[a2a_agent(extend)]` block
+/// receives, since the registry holds blocks of every agent type in one list.
+pub type ErasedAgent = Arc<dyn Any + Send + Sync>;
+
+/// The dispatch function of an `#[a2a_agent(extend)]` block: `Agent::prepare` for its skills.
+pub type ExtensionPrepare = fn(ErasedAgent, &str, &SkillRequest) -> Result<SkillCall, A2aError>;
+
+/// The agent an extension block's dispatch was handed, as its concrete type.
+pub fn downcast_agent<T: GeneratedAgent>(agent: ErasedAgent) -> Result<Arc<T>, A2aError> {
+    agent.downcast::<T>().map_err(|_| {
+        A2aError::Internal(format!(
+            "skill dispatch of `{}` was handed another agent type",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// An id that none of `skills` has (an extension block's dispatch asked for another block's
+/// skill: the registry never does that).
+pub fn unknown_block_skill(skills: &[SkillInfo], id: &str) -> A2aError {
+    let ids: Vec<&str> = skills.iter().map(|s| s.id).collect();
+    A2aError::invalid_field(
+        "message.metadata.skillId",
+        format!(
+            "this agent has no skill `{id}`; set metadata.skillId to one of: {}",
+            ids.join(", ")
+        ),
+    )
+}
+
+/// The last arm of a main block's `Agent::prepare`: a skill of an `#[a2a_agent(extend)]` block
+/// (with the `inventory` feature), else InvalidParams listing the agent's skills.
+pub fn prepare_registered<T: Agent>(
+    agent: Arc<T>,
+    id: &str,
+    req: &SkillRequest,
+) -> Result<SkillCall, A2aError> {
+    #[cfg(feature = "inventory")]
+    if let Some(prepare) = crate::registry::extension_skill::<T>(id) {
+        return prepare(agent, id, req);
+    }
+    let _ = req;
+    Err(unknown_skill(agent.info(), id))
+}
+
+/// With the `inventory` feature: the agent's description including the skills of its
+/// `#[a2a_agent(extend)]` blocks, panicking when the blocks conflict. Called once per agent
+/// type (the generated `agent_info` caches it).
+#[cfg(feature = "inventory")]
+pub fn merged_info<T: GeneratedAgent>() -> &'static AgentInfo {
+    match crate::registry::agent::<T>() {
+        Some(agent) => agent.info(),
+        // Registration did not run (a platform where `inventory` cannot collect): the main
+        // block alone.
+        None => T::base_info(),
+    }
+}
+
+/// `agent_info!(Type)`: the body of the generated `Type::agent_info()`.
+///
+/// Without the `inventory` feature: the main block's static `AgentInfo`. With it: that plus
+/// the skills of the type's `#[a2a_agent(extend)]` blocks, merged once and cached.
+#[cfg(not(feature = "inventory"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_agent_info {
+    ($ty:ty) => {
+        <$ty as $crate::__private::GeneratedAgent>::base_info()
+    };
+}
+
+/// `agent_info!(Type)`: the body of the generated `Type::agent_info()`.
+///
+/// Without the `inventory` feature: the main block's static `AgentInfo`. With it: that plus
+/// the skills of the type's `#[a2a_agent(extend)]` blocks, merged once and cached.
+#[cfg(feature = "inventory")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_agent_info {
+    ($ty:ty) => {{
+        static __A2A_MERGED_INFO: $crate::__private::OnceLock<
+            &'static $crate::__private::AgentInfo,
+        > = $crate::__private::OnceLock::new();
+        *__A2A_MERGED_INFO.get_or_init($crate::__private::merged_info::<$ty>)
+    }};
+}
+
+/// `register_agent!(Type);` after a main `#[a2a_agent]` block: lists the agent in
+/// `a2a_kit::registry` with the `inventory` feature, nothing without it.
+#[cfg(not(feature = "inventory"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_register_agent {
+    ($ty:ty) => {};
+}
+
+/// `register_agent!(Type);` after a main `#[a2a_agent]` block: lists the agent in
+/// `a2a_kit::registry` with the `inventory` feature, nothing without it.
+#[cfg(feature = "inventory")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_register_agent {
+    ($ty:ty) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::AgentEntry::new::<$ty>($crate::__private::SourceLocation::new(
+                ::core::file!(),
+                ::core::line!(),
+                ::core::module_path!(),
+            ))
+        }
+    };
+}
+
+/// `register_skills!(Type, &SKILLS, prepare);` in an `#[a2a_agent(extend)]` block: hands the
+/// block's skills to the agent through `inventory`. Without the `inventory` feature the
+/// extension form is an error.
+#[cfg(not(feature = "inventory"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_register_skills {
+    ($ty:ty, $skills:expr, $prepare:expr) => {
+        ::core::compile_error! {
+            "`#[a2a_agent(extend)]` needs a2a-kit's `inventory` cargo feature: enable it \
+(`a2a-kit = { version = \"..\", features = [\"inventory\"] }`), or move these \
+skills into the agent's `#[a2a_agent]` impl block"
+        }
+    };
+}
+
+/// `register_skills!(Type, &SKILLS, prepare);` in an `#[a2a_agent(extend)]` block: hands the
+/// block's skills to the agent through `inventory`. Without the `inventory` feature the
+/// extension form is an error.
+#[cfg(feature = "inventory")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_register_skills {
+    ($ty:ty, $skills:expr, $prepare:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::SkillBlock::new::<$ty>(
+                $skills,
+                $prepare,
+                $crate::__private::SourceLocation::new(
+                    ::core::file!(),
+                    ::core::line!(),
+                    ::core::module_path!(),
+                ),
+            )
+        }
+    };
+}
+
+/// `require_skills!("message");` after a main `#[a2a_agent]` block that has no skill: an
+/// error without the `inventory` feature; with it, `#[a2a_agent(extend)]` blocks may hold all
+/// the skills (an agent left with none is reported by the registry at run time).
+#[cfg(not(feature = "inventory"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_require_skills {
+    ($msg:literal) => {
+        ::core::compile_error! { $msg }
+    };
+}
+
+/// `require_skills!("message");` after a main `#[a2a_agent]` block that has no skill: an
+/// error without the `inventory` feature; with it, `#[a2a_agent(extend)]` blocks may hold all
+/// the skills (an agent left with none is reported by the registry at run time).
+#[cfg(feature = "inventory")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __a2a_require_skills {
+    ($msg:literal) => {};
 }

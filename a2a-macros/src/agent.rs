@@ -1,7 +1,8 @@
 //! `#[a2a_agent]`: the impl block, the static `AgentInfo`, `impl Agent` and the card helpers.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{ImplItem, Item, ItemImpl, Type};
 
 use crate::args::{Errors, Keys, StrValue, doc_comment, str_slice};
@@ -20,6 +21,7 @@ const AGENT_KEYS: Keys = Keys {
         "output_modes",
         "streaming",
         "push_notifications",
+        "extend",
     ],
 };
 
@@ -77,6 +79,8 @@ struct AgentArgs {
     output_modes: Option<Vec<StrValue>>,
     streaming: bool,
     push_notifications: bool,
+    /// `extend`: an extension block (where the key is written).
+    extend: Option<Span>,
 }
 
 fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
@@ -91,8 +95,10 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
         output_modes: None,
         streaming: true,
         push_notifications: false,
+        extend: None,
     };
-    for e in AGENT_KEYS.parse(attr, errors) {
+    let entries = AGENT_KEYS.parse(attr, errors);
+    for e in &entries {
         match e.key.as_str() {
             "name" => a.name = e.string(errors),
             "description" => a.description = e.string(errors),
@@ -103,6 +109,11 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
             "output_modes" => a.output_modes = e.strings(errors),
             "streaming" => a.streaming = e.flag(errors).unwrap_or(true),
             "push_notifications" => a.push_notifications = e.flag(errors).unwrap_or(false),
+            "extend" => {
+                if e.flag(errors) == Some(true) {
+                    a.extend = Some(e.meta.path().span());
+                }
+            }
             "provider" => {
                 if let Some(entries) = e.nested(&PROVIDER_KEYS, errors) {
                     let mut org = None;
@@ -132,6 +143,18 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
                 }
             }
             _ => unreachable!("key list and match agree"),
+        }
+    }
+    if a.extend.is_some() {
+        for e in entries.iter().filter(|e| e.key != "extend") {
+            errors.spanned(
+                e.meta.path(),
+                format!(
+                    "`{}` does not go on an `#[a2a_agent(extend)]` block, which only adds skills: \
+                     set card fields on the agent's main `#[a2a_agent(..)]` block",
+                    e.key
+                ),
+            );
         }
     }
     a
@@ -172,11 +195,20 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             _ => {}
         }
     }
+    // A main block without skills is an error without the `inventory` feature (reported
+    // through `require_skills!`, which knows the feature); with it, extension blocks may hold
+    // them all.
+    let mut no_skills = false;
     if skills.is_empty() && imp.trait_.is_none() {
-        errors.at(
-            Span::call_site(),
-            "this agent has no skills: mark at least one `async fn` in the impl block with `#[skill]`",
-        );
+        if args.extend.is_some() {
+            errors.at(
+                Span::call_site(),
+                "this `#[a2a_agent(extend)]` block has no skills: mark at least one `async fn` \
+                 in the impl block with `#[skill]`",
+            );
+        } else {
+            no_skills = true;
+        }
     }
     for (i, s) in skills.iter().enumerate() {
         if let Some(first) = skills[..i].iter().find(|o| o.id == s.id) {
@@ -202,6 +234,18 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     }
 
     let self_ty = (*imp.self_ty).clone();
+    if let Some(extend) = args.extend {
+        return expand_extension(imp, &skills, extend, &errors);
+    }
+    let require_skills = if no_skills {
+        quote! {
+            ::a2a_kit::__private::require_skills!(
+                "this agent has no skills: mark at least one `async fn` in the impl block with `#[skill]`"
+            );
+        }
+    } else {
+        quote!()
+    };
     let description = args
         .description
         .clone()
@@ -223,6 +267,7 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             #[allow(dead_code)]
             #imp
             #fallback
+            #require_skills
         };
     }
 
@@ -263,7 +308,7 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
         skill_items.push(items);
         skill_infos.push(info);
     }
-    let arms = skills.iter().map(Skill::prepare_arm);
+    let arms = skills.iter().map(|s| s.prepare_arm(&quote!(self)));
 
     quote! {
         #imp
@@ -278,8 +323,19 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
 
             /// This agent's static description: card fields and skills. Generated by
             /// `#[a2a_agent]`.
+            ///
+            /// With a2a-kit's `inventory` feature it includes the skills of this type's
+            /// `#[a2a_agent(extend)]` blocks, and panics if the blocks conflict (see
+            /// `a2a_kit::registry`).
             #[allow(dead_code)]
             pub fn agent_info() -> &'static ::a2a_kit::__private::AgentInfo {
+                ::a2a_kit::__private::agent_info!(#self_ty)
+            }
+        }
+
+        #[automatically_derived]
+        impl ::a2a_kit::__private::GeneratedAgent for #self_ty {
+            fn base_info() -> &'static ::a2a_kit::__private::AgentInfo {
                 #(#skill_items)*
                 static __A2A_AGENT_INFO: ::a2a_kit::__private::AgentInfo = ::a2a_kit::__private::AgentInfo {
                     name: #name,
@@ -312,12 +368,74 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
                 match __a2a_skill_id {
                     #(#arms)*
-                    __a2a_other => ::core::result::Result::Err(
-                        ::a2a_kit::__private::unknown_skill(Self::agent_info(), __a2a_other),
-                    ),
+                    __a2a_other => ::a2a_kit::__private::prepare_registered(self, __a2a_other, __a2a_req),
                 }
             }
         }
+
+        ::a2a_kit::__private::register_agent!(#self_ty);
+        #require_skills
+    }
+}
+
+/// `#[a2a_agent(extend)]`: the impl block, its skills' static metadata and dispatch, handed to
+/// the agent through `register_skills!` (an error without the `inventory` feature).
+fn expand_extension(imp: ItemImpl, skills: &[Skill], extend: Span, errors: &Errors) -> TokenStream {
+    if !errors.is_empty() {
+        let errs = errors.to_compile_errors();
+        return quote! {
+            #errs
+            #[allow(dead_code)]
+            #imp
+        };
+    }
+    let self_ty = (*imp.self_ty).clone();
+    // Everything below lives in a `const _` block at module level, where `Self` does not exist.
+    let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
+    let mut skill_items = Vec::new();
+    let mut skill_infos = Vec::new();
+    for (i, s) in skills.iter().enumerate() {
+        let (items, info) = s.info(i, &subst);
+        skill_items.push(items);
+        skill_infos.push(info);
+    }
+    let arms = skills
+        .iter()
+        .map(|s| subst(s.prepare_arm(&quote!(__a2a_self))));
+    let count = skills.len();
+    // A type without a main `#[a2a_agent]` block is one error, at the type.
+    let downcast =
+        quote_spanned!(self_ty.span()=> ::a2a_kit::__private::downcast_agent::<#self_ty>);
+    // Without the feature, the error is at `extend` (the span of the whole invocation).
+    let register = quote_spanned! {extend=>
+        ::a2a_kit::__private::register_skills!(#self_ty, &__A2A_SKILLS, __a2a_prepare);
+    };
+    quote! {
+        #imp
+
+        const _: () = {
+            #(#skill_items)*
+
+            #[allow(dead_code)]
+            static __A2A_SKILLS: [::a2a_kit::__private::SkillInfo; #count] = [#(#skill_infos),*];
+
+            #[allow(dead_code, unused_variables)]
+            fn __a2a_prepare(
+                __a2a_agent: ::a2a_kit::__private::ErasedAgent,
+                __a2a_skill_id: &str,
+                __a2a_req: &::a2a_kit::__private::SkillRequest,
+            ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
+                let __a2a_self = #downcast(__a2a_agent)?;
+                match __a2a_skill_id {
+                    #(#arms)*
+                    __a2a_other => ::core::result::Result::Err(
+                        ::a2a_kit::__private::unknown_block_skill(&__A2A_SKILLS, __a2a_other),
+                    ),
+                }
+            }
+
+            #register
+        };
     }
 }
 
@@ -331,6 +449,11 @@ fn fallback(self_ty: &Type) -> TokenStream {
             }
             #[allow(dead_code)]
             pub fn agent_info() -> &'static ::a2a_kit::__private::AgentInfo {
+                ::core::unreachable!("#[a2a_agent] failed to expand")
+            }
+        }
+        impl ::a2a_kit::__private::GeneratedAgent for #self_ty {
+            fn base_info() -> &'static ::a2a_kit::__private::AgentInfo {
                 ::core::unreachable!("#[a2a_agent] failed to expand")
             }
         }
@@ -464,6 +587,79 @@ mod expansion_tests {
         assert!(out.contains("SkillStream :: drive"));
         assert!(out.contains("description : \"A friendly agent.\""));
         assert!(out.contains("env ! (\"CARGO_PKG_VERSION\")"));
+    }
+
+    #[test]
+    fn extension_expansion() {
+        let out = expand(
+            quote!(extend),
+            quote! {
+                impl HelloAgent {
+                    /// Shout.
+                    #[skill(id = "shout")]
+                    async fn shout(&self, Text(t): Text, d: Data<Self>) -> String { t }
+
+                    fn helper(&self) {}
+                }
+            },
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains("# [skill"), "attributes are stripped: {out}");
+        assert!(out.contains("const _ : () ="), "{out}");
+        assert!(out.contains("register_skills !"), "{out}");
+        assert!(out.contains("downcast_agent :: < HelloAgent >"), "{out}");
+        assert!(out.contains("\"shout\" =>"), "{out}");
+        assert!(
+            out.contains("Data < HelloAgent >"),
+            "`Self` is replaced: {out}"
+        );
+        // An extension block has no card fields, no `impl Agent` and no registration of an
+        // agent of its own.
+        assert!(!out.contains("fn agent_card"), "{out}");
+        assert!(!out.contains("register_agent"), "{out}");
+        assert!(
+            !out.contains("impl :: a2a_kit :: __private :: Agent"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn main_block_without_skills_defers_to_the_feature() {
+        let out = expand(
+            quote!(),
+            quote! { /// Doc.
+            impl A {} },
+        );
+        assert_eq!(out.matches("compile_error").count(), 0, "{out}");
+        assert!(out.contains("require_skills !"), "{out}");
+        assert!(out.contains("register_agent !"), "{out}");
+
+        let out = expand(quote!(extend), quote! { impl A {} });
+        assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+        assert!(
+            out.contains("this `#[a2a_agent(extend)]` block has no skills"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn extension_takes_no_card_keys() {
+        let out = expand(
+            quote!(extend, name = "X", version = "1"),
+            quote! {
+                impl A {
+                    /// Skill.
+                    #[skill]
+                    async fn s(&self) {}
+                }
+            },
+        );
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+        assert!(
+            out.contains("`name` does not go on an `#[a2a_agent(extend)]` block"),
+            "{out}"
+        );
+        assert!(out.contains("async fn s"), "{out}");
     }
 
     #[test]

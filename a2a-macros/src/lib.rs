@@ -6,7 +6,8 @@
 //! types, `TaskContext`, the service) is documented in `a2a_kit`.
 //!
 //! The examples here are marked `ignore` because a proc-macro crate cannot depend on
-//! `a2a_kit`; the same code is compiled by `a2a-kit/tests/macros_docs.rs`.
+//! `a2a_kit`; the same code is compiled by `a2a-kit/tests/macros_docs.rs` (the `extend` one by
+//! the doctests of `a2a_kit::registry`).
 //!
 //! # Errors
 //!
@@ -17,7 +18,9 @@
 //! is), generic skills, a receiver other than `&self`, an argument that is not an extractor
 //! (at the argument's type), a return type that is not a skill result or not a `Stream`
 //! (at the return type), a future that is not `Send` (at the skill's name), and `#[skill]` or
-//! `#[streaming]` outside an `#[a2a_agent]` impl block.
+//! `#[streaming]` outside an `#[a2a_agent]` impl block; for `#[a2a_agent(extend)]` blocks, card
+//! keys next to `extend`, a type without a main `#[a2a_agent]` block (at the type), and the
+//! form itself without a2a-kit's `inventory` feature.
 
 mod agent;
 mod args;
@@ -66,6 +69,7 @@ use syn::Item;
 /// | `output_modes = ["..."]` | `defaultOutputModes` | `["text/plain", "application/json"]` |
 /// | `streaming = bool` | `capabilities.streaming` | `true` |
 /// | `push_notifications = bool` | `capabilities.pushNotifications` | `false` |
+/// | `extend` | see [below](#skills-in-several-impl-blocks-feature-inventory): this block only adds skills | off |
 ///
 /// String values are literals or macro calls producing a `&'static str` (`env!`, `concat!`,
 /// `include_str!`).
@@ -78,12 +82,54 @@ use syn::Item;
 ///   AgentCard`;
 /// - `impl a2a_kit::agent::Agent`: `prepare` extracts every argument of the chosen skill, in
 ///   order, before any task exists (a failure is InvalidParams naming the skill and the field),
-///   then returns the skill's future, which owns an `Arc` of the agent.
+///   then returns the skill's future, which owns an `Arc` of the agent;
+/// - a hidden trait impl holding that `static`, and, with a2a-kit's `inventory` feature only,
+///   the agent's entry in `a2a_kit::registry`. Without the feature nothing is registered and
+///   `agent_info()` returns the `static` directly.
 ///
 /// The agent is a value shared between tasks: skills take `&self`, and the type must be
 /// `Send + Sync + 'static`. Other methods of the impl block are left alone.
 ///
 /// Generic impl blocks and trait impls are not supported.
+///
+/// # Skills in several impl blocks (feature `inventory`)
+///
+/// With a2a-kit's opt-in `inventory` cargo feature, further inherent impl blocks of the same
+/// type, marked `#[a2a_agent(extend)]`, add their `#[skill]`s to the agent (in any module of
+/// the crate). The main block keeps the card fields and may then have no skill of its own;
+/// `extend` takes no other key.
+///
+/// ```ignore
+/// use a2a_kit::prelude::*;
+///
+/// struct Travel;
+///
+/// /// Books trips.
+/// #[a2a_agent(name = "Travel")]
+/// impl Travel {
+///     /// Book a flight.
+///     #[skill(default)]
+///     async fn flight(&self, Text(to): Text) -> String { format!("flight to {to}") }
+/// }
+///
+/// #[a2a_agent(extend)]
+/// impl Travel {
+///     /// Book a hotel.
+///     #[skill]
+///     async fn hotel(&self, Text(city): Text) -> String { format!("hotel in {city}") }
+/// }
+///
+/// let ids: Vec<_> = Travel::agent_info().skills.iter().map(|s| s.id).collect();
+/// assert_eq!(ids, ["flight", "hotel"]);
+/// ```
+///
+/// Each block checks its own skills at compile time (duplicate ids, two defaults). Conflicts
+/// *between* blocks are found at run time, when the agent's description is first built:
+/// `a2a_kit::registry::check()` returns them, and `agent_info()` / `agent_card()` /
+/// `AgentService::builder(..).build()` panic with a message naming both blocks. Without the
+/// feature, `extend` is a compile error saying how to enable it, and a main block without
+/// skills is an error as usual. See `a2a_kit::registry` for the order of the merged skills and
+/// the costs.
 #[proc_macro_attribute]
 pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     agent::expand(attr.into(), item.into()).into()

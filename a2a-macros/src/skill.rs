@@ -332,8 +332,9 @@ impl Skill {
         (items, info)
     }
 
-    /// The `match` arm of `Agent::prepare` for this skill.
-    pub(crate) fn prepare_arm(&self) -> TokenStream {
+    /// The `match` arm of `Agent::prepare` for this skill; `receiver` is the `Arc` of the
+    /// agent (`self`, or a local in an extension block's dispatch).
+    pub(crate) fn prepare_arm(&self, receiver: &TokenStream) -> TokenStream {
         let id = &self.id;
         let method = &self.method;
         let vars: Vec<Ident> = (0..self.args.len())
@@ -385,7 +386,7 @@ impl Skill {
             #id => {
                 #(#extract)*
                 #setup
-                let __a2a_this = self;
+                let __a2a_this = #receiver;
                 ::core::result::Result::Ok(#future)
             }
         }

@@ -1,0 +1,15 @@
+//! An extension block needs the type's main `#[a2a_agent]` block.
+use a2a_kit::prelude::*;
+
+struct Travel;
+
+#[a2a_agent(extend)]
+impl Travel {
+    /// Book a hotel.
+    #[skill]
+    async fn hotel(&self, Text(city): Text) -> String {
+        format!("hotel in {city}")
+    }
+}
+
+fn main() {}
