@@ -217,10 +217,10 @@ impl TaskContext {
             let reply = rt.wait_for_reply(self, state, parts).await?;
             let history = self.history().await;
             let req = SkillRequest {
-                skill_id: self.inner.skill_id.clone(),
-                message: reply,
+                skill_id: self.inner.skill_id.clone().into(),
+                message: Some(reply),
                 metadata: None,
-                history,
+                history: Some(history),
                 context: self.clone(),
             };
             match T::from_request(&req) {

@@ -32,10 +32,12 @@ use crate::protocol::{Message, Metadata as MetadataMap, Part, PartContent};
 /// task context.
 #[derive(Debug, Clone)]
 pub struct SkillRequest {
-    pub(crate) skill_id: String,
-    pub(crate) message: Message,
+    pub(crate) skill_id: std::borrow::Cow<'static, str>,
+    /// `None`: the context's message (the usual case; saves a copy per request).
+    pub(crate) message: Option<Message>,
     pub(crate) metadata: Option<MetadataMap>,
-    pub(crate) history: Vec<Message>,
+    /// `None`: just the message.
+    pub(crate) history: Option<Vec<Message>>,
     pub(crate) context: TaskContext,
 }
 
@@ -43,9 +45,9 @@ impl SkillRequest {
     /// Build a request by hand (tests, custom executors).
     pub fn new(skill_id: impl Into<String>, message: Message, context: TaskContext) -> Self {
         SkillRequest {
-            skill_id: skill_id.into(),
-            history: vec![message.clone()],
-            message,
+            skill_id: std::borrow::Cow::Owned(skill_id.into()),
+            history: None,
+            message: Some(message),
             metadata: None,
             context,
         }
@@ -57,15 +59,20 @@ impl SkillRequest {
     }
     /// The message that triggered this invocation.
     pub fn message(&self) -> &Message {
-        &self.message
+        self.message
+            .as_ref()
+            .unwrap_or_else(|| self.context.message())
     }
     /// Request-level metadata (`SendMessageRequest.metadata`), else the message's metadata.
     pub fn metadata(&self) -> Option<&MetadataMap> {
-        self.metadata.as_ref().or(self.message.metadata.as_ref())
+        self.metadata.as_ref().or(self.message().metadata.as_ref())
     }
     /// The task's history so far, including this message.
     pub fn history(&self) -> &[Message] {
-        &self.history
+        match &self.history {
+            Some(h) => h,
+            None => std::slice::from_ref(self.message()),
+        }
     }
     /// The task context handed to the skill.
     pub fn context(&self) -> &TaskContext {
@@ -144,7 +151,7 @@ pub struct Text(pub String);
 impl FromSkillRequest for Text {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let texts: Vec<&str> = req
-            .message
+            .message()
             .parts
             .iter()
             .filter_map(|p| p.as_text())
@@ -155,7 +162,7 @@ impl FromSkillRequest for Text {
                 "message.parts",
                 format!(
                     "the message has no text part (it has {})",
-                    describe_parts(&req.message.parts)
+                    describe_parts(&req.message().parts)
                 ),
             ));
         }
@@ -173,7 +180,7 @@ pub struct Data<T>(pub T);
 impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillRequest for Data<T> {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let expected = format!("a data part holding {}", T::schema_name());
-        let parts = &req.message.parts;
+        let parts = &req.message().parts;
         let (index, value) = match parts
             .iter()
             .enumerate()
@@ -261,7 +268,7 @@ impl File {
 
 impl FromSkillRequest for File {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        req.message
+        req.message()
             .parts
             .iter()
             .find_map(File::from_part)
@@ -271,7 +278,7 @@ impl FromSkillRequest for File {
                     "message.parts",
                     format!(
                         "the message has no file part (it has {})",
-                        describe_parts(&req.message.parts)
+                        describe_parts(&req.message().parts)
                     ),
                 )
             })
@@ -285,7 +292,7 @@ pub struct Files(pub Vec<File>);
 impl FromSkillRequest for Files {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(Files(
-            req.message
+            req.message()
                 .parts
                 .iter()
                 .filter_map(File::from_part)
@@ -300,13 +307,13 @@ pub struct Parts(pub Vec<Part>);
 
 impl FromSkillRequest for Parts {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        Ok(Parts(req.message.parts.clone()))
+        Ok(Parts(req.message().parts.clone()))
     }
 }
 
 impl FromSkillRequest for Message {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        Ok(req.message.clone())
+        Ok(req.message().clone())
     }
 }
 
@@ -342,7 +349,7 @@ pub struct History(pub Vec<Message>);
 
 impl FromSkillRequest for History {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        Ok(History(req.history.clone()))
+        Ok(History(req.history().to_vec()))
     }
 }
 

@@ -144,16 +144,31 @@ impl std::fmt::Debug for ExecutionConfig {
     }
 }
 
-/// Per-task doorbells: a watch channel carrying the last sequence number written.
-#[derive(Default)]
+/// What a task's doorbell says: the last event written, and enough of its state that a
+/// blocking SendMessage can wait without reading the log.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Bell {
+    /// The last sequence number written.
+    pub(crate) seq: Seq,
+    /// The sequence number of the last terminal or interrupted status written.
+    pub(crate) settled_seq: Seq,
+    /// Whether a terminal status was written.
+    pub(crate) terminal: bool,
+}
+
+/// Per-task doorbells: a watch channel per task with readers. When the last reader of a
+/// finished task goes (or the task finishes with none), its log is released to the store.
 pub(crate) struct EventBus {
-    bells: Mutex<HashMap<String, watch::Sender<Seq>>>,
+    bells: Mutex<HashMap<String, watch::Sender<Bell>>>,
+    store: Arc<dyn TaskManager>,
+    /// Off when an observer (the push outbox) may read logs of finished tasks later.
+    release_logs: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) struct BusSubscription {
     bus: Arc<EventBus>,
     task_id: String,
-    rx: Option<watch::Receiver<Seq>>,
+    rx: Option<watch::Receiver<Bell>>,
 }
 
 impl BusSubscription {
@@ -166,28 +181,54 @@ impl BusSubscription {
             }
         }
     }
+
+    fn bell(&self) -> Bell {
+        self.rx.as_ref().map(|rx| *rx.borrow()).unwrap_or_default()
+    }
 }
 
 impl Drop for BusSubscription {
     fn drop(&mut self) {
         drop(self.rx.take());
         let mut bells = self.bus.bells.lock().unwrap_or_else(|p| p.into_inner());
-        if bells
-            .get(&self.task_id)
-            .is_some_and(|tx| tx.receiver_count() == 0)
-        {
-            bells.remove(&self.task_id);
+        let release = match bells.get(&self.task_id) {
+            Some(tx) if tx.receiver_count() == 0 => {
+                let terminal = tx.borrow().terminal;
+                bells.remove(&self.task_id);
+                terminal
+            }
+            _ => false,
+        };
+        drop(bells);
+        if release && self.bus.releases_logs() {
+            self.bus.store.release_log(&self.task_id);
         }
     }
 }
 
 impl EventBus {
+    pub(crate) fn new(store: Arc<dyn TaskManager>) -> Self {
+        EventBus {
+            bells: Mutex::default(),
+            store,
+            release_logs: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    fn releases_logs(&self) -> bool {
+        self.release_logs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub(crate) fn subscribe(self: &Arc<Self>, task_id: &str) -> BusSubscription {
         let mut bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
-        let rx = bells
-            .entry(task_id.to_string())
-            .or_insert_with(|| watch::channel(0).0)
-            .subscribe();
+        let rx = match bells.get(task_id) {
+            Some(tx) => tx.subscribe(),
+            None => {
+                let (tx, rx) = watch::channel(Bell::default());
+                bells.insert(task_id.to_string(), tx);
+                rx
+            }
+        };
         BusSubscription {
             bus: self.clone(),
             task_id: task_id.to_string(),
@@ -195,11 +236,22 @@ impl EventBus {
         }
     }
 
-    pub(crate) fn notify(&self, task_id: &str, seq: Seq) {
+    /// Ring the task's bell; returns whether anyone was listening.
+    pub(crate) fn notify(&self, task_id: &str, seq: Seq, state: Option<TaskState>) -> bool {
         let bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = bells.get(task_id) {
-            tx.send_replace(seq);
-        }
+        let Some(tx) = bells.get(task_id) else {
+            return false;
+        };
+        let settled = state.is_some_and(|s| s.is_terminal() || s.is_interrupted());
+        let terminal = state.is_some_and(|s| s.is_terminal());
+        tx.send_modify(|b| {
+            b.seq = b.seq.max(seq);
+            if settled {
+                b.settled_seq = b.settled_seq.max(seq);
+            }
+            b.terminal |= terminal;
+        });
+        true
     }
 }
 
@@ -235,8 +287,8 @@ pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bo
 impl Runtime {
     pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
         Runtime {
+            bus: Arc::new(EventBus::new(store.clone())),
             store,
-            bus: Arc::new(EventBus::default()),
             config,
             running: Mutex::new(HashMap::new()),
             generations: std::sync::atomic::AtomicU64::new(0),
@@ -248,22 +300,38 @@ impl Runtime {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Set the observers (before the runtime is shared). Observers may read logs late, so
+    /// with any, logs of finished tasks are not released.
+    pub(crate) fn set_observers(&mut self, observers: Vec<Arc<dyn EventObserver>>) {
+        self.bus
+            .release_logs
+            .store(observers.is_empty(), std::sync::atomic::Ordering::Relaxed);
+        self.observers = observers;
+    }
+
     /// Append an event and ring the task's doorbell.
     pub(crate) async fn emit(
         &self,
         task_id: &str,
         event: StreamResponse,
     ) -> Result<Seq, StoreError> {
-        if self.observers.is_empty() {
-            let seq = self.store.append_event(task_id, event).await?;
-            self.bus.notify(task_id, seq);
-            return Ok(seq);
+        let state = event.state();
+        let seq = if self.observers.is_empty() {
+            self.store.append_event(task_id, event).await?
+        } else {
+            let seq = self.store.append_event(task_id, event.clone()).await?;
+            for o in &self.observers {
+                o.on_event(task_id, seq, &event);
+            }
+            seq
+        };
+        let listened = self.bus.notify(task_id, seq, state);
+        if !listened && state.is_some_and(|s| s.is_terminal()) && self.bus.releases_logs() {
+            self.store.release_log(task_id);
         }
-        let seq = self.store.append_event(task_id, event.clone()).await?;
-        self.bus.notify(task_id, seq);
-        for o in &self.observers {
-            o.on_event(task_id, seq, &event);
-        }
+        // A skill that emits in a loop (a stream of chunks) would otherwise never yield on a
+        // store that answers at once, and its readers would see nothing until it ends.
+        tokio::task::consume_budget().await;
         Ok(seq)
     }
 
@@ -582,35 +650,59 @@ impl Runtime {
         self.running().keys().cloned().collect()
     }
 
-    /// Wait until the task reaches a terminal or interrupted state (after event `after`).
-    pub(crate) async fn wait_settled(&self, task_id: &str, after: Seq) -> Result<(), A2aError> {
-        let mut sub = self.bus.subscribe(task_id);
-        let mut last = after;
-        loop {
-            let events = self.store.events_after(task_id, last, 256).await?;
-            for ev in &events {
-                last = ev.seq;
-                let s = ev.event.state();
-                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
-                    return Ok(());
+    /// Subscribe to a task's doorbell. Subscribe before the events you wait for can be
+    /// written (before launching the skill), so the bell alone tells when the task settles.
+    pub(crate) fn subscribe(&self, task_id: &str) -> BusSubscription {
+        self.bus.subscribe(task_id)
+    }
+
+    /// Wait until the task reaches a terminal or interrupted state after event `after`.
+    ///
+    /// With `caught_up`, the subscription was taken before any event after `after` could be
+    /// written, so the bell alone is exact and the log is never read. Otherwise the events
+    /// written before the subscription are read from the log once.
+    pub(crate) async fn wait_settled(
+        &self,
+        sub: &mut BusSubscription,
+        after: Seq,
+        caught_up: bool,
+    ) -> Result<(), A2aError> {
+        if !caught_up {
+            let mut last = after;
+            loop {
+                let events = self.store.events_after(&sub.task_id, last, 256).await?;
+                for ev in &events {
+                    last = ev.seq;
+                    let s = ev.event.state();
+                    if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+                        return Ok(());
+                    }
+                }
+                if events.len() < 256 {
+                    break;
                 }
             }
-            if events.len() < 256 {
-                sub.changed().await;
+        }
+        loop {
+            if sub.bell().settled_seq > after {
+                return Ok(());
             }
+            sub.changed().await;
         }
     }
 
     /// The task's events after `after`, live, ending after an event that closes streams.
+    /// `sub` is taken by the caller before the events it wants can be written (and keeps
+    /// the task's log from being released while this reader lives).
     pub(crate) fn event_stream(
         self: &Arc<Self>,
-        task_id: String,
+        mut sub: BusSubscription,
         after: Seq,
     ) -> BoxStream<'static, Result<EventRecord, A2aError>> {
         let rt = self.clone();
         let close_on_auth = self.config.close_streams_on_auth_required;
+        let task_id = sub.task_id.clone();
         Box::pin(async_stream::stream! {
-            let mut sub = rt.bus.subscribe(&task_id);
             let mut last = after;
             loop {
                 let events = match rt.store.events_after(&task_id, last, 256).await {

@@ -57,6 +57,18 @@ macro_rules! suite {
             )*
         }
 
+        /// Finished tasks compacted at once (`hot_finished(0)`): every check then also reads
+        /// tasks and logs back from their compact form.
+        mod in_memory_compacting {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let store: super::Store = std::sync::Arc::new(super::memory().hot_finished(0));
+                    super::conformance::$check(store).await;
+                }
+            )*
+        }
+
         #[cfg(feature = "sqlite")]
         mod sqlite_in_memory {
             $(

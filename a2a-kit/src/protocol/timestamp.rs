@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, Timelike, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
 /// A point in time as A2A puts it on the wire (`2025-10-28T10:30:00.000Z`).
@@ -60,10 +60,41 @@ impl From<Timestamp> for DateTime<Utc> {
     }
 }
 
+impl Timestamp {
+    /// The wire form in a fixed buffer, written digit by digit: chrono's format strings are
+    /// ~10x slower, and every status update carries a timestamp. `None` for years outside
+    /// 0..=9999, which need chrono's general form.
+    fn wire_bytes(&self) -> Option<[u8; 24]> {
+        let dt = &self.0;
+        let year = u32::try_from(dt.year()).ok().filter(|y| *y <= 9999)?;
+        let mut b = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut v: u32| {
+            for i in (at..at + width).rev() {
+                b[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, dt.month());
+        put(8, 2, dt.day());
+        put(11, 2, dt.hour());
+        put(14, 2, dt.minute());
+        // A leap second is carried in the nanoseconds (>= 1e9) and shows as second 60.
+        let nanos = dt.nanosecond();
+        put(17, 2, dt.second() + nanos / 1_000_000_000);
+        put(20, 3, (nanos % 1_000_000_000) / 1_000_000);
+        Some(b)
+    }
+}
+
 impl fmt::Display for Timestamp {
     /// Writes the wire form: UTC, exactly three fractional digits, `Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
+        match self.wire_bytes() {
+            // The buffer is ASCII digits and separators.
+            Some(b) => f.write_str(std::str::from_utf8(&b).map_err(|_| fmt::Error)?),
+            None => write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ")),
+        }
     }
 }
 
@@ -82,7 +113,10 @@ impl FromStr for Timestamp {
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        match self.wire_bytes() {
+            Some(b) => s.serialize_str(std::str::from_utf8(&b).map_err(serde::ser::Error::custom)?),
+            None => s.collect_str(self),
+        }
     }
 }
 
@@ -103,5 +137,30 @@ impl<'de> Deserialize<'de> for Timestamp {
         }
 
         d.deserialize_str(TimestampVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The digit-by-digit wire form is exactly chrono's `%Y-%m-%dT%H:%M:%S%.3fZ`, and
+        /// parses back to the same value.
+        #[test]
+        fn wire_form_matches_chrono(secs in -62_167_219_200i64..253_402_300_799, ms in 0u32..1000) {
+            let ts = Timestamp(DateTime::from_timestamp(secs, ms * 1_000_000).unwrap());
+            let fast = ts.to_string();
+            prop_assert_eq!(&fast, &ts.0.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            prop_assert_eq!(fast.parse::<Timestamp>().unwrap(), ts);
+            prop_assert_eq!(serde_json::to_string(&ts).unwrap(), format!("\"{fast}\""));
+        }
+    }
+
+    #[test]
+    fn years_past_9999_use_the_general_form() {
+        let ts = Timestamp(DateTime::from_timestamp(253_402_300_800, 0).unwrap());
+        assert_eq!(ts.to_string(), "+10000-01-01T00:00:00.000Z");
     }
 }

@@ -108,9 +108,13 @@ fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
             "must be a JSON object (by-name parameters)",
         ));
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| A2aError::from_serde("params", &e.path().to_string(), e.inner()))
+    // The path to the offending field is only needed for the error message: parse plainly
+    // and run again through serde_path_to_error only when that fails.
+    serde_json::from_str(text).or_else(|_| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| A2aError::from_serde("params", &e.path().to_string(), e.inner()))
+    })
 }
 
 /// Handle one JSON-RPC request.

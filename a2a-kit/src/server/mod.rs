@@ -224,7 +224,7 @@ impl AgentServiceBuilder {
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         let mut runtime = Runtime::new(store.clone(), self.execution);
-        runtime.observers = self.observers.into_iter().map(|f| f(&store)).collect();
+        runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         AgentService {
             inner: Arc::new(ServiceInner {
                 agent: self.agent,
@@ -332,9 +332,20 @@ impl AgentService {
         };
         match self.start(req).await? {
             Started::Message(m) => Ok(SendMessageResponse::Message(m)),
-            Started::Task { task_id, after } => {
-                if !return_immediately {
-                    self.rt().wait_settled(&task_id, after).await?;
+            Started::Task {
+                task_id,
+                after,
+                launch,
+            } => {
+                if return_immediately {
+                    self.launch(launch);
+                } else {
+                    // Subscribe before the skill runs: then the doorbell alone says when the
+                    // task settles, and the log is never read.
+                    let mut sub = self.rt().subscribe(&task_id);
+                    let caught_up = launch.is_fresh();
+                    self.launch(launch);
+                    self.rt().wait_settled(&mut sub, after, caught_up).await?;
                 }
                 Ok(SendMessageResponse::Task(
                     self.read_task(&task_id, view).await?,
@@ -363,14 +374,44 @@ impl AgentService {
                 };
                 Ok(futures::stream::once(async move { Ok(item) }).boxed())
             }
-            Started::Task { task_id, after: 0 } => Ok(self.log_stream(task_id, 0)),
-            Started::Task { task_id, after: _ } => self.snapshot_stream(&task_id).await,
+            Started::Task {
+                task_id,
+                after: 0,
+                launch,
+            } => {
+                let sub = self.rt().subscribe(&task_id);
+                self.launch(launch);
+                Ok(self.log_stream(sub, 0))
+            }
+            Started::Task {
+                task_id,
+                after: _,
+                launch,
+            } => {
+                let sub = self.rt().subscribe(&task_id);
+                self.launch(launch);
+                self.snapshot_stream(sub, &task_id).await
+            }
         }
     }
 
-    fn log_stream(&self, task_id: String, after: Seq) -> EventStream {
+    /// Set a started task's skill going (after the caller subscribed to its doorbell).
+    fn launch(&self, launch: Launch) {
+        match launch {
+            Launch::Spawn {
+                ctx,
+                future,
+                emit_working,
+            } => self.rt().spawn(ctx, future, emit_working),
+            // If the skill vanished meanwhile it was canceled, and the task says so.
+            Launch::Resume { waiter, message } => drop(waiter.send(message)),
+            Launch::Running | Launch::Done => {}
+        }
+    }
+
+    fn log_stream(&self, sub: crate::runtime::BusSubscription, after: Seq) -> EventStream {
         self.rt()
-            .event_stream(task_id, after)
+            .event_stream(sub, after)
             .map(|r| {
                 r.map(|rec| StreamItem {
                     seq: Some(rec.seq),
@@ -380,8 +421,13 @@ impl AgentService {
             .boxed()
     }
 
-    /// A Task snapshot (its `seq` is the last event it reflects), then the live tail.
-    async fn snapshot_stream(&self, task_id: &str) -> Result<EventStream, A2aError> {
+    /// A Task snapshot (its `seq` is the last event it reflects), then the live tail. `sub` is
+    /// taken before the snapshot is read, so the log after it is kept for this reader.
+    async fn snapshot_stream(
+        &self,
+        sub: crate::runtime::BusSubscription,
+        task_id: &str,
+    ) -> Result<EventStream, A2aError> {
         let rec = self
             .rt()
             .store
@@ -392,7 +438,7 @@ impl AgentService {
             seq: Some(rec.last_seq),
             event: StreamResponse::Task(rec.task),
         };
-        let tail = self.log_stream(task_id.to_string(), rec.last_seq);
+        let tail = self.log_stream(sub, rec.last_seq);
         Ok(futures::stream::once(async move { Ok(first) })
             .chain(tail)
             .boxed())
@@ -506,10 +552,10 @@ impl AgentService {
             rt,
         );
         let sreq = SkillRequest {
-            skill_id: skill.id.to_string(),
-            message: message.clone(),
+            skill_id: skill.id.into(),
+            message: None,
             metadata,
-            history: vec![message.clone()],
+            history: None,
             context: ctx.clone(),
         };
         let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
@@ -533,14 +579,25 @@ impl AgentService {
                 .await?;
             self.attach_push(&task_id, push).await?;
             self.rt().finish(&ctx, outcome).await;
-            return Ok(Started::Task { task_id, after: 0 });
+            return Ok(Started::Task {
+                task_id,
+                after: 0,
+                launch: Launch::Done,
+            });
         }
 
         self.create_task(&task_id, &context_id, skill.id, message)
             .await?;
         self.attach_push(&task_id, push).await?;
-        self.rt().spawn(ctx, call.future, true);
-        Ok(Started::Task { task_id, after: 0 })
+        Ok(Started::Task {
+            task_id,
+            after: 0,
+            launch: Launch::Spawn {
+                ctx,
+                future: call.future,
+                emit_working: true,
+            },
+        })
     }
 
     async fn create_task(
@@ -611,9 +668,11 @@ impl AgentService {
                 rt.store.add_message(&task_id, message.clone()).await?;
                 rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
                     .await?;
-                // If the skill vanished meanwhile it was canceled, and the task says so.
-                let _ = waiter.send(message);
-                return Ok(Started::Task { task_id, after });
+                return Ok(Started::Task {
+                    task_id,
+                    after,
+                    launch: Launch::Resume { waiter, message },
+                });
             }
             // Stateless multi-turn: invoke the task's skill again with the whole history.
             let skill = info.skill(&skill_id).ok_or_else(|| {
@@ -631,10 +690,10 @@ impl AgentService {
             let mut history = rec.task.history;
             history.push(message.clone());
             let sreq = SkillRequest {
-                skill_id: skill.id.to_string(),
-                message: message.clone(),
+                skill_id: skill.id.into(),
+                message: None,
                 metadata,
-                history,
+                history: Some(history),
                 context: ctx.clone(),
             };
             let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
@@ -643,13 +702,24 @@ impl AgentService {
             rt.store.add_message(&task_id, message).await?;
             rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
                 .await?;
-            rt.spawn(ctx, call.future, false);
-            return Ok(Started::Task { task_id, after });
+            return Ok(Started::Task {
+                task_id,
+                after,
+                launch: Launch::Spawn {
+                    ctx,
+                    future: call.future,
+                    emit_working: false,
+                },
+            });
         }
         // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
         self.attach_push(&task_id, push).await?;
         rt.store.add_message(&task_id, message).await?;
-        Ok(Started::Task { task_id, after })
+        Ok(Started::Task {
+            task_id,
+            after,
+            launch: Launch::Running,
+        })
     }
 
     fn check_webhook(&self, field: &str, url: &str) -> Result<(), A2aError> {
@@ -769,9 +839,12 @@ impl AgentService {
                 req.id,
                 rec.task.status.state.as_str()
             ))),
-            None => self.snapshot_stream(&req.id).await,
+            None => {
+                let sub = self.rt().subscribe(&req.id);
+                self.snapshot_stream(sub, &req.id).await
+            }
             Some(seen) if terminal && seen >= rec.last_seq => Ok(futures::stream::empty().boxed()),
-            Some(seen) => Ok(self.log_stream(req.id, seen)),
+            Some(seen) => Ok(self.log_stream(self.rt().subscribe(&req.id), seen)),
         }
     }
 
@@ -992,7 +1065,37 @@ enum Started {
     Task {
         task_id: String,
         after: Seq,
+        launch: Launch,
     },
+}
+
+/// What starting a task leaves for the caller to set going once it has subscribed to the
+/// task's doorbell (so that it cannot miss the events it waits for).
+enum Launch {
+    /// Run the skill.
+    Spawn {
+        ctx: TaskContext,
+        future: futures::future::BoxFuture<'static, crate::reply::Outcome>,
+        emit_working: bool,
+    },
+    /// Hand the message to a skill suspended in `ask`.
+    Resume {
+        waiter: tokio::sync::oneshot::Sender<Message>,
+        message: Message,
+    },
+    /// The skill was already running: events may have been written before the caller
+    /// subscribed.
+    Running,
+    /// Everything was written already (a failed direct-message skill, recorded as a task).
+    Done,
+}
+
+impl Launch {
+    /// Whether no event that settles the task can have been written before the caller's
+    /// subscription (so the doorbell alone is exact).
+    fn is_fresh(&self) -> bool {
+        matches!(self, Launch::Spawn { .. } | Launch::Resume { .. })
+    }
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {

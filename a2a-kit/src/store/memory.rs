@@ -1,16 +1,16 @@
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use super::{
     EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
-    decode_cursor, encode_cursor,
+    check_status_update, decode_cursor, encode_cursor,
 };
 use crate::protocol::{
-    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
-    Timestamp,
+    Artifact, ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig,
+    TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
 /// Limits of an [`InMemoryTaskManager`].
@@ -47,28 +47,227 @@ impl Default for InMemoryConfig {
 ///
 /// One mutex guards the state; it is never held across an `.await`, and every operation is
 /// O(log n) except ListTasks with filters, which scans the time index.
-#[derive(Debug, Default)]
+///
+/// **Memory.** A retained finished task costs about its wire size. The most recently finished
+/// tasks (see [`hot_finished`](Self::hot_finished)) stay as they are, with their event logs,
+/// so the blocking SendMessage that waits for them, and a client that reconnects with
+/// `Last-Event-ID` right after the end, pay nothing. Older finished tasks are kept as their
+/// ProtoJSON bytes (with the current status message once, not twice) and parsed when read,
+/// and their event logs are dropped once the runtime says no reader needs them
+/// ([`TaskManager::release_log`]). A reader that asks for the events of a task whose log was
+/// dropped gets one `Task` snapshot event instead (see [`TaskManager::events_after`]). Ids are
+/// shared by the map and both indexes.
+#[derive(Debug)]
 pub struct InMemoryTaskManager {
     config: InMemoryConfig,
+    hot_finished: usize,
     inner: Mutex<Inner>,
 }
 
+impl Default for InMemoryTaskManager {
+    fn default() -> Self {
+        InMemoryTaskManager::new(InMemoryConfig::default())
+    }
+}
+
+/// How many finished tasks stay uncompacted, with their logs, by default.
+pub const DEFAULT_HOT_FINISHED: usize = 1024;
+
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: HashMap<String, Entry>,
+    tasks: HashMap<Arc<str>, Entry>,
     /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
-    by_time: BTreeSet<(i64, String)>,
+    by_time: BTreeSet<(i64, Arc<str>)>,
     /// (terminal-at millis, task id): eviction order.
-    terminal: BTreeSet<(i64, String)>,
+    terminal: BTreeSet<(i64, Arc<str>)>,
+    /// The most recently finished tasks, oldest first; the one that falls out is compacted.
+    finished: VecDeque<Arc<str>>,
 }
 
 #[derive(Debug)]
 struct Entry {
-    task: Task,
-    skill_id: Option<String>,
-    events: Vec<StreamResponse>,
+    id: Arc<str>,
+    body: Body,
+    skill_id: Option<Box<str>>,
+    /// The event log; empty once dropped (`last_seq` still counts it).
+    events: Vec<Logged>,
+    last_seq: Seq,
+    /// The runtime said no reader needs the log ([`TaskManager::release_log`]).
+    log_released: bool,
     push: Vec<TaskPushNotificationConfig>,
     time_key: i64,
+}
+
+/// One event of a log, sharing what the task holds anyway.
+#[derive(Debug)]
+enum Logged {
+    /// An event as written.
+    Event(StreamResponse),
+    /// A status update whose message is the task's `history[at]` (left out here).
+    Status {
+        event: TaskStatusUpdateEvent,
+        at: usize,
+    },
+    /// The creation snapshot: the task as created was its first `history` messages with this
+    /// status and these artifacts; id, context and metadata never change.
+    Created {
+        status: TaskStatus,
+        artifacts: Vec<Artifact>,
+        history: usize,
+    },
+}
+
+impl Logged {
+    fn needs_task(&self) -> bool {
+        !matches!(self, Logged::Event(_))
+    }
+
+    /// The event as written; `task` is the stored task when [`needs_task`](Self::needs_task).
+    fn event(&self, task: Option<&Task>) -> StreamResponse {
+        match (self, task) {
+            (Logged::Event(e), _) => e.clone(),
+            (Logged::Status { event, at }, Some(t)) => {
+                let mut event = event.clone();
+                event.status.message = t.history.get(*at).cloned();
+                StreamResponse::StatusUpdate(event)
+            }
+            (
+                Logged::Created {
+                    status,
+                    artifacts,
+                    history,
+                },
+                Some(t),
+            ) => StreamResponse::Task(Task {
+                id: t.id.clone(),
+                context_id: t.context_id.clone(),
+                status: status.clone(),
+                artifacts: artifacts.clone(),
+                history: t.history[..(*history).min(t.history.len())].to_vec(),
+                metadata: t.metadata.clone(),
+            }),
+            (_, None) => unreachable!("the caller passes the task when needs_task"),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Body {
+    /// A live (or recently finished) task.
+    Live(Box<Stored>),
+    /// An older finished task: its ProtoJSON with `status.message` left out.
+    Compact {
+        state: TaskState,
+        context_id: Box<str>,
+        json: Box<[u8]>,
+        status_message: Option<u32>,
+    },
+}
+
+/// A task as held: `status.message` is `None` when `status_message` points at the same message
+/// in the history (every status message goes there too), so it is stored once.
+#[derive(Debug)]
+struct Stored {
+    task: Task,
+    status_message: Option<usize>,
+}
+
+impl Stored {
+    fn view(&self, view: TaskView) -> Task {
+        let task = &self.task;
+        let history = match view.history_length {
+            None => task.history.clone(),
+            Some(n) => task.history[task.history.len().saturating_sub(n)..].to_vec(),
+        };
+        let mut status = task.status.clone();
+        if let Some(i) = self.status_message {
+            status.message = task.history.get(i).cloned();
+        }
+        Task {
+            id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            status,
+            artifacts: if view.include_artifacts {
+                task.artifacts.clone()
+            } else {
+                Vec::new()
+            },
+            history,
+            metadata: task.metadata.clone(),
+        }
+    }
+}
+
+impl Body {
+    fn state(&self) -> TaskState {
+        match self {
+            Body::Live(s) => s.task.status.state,
+            Body::Compact { state, .. } => *state,
+        }
+    }
+
+    fn context_id(&self) -> &str {
+        match self {
+            Body::Live(s) => &s.task.context_id,
+            Body::Compact { context_id, .. } => context_id,
+        }
+    }
+
+    /// The held form of a compacted task.
+    fn inflate(&self) -> Result<Stored, StoreError> {
+        match self {
+            Body::Live(_) => unreachable!("inflate is only called on compact bodies"),
+            Body::Compact {
+                json,
+                status_message,
+                ..
+            } => Ok(Stored {
+                task: serde_json::from_slice(json).map_err(|e| {
+                    StoreError::Backend(format!("a compacted task does not parse: {e}"))
+                })?,
+                status_message: status_message.map(|i| i as usize),
+            }),
+        }
+    }
+
+    fn view(&self, view: TaskView) -> Result<Task, StoreError> {
+        match self {
+            Body::Live(s) => Ok(s.view(view)),
+            compact => Ok(compact.inflate()?.view(view)),
+        }
+    }
+
+    /// Turn a finished task into its bytes (a no-op if it is compact already or cannot be
+    /// serialized, which the protocol types never fail to).
+    fn compact(&mut self) {
+        let Body::Live(s) = self else { return };
+        let Ok(json) = serde_json::to_vec(&s.task) else {
+            return;
+        };
+        *self = Body::Compact {
+            state: s.task.status.state,
+            context_id: s.task.context_id.as_str().into(),
+            json: json.into_boxed_slice(),
+            status_message: s.status_message.and_then(|i| u32::try_from(i).ok()),
+        };
+    }
+}
+
+impl Entry {
+    fn view(&self, view: TaskView) -> Result<Task, StoreError> {
+        self.body.view(view)
+    }
+
+    /// The task, made live again if it was compacted (for the rare change to an old task).
+    fn live(&mut self) -> Result<&mut Stored, StoreError> {
+        if let Body::Compact { .. } = self.body {
+            self.body = Body::Live(Box::new(self.body.inflate()?));
+        }
+        match &mut self.body {
+            Body::Live(s) => Ok(s),
+            Body::Compact { .. } => unreachable!("made live above"),
+        }
+    }
 }
 
 fn millis(ts: Option<Timestamp>) -> i64 {
@@ -80,8 +279,24 @@ impl InMemoryTaskManager {
     pub fn new(config: InMemoryConfig) -> Self {
         InMemoryTaskManager {
             config,
+            hot_finished: DEFAULT_HOT_FINISHED,
             inner: Mutex::new(Inner::default()),
         }
+    }
+
+    /// Keep the `n` most recently finished tasks as they are, with their event logs (default
+    /// [`DEFAULT_HOT_FINISHED`]): reading them costs no parsing, and `Last-Event-ID` replays
+    /// of them are exact. Older finished tasks are compacted. The cost is bounded: `n` tasks'
+    /// worth, not a share of every retained task.
+    ///
+    /// ```
+    /// use a2a_kit::store::InMemoryTaskManager;
+    /// let store = InMemoryTaskManager::default().hot_finished(0); // compact at once
+    /// # let _ = store;
+    /// ```
+    pub fn hot_finished(mut self, n: usize) -> Self {
+        self.hot_finished = n;
+        self
     }
 
     /// Number of tasks held.
@@ -136,30 +351,69 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// A task just finished: it joins the hot window, and the one that falls out of it is
+    /// compacted (and loses its log if no reader needs it).
+    fn finished(&mut self, id: Arc<str>, window: usize) {
+        self.finished.push_back(id);
+        while self.finished.len() > window {
+            let Some(old) = self.finished.pop_front() else {
+                break;
+            };
+            if let Some(e) = self.tasks.get_mut(&old) {
+                if e.body.state().is_terminal() {
+                    e.body.compact();
+                    if e.log_released {
+                        e.events = Vec::new();
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn not_found(task_id: &str) -> StoreError {
+    StoreError::TaskNotFound(task_id.to_string())
+}
+
 #[async_trait]
 impl TaskManager for InMemoryTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
         let mut inner = self.lock();
-        if inner.tasks.contains_key(&task.id) {
+        if inner.tasks.contains_key(task.id.as_str()) {
             return Err(StoreError::TaskExists(task.id));
         }
         inner.evict_expired(self.config.terminal_ttl);
         inner.evict_for_capacity(self.config.max_tasks.max(1))?;
         let time_key = millis(task.status.timestamp);
-        let id = task.id.clone();
+        let id: Arc<str> = Arc::from(task.id.as_str());
         if task.status.state.is_terminal() {
             inner.terminal.insert((time_key, id.clone()));
         }
         inner.by_time.insert((time_key, id.clone()));
+        let terminal = task.status.state.is_terminal();
         let entry = Entry {
-            events: vec![StreamResponse::Task(task.clone())],
-            task,
-            skill_id,
+            id: id.clone(),
+            events: vec![Logged::Created {
+                status: task.status.clone(),
+                artifacts: task.artifacts.clone(),
+                history: task.history.len(),
+            }],
+            last_seq: 1,
+            log_released: false,
+            body: Body::Live(Box::new(Stored {
+                task,
+                status_message: None,
+            })),
+            skill_id: skill_id.map(String::into_boxed_str),
             push: Vec::new(),
             time_key,
         };
-        inner.tasks.insert(id, entry);
+        inner.tasks.insert(id.clone(), entry);
+        if terminal {
+            inner.finished(id, self.hot_finished);
+        }
         Ok(1)
     }
 
@@ -168,23 +422,62 @@ impl TaskManager for InMemoryTaskManager {
         let entry = inner
             .tasks
             .get_mut(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+            .ok_or_else(|| not_found(task_id))?;
+        if let Body::Compact { .. } = entry.body {
+            // A compacted task is finished: find the exact refusal on a copy, change nothing.
+            let mut copy = entry.body.inflate()?.task;
+            apply_event(&mut copy, &event)?;
+            return Err(StoreError::InvalidEvent(format!(
+                "task {task_id} is finished"
+            )));
+        }
         // `apply_event` checks everything before it mutates, so applying in place is atomic
         // (and avoids cloning a task whose artifact grows with every chunk).
-        let was_terminal = entry.task.status.state.is_terminal();
-        apply_event(&mut entry.task, &event)?;
+        let stored = entry.live()?;
+        let was_terminal = stored.task.status.state.is_terminal();
+        let logged = match event {
+            StreamResponse::StatusUpdate(mut u) => {
+                // The status message goes to the history, once: the status and the log
+                // entry point at it.
+                check_status_update(&stored.task, &u)?;
+                let at = u.status.message.take().map(|m| {
+                    stored.task.history.push(m);
+                    stored.task.history.len() - 1
+                });
+                stored.task.status = u.status.clone();
+                stored.status_message = at;
+                match at {
+                    Some(at) => Logged::Status { event: u, at },
+                    None => Logged::Event(StreamResponse::StatusUpdate(u)),
+                }
+            }
+            other => {
+                apply_event(&mut stored.task, &other)?;
+                Logged::Event(other)
+            }
+        };
+        let new_key = millis(stored.task.status.timestamp);
+        let became_terminal = stored.task.status.state.is_terminal() && !was_terminal;
+        if became_terminal {
+            // Nothing grows any more: give back the spare capacity of the vectors.
+            let t = &mut stored.task;
+            t.history.shrink_to_fit();
+            t.artifacts.shrink_to_fit();
+            t.artifacts.iter_mut().for_each(|a| a.parts.shrink_to_fit());
+        }
         let old_key = entry.time_key;
-        let new_key = millis(entry.task.status.timestamp);
-        let became_terminal = entry.task.status.state.is_terminal() && !was_terminal;
-        entry.events.push(event);
+        entry.events.push(logged);
+        entry.last_seq += 1;
         entry.time_key = new_key;
-        let seq = entry.events.len() as Seq;
+        let seq = entry.last_seq;
+        let id = entry.id.clone();
         if old_key != new_key {
-            inner.by_time.remove(&(old_key, task_id.to_string()));
-            inner.by_time.insert((new_key, task_id.to_string()));
+            inner.by_time.remove(&(old_key, id.clone()));
+            inner.by_time.insert((new_key, id.clone()));
         }
         if became_terminal {
-            inner.terminal.insert((new_key, task_id.to_string()));
+            inner.terminal.insert((new_key, id.clone()));
+            inner.finished(id, self.hot_finished);
         }
         Ok(seq)
     }
@@ -194,8 +487,12 @@ impl TaskManager for InMemoryTaskManager {
         let entry = inner
             .tasks
             .get_mut(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        entry.task.history.push(message);
+            .ok_or_else(|| not_found(task_id))?;
+        let compact = matches!(entry.body, Body::Compact { .. });
+        entry.live()?.task.history.push(message);
+        if compact {
+            entry.body.compact();
+        }
         Ok(())
     }
 
@@ -205,10 +502,13 @@ impl TaskManager for InMemoryTaskManager {
         view: TaskView,
     ) -> Result<Option<TaskRecord>, StoreError> {
         let inner = self.lock();
-        Ok(inner.tasks.get(task_id).map(|e| TaskRecord {
-            task: view_of(&e.task, view),
-            skill_id: e.skill_id.clone(),
-            last_seq: e.events.len() as Seq,
+        let Some(e) = inner.tasks.get(task_id) else {
+            return Ok(None);
+        };
+        Ok(Some(TaskRecord {
+            task: e.view(view)?,
+            skill_id: e.skill_id.as_deref().map(str::to_string),
+            last_seq: e.last_seq,
         }))
     }
 
@@ -219,20 +519,51 @@ impl TaskManager for InMemoryTaskManager {
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let inner = self.lock();
-        let entry = inner
-            .tasks
-            .get(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let entry = inner.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
+        if entry.events.is_empty() {
+            // The log was released: the final snapshot stands for the events after `after`.
+            return Ok(if after < entry.last_seq && limit > 0 {
+                vec![EventRecord {
+                    seq: entry.last_seq,
+                    event: StreamResponse::Task(entry.view(TaskView::FULL)?),
+                }]
+            } else {
+                Vec::new()
+            });
+        }
         let start = (after as usize).min(entry.events.len());
-        Ok(entry.events[start..]
+        let page = &entry.events[start..(start.saturating_add(limit)).min(entry.events.len())];
+        // Entries that share the task's messages are rebuilt from it (parsed once if compact).
+        let inflated;
+        let task = match &entry.body {
+            _ if !page.iter().any(Logged::needs_task) => None,
+            Body::Live(s) => Some(&s.task),
+            compact => {
+                inflated = compact.inflate()?;
+                Some(&inflated.task)
+            }
+        };
+        Ok(page
             .iter()
-            .take(limit)
             .enumerate()
             .map(|(i, ev)| EventRecord {
                 seq: (start + i + 1) as Seq,
-                event: ev.clone(),
+                event: ev.event(task),
             })
             .collect())
+    }
+
+    fn release_log(&self, task_id: &str) {
+        let mut inner = self.lock();
+        if let Some(e) = inner.tasks.get_mut(task_id) {
+            if e.body.state().is_terminal() {
+                e.log_released = true;
+                // Past the hot window already: nothing keeps the log any more.
+                if let Body::Compact { .. } = e.body {
+                    e.events = Vec::new();
+                }
+            }
+        }
     }
 
     async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
@@ -243,16 +574,16 @@ impl TaskManager for InMemoryTaskManager {
         inner.evict_expired(self.config.terminal_ttl);
         let inner = &*inner;
         let matches = |e: &Entry| {
-            q.status.is_none_or(|s| e.task.status.state == s)
+            q.status.is_none_or(|s| e.body.state() == s)
                 && q.context_id
                     .as_deref()
-                    .is_none_or(|c| e.task.context_id == c)
+                    .is_none_or(|c| e.body.context_id() == c)
         };
         // Newest first: walk the time index downwards from the cursor, stopping at the
         // timestamp floor, so a page costs O(log n + page) when nothing else filters.
         let floor = after_ms.unwrap_or(i64::MIN);
         let upper = match &cursor {
-            Some((ts, id)) => Bound::Excluded((*ts, id.clone())),
+            Some((ts, id)) => Bound::Excluded((*ts, Arc::<str>::from(id.as_str()))),
             None => Bound::Unbounded,
         };
         let mut page = Vec::with_capacity(q.page_size.min(100));
@@ -273,7 +604,7 @@ impl TaskManager for InMemoryTaskManager {
             }
             page.push((*ts, e));
         }
-        let in_window = inner.by_time.range((floor, String::new())..);
+        let in_window = inner.by_time.range((floor, Arc::<str>::from(""))..);
         let total = if q.status.is_none() && q.context_id.is_none() {
             if after_ms.is_none() {
                 inner.by_time.len()
@@ -282,18 +613,18 @@ impl TaskManager for InMemoryTaskManager {
             }
         } else {
             in_window
-                .filter(|(_, id)| inner.tasks.get(id).is_some_and(matches))
+                .filter(|(_, id)| inner.tasks.get(id).is_some_and(|e| matches(e)))
                 .count()
         };
         let next_page_token = match (has_more, page.last()) {
-            (true, Some((ts, e))) => encode_cursor(*ts, &e.task.id),
+            (true, Some((ts, e))) => encode_cursor(*ts, &e.id),
             _ => String::new(),
         };
         Ok(ListTasksResponse {
             tasks: page
                 .into_iter()
-                .map(|(_, e)| view_of(&e.task, q.view))
-                .collect(),
+                .map(|(_, e)| e.view(q.view))
+                .collect::<Result<_, _>>()?,
             next_page_token,
             page_size: q.page_size as i32,
             total_size: total as i32,
@@ -308,7 +639,7 @@ impl TaskManager for InMemoryTaskManager {
         let mut inner = self.lock();
         let entry = inner
             .tasks
-            .get_mut(&task_id)
+            .get_mut(task_id.as_str())
             .ok_or(StoreError::TaskNotFound(task_id))?;
         match entry.push.iter_mut().find(|c| c.id == config.id) {
             Some(existing) => *existing = config,
@@ -323,10 +654,7 @@ impl TaskManager for InMemoryTaskManager {
         id: &str,
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
         let inner = self.lock();
-        let entry = inner
-            .tasks
-            .get(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let entry = inner.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
         Ok(entry
             .push
             .iter()
@@ -339,10 +667,7 @@ impl TaskManager for InMemoryTaskManager {
         task_id: &str,
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         let inner = self.lock();
-        let entry = inner
-            .tasks
-            .get(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let entry = inner.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
         Ok(entry.push.clone())
     }
 
@@ -351,7 +676,7 @@ impl TaskManager for InMemoryTaskManager {
         let entry = inner
             .tasks
             .get_mut(task_id)
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+            .ok_or_else(|| not_found(task_id))?;
         let before = entry.push.len();
         entry.push.retain(|c| c.id.as_deref() != Some(id));
         Ok(entry.push.len() != before)
@@ -368,29 +693,9 @@ impl TaskManager for InMemoryTaskManager {
         Ok(inner
             .tasks
             .values()
-            .filter(|e| states.contains(&e.task.status.state))
-            .map(|e| e.task.id.clone())
+            .filter(|e| states.contains(&e.body.state()))
+            .map(|e| e.id.to_string())
             .collect())
-    }
-}
-
-fn view_of(task: &Task, view: TaskView) -> Task {
-    // Clone only what the view keeps.
-    let history = match view.history_length {
-        None => task.history.clone(),
-        Some(n) => task.history[task.history.len().saturating_sub(n)..].to_vec(),
-    };
-    Task {
-        id: task.id.clone(),
-        context_id: task.context_id.clone(),
-        status: task.status.clone(),
-        artifacts: if view.include_artifacts {
-            task.artifacts.clone()
-        } else {
-            Vec::new()
-        },
-        history,
-        metadata: task.metadata.clone(),
     }
 }
 
@@ -527,6 +832,161 @@ mod tests {
             let n = store.purge_terminal_before(Timestamp::now()).await.unwrap();
             assert_eq!(n, 1);
             assert_eq!(store.len(), 1);
+        });
+    }
+
+    fn done_with_message(id: &str) -> StreamResponse {
+        let mut status = TaskStatus::new(TaskState::Completed);
+        status.message = Some(Message::agent(vec![Part::text("bye")]));
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: id.into(),
+            context_id: "c".into(),
+            status,
+            metadata: None,
+        })
+    }
+
+    /// Runs `t` to COMPLETED (with a status message) and returns its log as written.
+    async fn finish(store: &InMemoryTaskManager, t: &str) -> Vec<EventRecord> {
+        store
+            .create_task(task(t, TaskState::Submitted), Some("s".into()))
+            .await
+            .unwrap();
+        store
+            .append_event(t, status(t, TaskState::Working))
+            .await
+            .unwrap();
+        store.append_event(t, chunk(t, "x", false)).await.unwrap();
+        store.append_event(t, done_with_message(t)).await.unwrap();
+        store.events_after(t, 0, usize::MAX).await.unwrap()
+    }
+
+    #[test]
+    fn finished_tasks_past_the_hot_window_read_back_the_same() {
+        block(async {
+            let store = InMemoryTaskManager::default().hot_finished(1);
+            let log = finish(&store, "old").await;
+            let before = store
+                .get_task("old", TaskView::FULL)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                before.task.status.message.as_ref().map(|m| m.parts.len()),
+                Some(1),
+                "the status message is put back when read"
+            );
+            assert_eq!(before.task.history.len(), 2, "and is in the history once");
+            // A newer finished task pushes "old" out of the window: it is compacted.
+            finish(&store, "new").await;
+            let inner = store.lock();
+            assert!(matches!(inner.tasks["old"].body, Body::Compact { .. }));
+            assert!(matches!(inner.tasks["new"].body, Body::Live(_)));
+            drop(inner);
+            let after = store
+                .get_task("old", TaskView::FULL)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(after, before);
+            let trimmed = TaskView {
+                history_length: Some(1),
+                include_artifacts: false,
+            };
+            let t = store.get_task("old", trimmed).await.unwrap().unwrap().task;
+            assert_eq!(t.history.len(), 1);
+            assert!(t.artifacts.is_empty());
+            // Its log was never released: it is still exact.
+            assert_eq!(store.events_after("old", 0, usize::MAX).await.unwrap(), log);
+            assert_eq!(
+                store.events_after("old", 1, 2).await.unwrap(),
+                log[1..3].to_vec()
+            );
+        });
+    }
+
+    #[test]
+    fn a_released_log_stays_exact_in_the_window_then_becomes_the_final_snapshot() {
+        block(async {
+            let store = InMemoryTaskManager::default().hot_finished(1);
+            let log = finish(&store, "t").await;
+            store.release_log("t");
+            assert_eq!(
+                store.events_after("t", 0, usize::MAX).await.unwrap(),
+                log,
+                "hot: a Last-Event-ID replay is still exact"
+            );
+            finish(&store, "u").await;
+            let rec = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
+            let rest = store.events_after("t", 2, usize::MAX).await.unwrap();
+            assert_eq!(
+                rest,
+                vec![EventRecord {
+                    seq: 4,
+                    event: StreamResponse::Task(rec.task.clone()),
+                }],
+                "one snapshot event, under the last sequence number, stands for the rest"
+            );
+            assert!(
+                store
+                    .events_after("t", 4, usize::MAX)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            assert!(store.events_after("t", 0, 0).await.unwrap().is_empty());
+            assert_eq!(rec.last_seq, 4, "the sequence count survives");
+        });
+    }
+
+    #[test]
+    fn live_tasks_keep_their_logs_whatever_is_released() {
+        block(async {
+            let store = InMemoryTaskManager::default().hot_finished(0);
+            store
+                .create_task(task("live", TaskState::Submitted), None)
+                .await
+                .unwrap();
+            store.release_log("live");
+            store.release_log("missing");
+            assert_eq!(store.events_after("live", 0, 10).await.unwrap().len(), 1);
+        });
+    }
+
+    #[test]
+    fn a_compacted_task_refuses_events_and_takes_messages() {
+        block(async {
+            let store = InMemoryTaskManager::default().hot_finished(0);
+            finish(&store, "t").await;
+            let err = store
+                .append_event("t", status("t", TaskState::Working))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, StoreError::IllegalTransition(_)), "{err:?}");
+            let err = store
+                .append_event("t", chunk("t", "late", true))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, StoreError::InvalidEvent(_)), "{err:?}");
+            store
+                .add_message("t", Message::user_text("thanks"))
+                .await
+                .unwrap();
+            let inner = store.lock();
+            assert!(
+                matches!(inner.tasks["t"].body, Body::Compact { .. }),
+                "still compact"
+            );
+            drop(inner);
+            let t = store
+                .get_task("t", TaskView::FULL)
+                .await
+                .unwrap()
+                .unwrap()
+                .task;
+            assert_eq!(t.history.len(), 3);
+            assert_eq!(t.status.state, TaskState::Completed);
+            assert!(t.status.message.is_some());
         });
     }
 

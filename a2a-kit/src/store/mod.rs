@@ -193,12 +193,32 @@ pub trait TaskManager: Send + Sync + 'static {
     ) -> Result<Option<TaskRecord>, StoreError>;
 
     /// Events with `seq > after`, in order, at most `limit`.
+    ///
+    /// After [`release_log`](Self::release_log) a store may have dropped the events of a
+    /// finished task; it then answers a read that starts before its end with **one** event:
+    /// the final `Task` snapshot, under the last sequence number. Readers treat it as the
+    /// rest of the log (it holds every artifact and the final status), so nothing is lost
+    /// but the granularity.
     async fn events_after(
         &self,
         task_id: &str,
         after: Seq,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// A hint from the runtime: the task is terminal and no live reader (stream, blocking
+    /// SendMessage, push worker) will read its log. A store may drop the events to save
+    /// memory, keeping the sequence count (see [`events_after`](Self::events_after)). The
+    /// default keeps everything; [`InMemoryTaskManager`] drops all but the most recent logs.
+    ///
+    /// ```
+    /// use a2a_kit::store::{InMemoryTaskManager, TaskManager};
+    /// let store = InMemoryTaskManager::default();
+    /// store.release_log("no-such-task"); // a hint: unknown or live tasks are ignored
+    /// ```
+    fn release_log(&self, task_id: &str) {
+        let _ = task_id;
+    }
 
     /// One page of tasks, newest status timestamp first.
     async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError>;
@@ -254,13 +274,7 @@ pub(crate) fn decode_cursor(token: &str) -> Result<(i64, String), StoreError> {
 pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreError> {
     match event {
         StreamResponse::StatusUpdate(u) => {
-            if u.task_id != task.id {
-                return Err(StoreError::InvalidEvent(format!(
-                    "status update for task {} applied to task {}",
-                    u.task_id, task.id
-                )));
-            }
-            crate::task::TaskStateMachine::check(task.status.state, u.status.state)?;
+            check_status_update(task, u)?;
             if let Some(m) = &u.status.message {
                 task.history.push(m.clone());
             }
@@ -312,6 +326,21 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
             "only status and artifact updates can be appended to a task".into(),
         )),
     }
+}
+
+/// The checks [`apply_event`] makes before a status update changes anything.
+pub(crate) fn check_status_update(
+    task: &Task,
+    u: &crate::protocol::TaskStatusUpdateEvent,
+) -> Result<(), StoreError> {
+    if u.task_id != task.id {
+        return Err(StoreError::InvalidEvent(format!(
+            "status update for task {} applied to task {}",
+            u.task_id, task.id
+        )));
+    }
+    crate::task::TaskStateMachine::check(task.status.state, u.status.state)?;
+    Ok(())
 }
 
 /// The empty text part that closes a streamed artifact (see `ArtifactWriter::finish`); stores
