@@ -105,6 +105,51 @@ pub struct Task {
     pub metadata: Option<Metadata>,
 }
 
+/// A borrowed [`Task`] that serializes to exactly the same JSON, so a store can write a task
+/// from the parts it holds without cloning them.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskRef<'a> {
+    pub id: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub context_id: &'a str,
+    pub status: TaskStatusRef<'a>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub artifacts: &'a [Artifact],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub history: &'a [Message],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<&'a Metadata>,
+}
+
+/// The borrowed [`TaskStatus`] of a [`TaskRef`].
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TaskStatusRef<'a> {
+    pub state: TaskState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a Message>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<Timestamp>,
+}
+
+impl<'a> From<&'a Task> for TaskRef<'a> {
+    fn from(t: &'a Task) -> Self {
+        TaskRef {
+            id: &t.id,
+            context_id: &t.context_id,
+            status: TaskStatusRef {
+                state: t.status.state,
+                message: t.status.message.as_ref(),
+                timestamp: t.status.timestamp,
+            },
+            artifacts: &t.artifacts,
+            history: &t.history,
+            metadata: t.metadata.as_ref(),
+        }
+    }
+}
+
 /// An output of a task (a document, an image, structured data), built from parts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -199,4 +244,40 @@ pub struct TaskArtifactUpdateEvent {
     /// Free-form data for extensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+}
+
+#[cfg(test)]
+mod task_ref_tests {
+    use super::*;
+
+    #[test]
+    fn a_task_ref_serializes_exactly_as_the_task() {
+        let mut full = Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(TaskState::Completed),
+            artifacts: vec![Artifact::new(vec![Part::text("a")]).with_name("result")],
+            history: vec![Message::user_text("hi \"there\"")],
+            metadata: Some(serde_json::from_str(r#"{"k":[1,{"x":null}]}"#).unwrap()),
+        };
+        full.status.message = Some(Message::agent(vec![Part::text("done")]));
+        let empty = Task {
+            id: String::new(),
+            context_id: String::new(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                message: None,
+                timestamp: None,
+            },
+            artifacts: vec![],
+            history: vec![],
+            metadata: None,
+        };
+        for task in [full, empty] {
+            assert_eq!(
+                serde_json::to_string(&TaskRef::from(&task)).unwrap(),
+                serde_json::to_string(&task).unwrap()
+            );
+        }
+    }
 }

@@ -84,6 +84,19 @@ pub fn success<T: Serialize>(id: &Value, result: &T) -> Bytes {
     }
 }
 
+/// A success envelope around a result that is JSON already (the field order of [`success`]).
+pub(crate) fn success_json(id: &Value, result: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(result.len() + 40);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    if serde_json::to_writer(&mut out, id).is_err() {
+        return failure(id, &A2aError::Internal("could not serialize the id".into()));
+    }
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out.into()
+}
+
 /// An error envelope.
 pub fn failure(id: &Value, err: &A2aError) -> Bytes {
     Bytes::from(
@@ -205,7 +218,10 @@ pub async fn handle(
     let raw = env.params;
     let result: Result<Bytes, A2aError> = match method.as_str() {
         "SendMessage" => match params(raw) {
-            Ok(p) => service.send_message(p).await.map(|r| success(&id, &r)),
+            Ok(p) => service
+                .send_message_json(p)
+                .await
+                .map(|r| success_json(&id, &r)),
             Err(e) => Err(e),
         },
         "SendStreamingMessage" => {
@@ -330,4 +346,20 @@ fn sse_envelopes(id: Value, events: EventStream) -> futures::stream::BoxStream<'
         futures::future::ready(Some(frame))
     });
     sse::with_keep_alive(frames, sse::KEEP_ALIVE)
+}
+
+#[cfg(test)]
+mod envelope_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_raw_success_envelope_is_byte_for_byte_the_typed_one() {
+        let result =
+            serde_json::json!({"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        for id in [json!(1), json!("a\"b"), Value::Null, json!(-2.5)] {
+            let raw = serde_json::to_vec(&result).unwrap();
+            assert_eq!(success_json(&id, &raw), success(&id, &result), "id {id}");
+        }
+    }
 }

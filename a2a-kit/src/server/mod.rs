@@ -321,6 +321,43 @@ impl AgentService {
         &self,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
+        match self.send_and_settle(req).await? {
+            Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Sent::Task { task_id, view } => Ok(SendMessageResponse::Task(
+                self.read_task(&task_id, view).await?,
+            )),
+        }
+    }
+
+    /// [`send_message`](Self::send_message) with the `SendMessageResponse` as ProtoJSON bytes,
+    /// for the bindings: the task is written by the store from what it holds (a finished task
+    /// in the in-memory store is already bytes), with no intermediate `Task` value.
+    pub(crate) async fn send_message_json(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<Bytes, A2aError> {
+        match self.send_and_settle(req).await? {
+            Sent::Message(m) => serde_json::to_vec(&SendMessageResponse::Message(m))
+                .map(Bytes::from)
+                .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
+            Sent::Task { task_id, view } => {
+                let task = self
+                    .rt()
+                    .store
+                    .get_task_json(&task_id, view)
+                    .await?
+                    .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+                let mut out = Vec::with_capacity(task.len() + 9);
+                out.extend_from_slice(b"{\"task\":");
+                out.extend_from_slice(&task);
+                out.push(b'}');
+                Ok(out.into())
+            }
+        }
+    }
+
+    /// Start the message's task and, unless asked to return at once, wait until it settles.
+    async fn send_and_settle(&self, req: SendMessageRequest) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let return_immediately = req
             .configuration
@@ -331,7 +368,7 @@ impl AgentService {
             include_artifacts: true,
         };
         match self.start(req).await? {
-            Started::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
                 after,
@@ -347,9 +384,7 @@ impl AgentService {
                     self.launch(launch);
                     self.rt().wait_settled(&mut sub, after, caught_up).await?;
                 }
-                Ok(SendMessageResponse::Task(
-                    self.read_task(&task_id, view).await?,
-                ))
+                Ok(Sent::Task { task_id, view })
             }
         }
     }
@@ -1067,6 +1102,12 @@ enum Started {
         after: Seq,
         launch: Launch,
     },
+}
+
+/// What a SendMessage settled to, before the task is read back.
+enum Sent {
+    Message(Message),
+    Task { task_id: String, view: TaskView },
 }
 
 /// What starting a task leaves for the caller to set going once it has subscribed to the

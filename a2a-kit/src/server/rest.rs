@@ -215,9 +215,12 @@ pub async fn handle(
     };
     let result: Result<BindingResponse, A2aError> = async {
         match route {
-            Route::Send => ok(&service
-                .send_message(body_json(headers, body, tenant_extra(Map::new()))?)
-                .await?),
+            Route::Send => Ok(BindingResponse::json(
+                http::StatusCode::OK,
+                service
+                    .send_message_json(body_json(headers, body, tenant_extra(Map::new()))?)
+                    .await?,
+            )),
             Route::Stream => {
                 let stream = service
                     .send_streaming_message(body_json(headers, body, tenant_extra(Map::new()))?)

@@ -465,6 +465,35 @@ pub async fn task_views(s: Store) {
         artifact("y", vec![Part::text("2")]),
     ];
     create(&s, &t).await;
+    check_views(&s, &t, 1).await;
+    // Finished, with a status message (which is also the last history message): stores may
+    // hold finished tasks differently; every view must still read back the same.
+    let done = status_msg("v-done", "done");
+    append(
+        &s,
+        "v",
+        status_ev(
+            "v",
+            "c",
+            TaskState::Completed,
+            base() + 1,
+            Some(done.clone()),
+        ),
+    )
+    .await;
+    t.status = TaskStatus {
+        state: TaskState::Completed,
+        message: Some(done.clone()),
+        timestamp: Some(ts(base() + 1)),
+    };
+    t.history.push(done);
+    check_views(&s, &t, 2).await;
+}
+
+/// Every view of `t` (5 history messages at creation, 2 artifacts) through `get_task` and
+/// `get_task_json`, whose bytes must be exactly the JSON of the typed task.
+async fn check_views(s: &Store, t: &Task, last_seq: Seq) {
+    let extra = t.history.len() - 5;
     for (view, history, artifacts) in [
         (TaskView::FULL, 5, 2),
         (
@@ -517,12 +546,26 @@ pub async fn task_views(s: Store) {
         let mut want = t.clone();
         view.apply(&mut want);
         assert_eq!(got.task, want, "view {view:?}");
+        let history = match view.history_length {
+            Some(n) => n.min(5 + extra),
+            None => history + extra,
+        };
         assert_eq!(
             (got.task.history.len(), got.task.artifacts.len()),
             (history, artifacts),
             "view {view:?}"
         );
-        assert_eq!(got.last_seq, 1);
+        assert_eq!(got.last_seq, last_seq);
+        let json = s
+            .get_task_json("v", view)
+            .await
+            .expect("get_task_json")
+            .expect("task");
+        assert_eq!(
+            String::from_utf8_lossy(&json),
+            serde_json::to_string(&want).expect("serialize"),
+            "get_task_json, view {view:?}"
+        );
     }
 }
 

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::protocol::{
     Artifact, ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig,
-    TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+    TaskRef, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
 /// Limits of an [`InMemoryTaskManager`].
@@ -48,15 +48,14 @@ impl Default for InMemoryConfig {
 /// One mutex guards the state; it is never held across an `.await`, and every operation is
 /// O(log n) except ListTasks with filters, which scans the time index.
 ///
-/// **Memory.** A retained finished task costs about its wire size. The most recently finished
-/// tasks (see [`hot_finished`](Self::hot_finished)) stay as they are, with their event logs,
-/// so the blocking SendMessage that waits for them, and a client that reconnects with
-/// `Last-Event-ID` right after the end, pay nothing. Older finished tasks are kept as their
-/// ProtoJSON bytes (with the current status message once, not twice) and parsed when read,
-/// and their event logs are dropped once the runtime says no reader needs them
-/// ([`TaskManager::release_log`]). A reader that asks for the events of a task whose log was
-/// dropped gets one `Task` snapshot event instead (see [`TaskManager::events_after`]). Ids are
-/// shared by the map and both indexes.
+/// **Memory.** A retained finished task costs about its wire size: when a task finishes it
+/// is kept as its ProtoJSON bytes, which also answer GetTask and a blocking SendMessage
+/// without re-serializing (a typed read parses them). The event logs of the most recently
+/// finished tasks (see [`hot_finished`](Self::hot_finished)) are kept, so a client that
+/// reconnects with `Last-Event-ID` right after the end still gets the exact events; older logs
+/// are dropped once the runtime says no reader needs them ([`TaskManager::release_log`]), and
+/// a reader that asks for those events gets one `Task` snapshot event instead (see
+/// [`TaskManager::events_after`]). Ids are shared by the map and both indexes.
 #[derive(Debug)]
 pub struct InMemoryTaskManager {
     config: InMemoryConfig,
@@ -70,7 +69,7 @@ impl Default for InMemoryTaskManager {
     }
 }
 
-/// How many finished tasks stay uncompacted, with their logs, by default.
+/// How many finished tasks keep their event logs for replay, by default.
 pub const DEFAULT_HOT_FINISHED: usize = 1024;
 
 #[derive(Debug, Default)]
@@ -94,6 +93,8 @@ struct Entry {
     last_seq: Seq,
     /// The runtime said no reader needs the log ([`TaskManager::release_log`]).
     log_released: bool,
+    /// Finished recently: the log is kept even if released.
+    hot: bool,
     push: Vec<TaskPushNotificationConfig>,
     time_key: i64,
 }
@@ -155,12 +156,11 @@ impl Logged {
 enum Body {
     /// A live (or recently finished) task.
     Live(Box<Stored>),
-    /// An older finished task: its ProtoJSON with `status.message` left out.
+    /// A finished task: its ProtoJSON, exactly as GetTask returns it in full.
     Compact {
         state: TaskState,
         context_id: Box<str>,
-        json: Box<[u8]>,
-        status_message: Option<u32>,
+        json: bytes::Bytes,
     },
 }
 
@@ -198,6 +198,26 @@ impl Stored {
     }
 }
 
+impl Stored {
+    /// The JSON of [`view`](Self::view), written from the held parts without cloning them.
+    fn view_json(&self, view: TaskView) -> Result<bytes::Bytes, StoreError> {
+        let t = &self.task;
+        let mut task = TaskRef::from(t);
+        if let Some(i) = self.status_message {
+            task.status.message = t.history.get(i);
+        }
+        if let Some(n) = view.history_length {
+            task.history = &t.history[t.history.len().saturating_sub(n)..];
+        }
+        if !view.include_artifacts {
+            task.artifacts = &[];
+        }
+        serde_json::to_vec(&task)
+            .map(Into::into)
+            .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}")))
+    }
+}
+
 impl Body {
     fn state(&self) -> TaskState {
         match self {
@@ -217,15 +237,11 @@ impl Body {
     fn inflate(&self) -> Result<Stored, StoreError> {
         match self {
             Body::Live(_) => unreachable!("inflate is only called on compact bodies"),
-            Body::Compact {
-                json,
-                status_message,
-                ..
-            } => Ok(Stored {
+            Body::Compact { json, .. } => Ok(Stored {
                 task: serde_json::from_slice(json).map_err(|e| {
                     StoreError::Backend(format!("a compacted task does not parse: {e}"))
                 })?,
-                status_message: status_message.map(|i| i as usize),
+                status_message: None,
             }),
         }
     }
@@ -241,14 +257,19 @@ impl Body {
     /// serialized, which the protocol types never fail to).
     fn compact(&mut self) {
         let Body::Live(s) = self else { return };
-        let Ok(json) = serde_json::to_vec(&s.task) else {
+        let t = &s.task;
+        let mut task = TaskRef::from(t);
+        if let Some(i) = s.status_message {
+            task.status.message = t.history.get(i);
+        }
+        let Ok(json) = serde_json::to_vec(&task) else {
             return;
         };
         *self = Body::Compact {
-            state: s.task.status.state,
-            context_id: s.task.context_id.as_str().into(),
-            json: json.into_boxed_slice(),
-            status_message: s.status_message.and_then(|i| u32::try_from(i).ok()),
+            state: t.status.state,
+            context_id: t.context_id.as_str().into(),
+            // Exactly its length: the serializer's buffer grows by doubling.
+            json: bytes::Bytes::from(json.into_boxed_slice()),
         };
     }
 }
@@ -284,14 +305,13 @@ impl InMemoryTaskManager {
         }
     }
 
-    /// Keep the `n` most recently finished tasks as they are, with their event logs (default
-    /// [`DEFAULT_HOT_FINISHED`]): reading them costs no parsing, and `Last-Event-ID` replays
-    /// of them are exact. Older finished tasks are compacted. The cost is bounded: `n` tasks'
-    /// worth, not a share of every retained task.
+    /// Keep the event logs of the `n` most recently finished tasks (default
+    /// [`DEFAULT_HOT_FINISHED`]) even when no reader needs them, so `Last-Event-ID` replays
+    /// of them are exact. The cost is bounded: `n` logs, not a share of every retained task.
     ///
     /// ```
     /// use a2a_kit::store::InMemoryTaskManager;
-    /// let store = InMemoryTaskManager::default().hot_finished(0); // compact at once
+    /// let store = InMemoryTaskManager::default().hot_finished(0); // drop released logs at once
     /// # let _ = store;
     /// ```
     pub fn hot_finished(mut self, n: usize) -> Self {
@@ -352,20 +372,28 @@ impl Inner {
 }
 
 impl Inner {
-    /// A task just finished: it joins the hot window, and the one that falls out of it is
-    /// compacted (and loses its log if no reader needs it).
+    /// A task just finished: it is compacted and joins the hot window of kept logs; the task
+    /// that falls out of the window loses its log if no reader needs it.
     fn finished(&mut self, id: Arc<str>, window: usize) {
+        if let Some(e) = self.tasks.get_mut(&id) {
+            e.body.compact();
+            e.hot = window > 0;
+            if !e.hot && e.log_released {
+                e.events = Vec::new();
+            }
+        }
+        if window == 0 {
+            return;
+        }
         self.finished.push_back(id);
         while self.finished.len() > window {
             let Some(old) = self.finished.pop_front() else {
                 break;
             };
             if let Some(e) = self.tasks.get_mut(&old) {
-                if e.body.state().is_terminal() {
-                    e.body.compact();
-                    if e.log_released {
-                        e.events = Vec::new();
-                    }
+                e.hot = false;
+                if e.log_released {
+                    e.events = Vec::new();
                 }
             }
         }
@@ -402,6 +430,7 @@ impl TaskManager for InMemoryTaskManager {
             }],
             last_seq: 1,
             log_released: false,
+            hot: false,
             body: Body::Live(Box::new(Stored {
                 task,
                 status_message: None,
@@ -553,13 +582,29 @@ impl TaskManager for InMemoryTaskManager {
             .collect())
     }
 
+    async fn get_task_json(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<bytes::Bytes>, StoreError> {
+        let inner = self.lock();
+        let Some(e) = inner.tasks.get(task_id) else {
+            return Ok(None);
+        };
+        match &e.body {
+            Body::Compact { json, .. } if view == TaskView::FULL => Ok(Some(json.clone())),
+            Body::Live(s) => s.view_json(view).map(Some),
+            compact => compact.inflate()?.view_json(view).map(Some),
+        }
+    }
+
     fn release_log(&self, task_id: &str) {
         let mut inner = self.lock();
         if let Some(e) = inner.tasks.get_mut(task_id) {
             if e.body.state().is_terminal() {
                 e.log_released = true;
                 // Past the hot window already: nothing keeps the log any more.
-                if let Body::Compact { .. } = e.body {
+                if !e.hot {
                     e.events = Vec::new();
                 }
             }
@@ -862,7 +907,7 @@ mod tests {
     }
 
     #[test]
-    fn finished_tasks_past_the_hot_window_read_back_the_same() {
+    fn finished_tasks_are_held_as_json_and_read_back_the_same() {
         block(async {
             let store = InMemoryTaskManager::default().hot_finished(1);
             let log = finish(&store, "old").await;
@@ -877,11 +922,11 @@ mod tests {
                 "the status message is put back when read"
             );
             assert_eq!(before.task.history.len(), 2, "and is in the history once");
-            // A newer finished task pushes "old" out of the window: it is compacted.
+            // Finished tasks are held as their JSON, in the window of kept logs or not.
             finish(&store, "new").await;
             let inner = store.lock();
             assert!(matches!(inner.tasks["old"].body, Body::Compact { .. }));
-            assert!(matches!(inner.tasks["new"].body, Body::Live(_)));
+            assert!(!inner.tasks["old"].hot && inner.tasks["new"].hot);
             drop(inner);
             let after = store
                 .get_task("old", TaskView::FULL)

@@ -192,6 +192,30 @@ pub trait TaskManager: Send + Sync + 'static {
         view: TaskView,
     ) -> Result<Option<TaskRecord>, StoreError>;
 
+    /// A task as its ProtoJSON bytes, exactly what GetTask returns for `view`. The default
+    /// serializes [`get_task`](Self::get_task); a store that holds tasks as bytes returns them
+    /// as they are (the in-memory store does for finished tasks).
+    ///
+    /// ```
+    /// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = InMemoryTaskManager::default();
+    /// assert!(store.get_task_json("nope", TaskView::FULL).await.unwrap().is_none());
+    /// # });
+    /// ```
+    async fn get_task_json(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<bytes::Bytes>, StoreError> {
+        match self.get_task(task_id, view).await? {
+            Some(rec) => serde_json::to_vec(&rec.task)
+                .map(|v| Some(v.into()))
+                .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
+            None => Ok(None),
+        }
+    }
+
     /// Events with `seq > after`, in order, at most `limit`.
     ///
     /// After [`release_log`](Self::release_log) a store may have dropped the events of a
