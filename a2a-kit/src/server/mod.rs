@@ -1113,7 +1113,7 @@ enum Sent {
 /// What starting a task leaves for the caller to set going once it has subscribed to the
 /// task's doorbell (so that it cannot miss the events it waits for).
 enum Launch {
-    /// Run the skill.
+    /// Run the skill (`emit_working`: a new task, which goes SUBMITTED -> WORKING first).
     Spawn {
         ctx: TaskContext,
         future: futures::future::BoxFuture<'static, crate::reply::Outcome>,
@@ -1133,9 +1133,17 @@ enum Launch {
 
 impl Launch {
     /// Whether no event that settles the task can have been written before the caller's
-    /// subscription (so the doorbell alone is exact).
+    /// subscription, so the doorbell alone is exact: true only for a new task, whose id
+    /// nobody else knows yet. A continued task may be canceled (by id) while it is being
+    /// continued, so its waiter also reads the log once.
     fn is_fresh(&self) -> bool {
-        matches!(self, Launch::Spawn { .. } | Launch::Resume { .. })
+        matches!(
+            self,
+            Launch::Spawn {
+                emit_working: true,
+                ..
+            }
+        )
     }
 }
 

@@ -81,13 +81,16 @@ struct Inner {
     terminal: BTreeSet<(i64, Arc<str>)>,
     /// The most recently finished tasks, oldest first; the one that falls out is compacted.
     finished: VecDeque<Arc<str>>,
+    /// Skill ids seen (at most [`MAX_INTERNED_SKILL_IDS`]).
+    skill_ids: std::collections::HashSet<Arc<str>>,
 }
 
 #[derive(Debug)]
 struct Entry {
     id: Arc<str>,
     body: Body,
-    skill_id: Option<Box<str>>,
+    /// Interned: an agent has a handful of skills, so their ids are shared.
+    skill_id: Option<Arc<str>>,
     /// The event log; empty once dropped (`last_seq` still counts it).
     events: Vec<Logged>,
     last_seq: Seq,
@@ -156,12 +159,32 @@ impl Logged {
 enum Body {
     /// A live (or recently finished) task.
     Live(Box<Stored>),
-    /// A finished task: its ProtoJSON, exactly as GetTask returns it in full.
+    /// A finished task: its ProtoJSON, exactly as GetTask returns it in full except that a
+    /// status message that is also in the history is left out of `status` (see [`Spliced`]).
     Compact {
         state: TaskState,
         context_id: Box<str>,
         json: bytes::Bytes,
+        status_message: Option<Spliced>,
     },
+}
+
+/// Where the status message of a compact task is: `history[index]`, whose JSON is
+/// `json[offset..offset + len]`; the full JSON puts those bytes back into `status`.
+#[derive(Debug, Clone, Copy)]
+struct Spliced {
+    index: u32,
+    offset: u32,
+    len: u32,
+}
+
+/// The key before a task's state in its JSON; the status message goes right after the state
+/// (TaskStatus serializes state, message, timestamp). Ids before it are JSON strings, which
+/// cannot hold an unescaped `"`, so its first occurrence is the key.
+const STATUS_STATE_KEY: &[u8] = br#""status":{"state":""#;
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// A task as held: `status.message` is `None` when `status_message` points at the same message
@@ -237,11 +260,15 @@ impl Body {
     fn inflate(&self) -> Result<Stored, StoreError> {
         match self {
             Body::Live(_) => unreachable!("inflate is only called on compact bodies"),
-            Body::Compact { json, .. } => Ok(Stored {
+            Body::Compact {
+                json,
+                status_message,
+                ..
+            } => Ok(Stored {
                 task: serde_json::from_slice(json).map_err(|e| {
                     StoreError::Backend(format!("a compacted task does not parse: {e}"))
                 })?,
-                status_message: None,
+                status_message: status_message.map(|s| s.index as usize),
             }),
         }
     }
@@ -254,23 +281,70 @@ impl Body {
     }
 
     /// Turn a finished task into its bytes (a no-op if it is compact already or cannot be
-    /// serialized, which the protocol types never fail to).
+    /// serialized, which the protocol types never fail to). A status message that is also in
+    /// the history is written once: its bytes in the history are spliced into `status` when
+    /// the full JSON is asked for.
     fn compact(&mut self) {
         let Body::Live(s) = self else { return };
         let t = &s.task;
-        let mut task = TaskRef::from(t);
-        if let Some(i) = s.status_message {
-            task.status.message = t.history.get(i);
-        }
-        let Ok(json) = serde_json::to_vec(&task) else {
+        let Ok(json) = serde_json::to_vec(&TaskRef::from(t)) else {
             return;
+        };
+        let spliced = s.status_message.and_then(|i| {
+            let m = serde_json::to_vec(t.history.get(i)?).ok()?;
+            // The history's last copy of it (status messages are appended).
+            let offset = json.windows(m.len()).rposition(|w| w == m.as_slice())?;
+            find(&json, STATUS_STATE_KEY)?;
+            Some(Spliced {
+                index: u32::try_from(i).ok()?,
+                offset: u32::try_from(offset).ok()?,
+                len: u32::try_from(m.len()).ok()?,
+            })
+        });
+        let json = match (s.status_message, spliced) {
+            (Some(i), None) => {
+                // Not found (cannot happen): keep the message in the status as well.
+                let mut full = TaskRef::from(t);
+                full.status.message = t.history.get(i);
+                match serde_json::to_vec(&full) {
+                    Ok(j) => j,
+                    Err(_) => return,
+                }
+            }
+            _ => json,
         };
         *self = Body::Compact {
             state: t.status.state,
             context_id: t.context_id.as_str().into(),
             // Exactly its length: the serializer's buffer grows by doubling.
             json: bytes::Bytes::from(json.into_boxed_slice()),
+            status_message: spliced,
         };
+    }
+
+    /// The full JSON of a compact task (GetTask with no history limit and artifacts).
+    fn full_json(&self) -> Option<bytes::Bytes> {
+        let Body::Compact {
+            json,
+            status_message,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let Some(sp) = status_message else {
+            return Some(json.clone());
+        };
+        let state_at = find(json, STATUS_STATE_KEY)? + STATUS_STATE_KEY.len();
+        let after_state = state_at + json[state_at..].iter().position(|b| *b == b'"')? + 1;
+        let (offset, len) = (sp.offset as usize, sp.len as usize);
+        let message = json.get(offset..offset + len)?;
+        let mut out = Vec::with_capacity(json.len() + len + 11);
+        out.extend_from_slice(&json[..after_state]);
+        out.extend_from_slice(br#","message":"#);
+        out.extend_from_slice(message);
+        out.extend_from_slice(&json[after_state..]);
+        Some(out.into())
     }
 }
 
@@ -371,7 +445,21 @@ impl Inner {
     }
 }
 
+/// A bound on interned skill ids, in case a caller invents one per task.
+const MAX_INTERNED_SKILL_IDS: usize = 1024;
+
 impl Inner {
+    fn intern_skill_id(&mut self, id: String) -> Arc<str> {
+        if let Some(known) = self.skill_ids.get(id.as_str()) {
+            return known.clone();
+        }
+        let id: Arc<str> = id.into();
+        if self.skill_ids.len() < MAX_INTERNED_SKILL_IDS {
+            self.skill_ids.insert(id.clone());
+        }
+        id
+    }
+
     /// A task just finished: it is compacted and joins the hot window of kept logs; the task
     /// that falls out of the window loses its log if no reader needs it.
     fn finished(&mut self, id: Arc<str>, window: usize) {
@@ -435,7 +523,7 @@ impl TaskManager for InMemoryTaskManager {
                 task,
                 status_message: None,
             })),
-            skill_id: skill_id.map(String::into_boxed_str),
+            skill_id: skill_id.map(|s| inner.intern_skill_id(s)),
             push: Vec::new(),
             time_key,
         };
@@ -592,9 +680,11 @@ impl TaskManager for InMemoryTaskManager {
             return Ok(None);
         };
         match &e.body {
-            Body::Compact { json, .. } if view == TaskView::FULL => Ok(Some(json.clone())),
             Body::Live(s) => s.view_json(view).map(Some),
-            compact => compact.inflate()?.view_json(view).map(Some),
+            compact => match compact.full_json() {
+                Some(json) if view == TaskView::FULL => Ok(Some(json)),
+                _ => compact.inflate()?.view_json(view).map(Some),
+            },
         }
     }
 
@@ -934,6 +1024,22 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(after, before);
+            assert!(
+                matches!(
+                    store.lock().tasks["old"].body,
+                    Body::Compact {
+                        status_message: Some(_),
+                        ..
+                    }
+                ),
+                "the status message is stored once"
+            );
+            let json = store.get_task_json("old", TaskView::FULL).await.unwrap();
+            assert_eq!(
+                json.as_deref(),
+                Some(serde_json::to_vec(&before.task).unwrap().as_slice()),
+                "and spliced back into the full JSON"
+            );
             let trimmed = TaskView {
                 history_length: Some(1),
                 include_artifacts: false,
