@@ -70,6 +70,12 @@ impl Default for InMemoryTaskManager {
 }
 
 /// How many finished tasks keep their event logs for replay, by default.
+///
+/// ```
+/// use a2a_kit::store::{DEFAULT_HOT_FINISHED, InMemoryTaskManager};
+/// let store = InMemoryTaskManager::default().hot_finished(DEFAULT_HOT_FINISHED * 4);
+/// # let _ = store;
+/// ```
 pub const DEFAULT_HOT_FINISHED: usize = 1024;
 
 #[derive(Debug, Default)]
@@ -748,7 +754,7 @@ impl TaskManager for InMemoryTaskManager {
             }
         } else {
             in_window
-                .filter(|(_, id)| inner.tasks.get(id).is_some_and(|e| matches(e)))
+                .filter(|(_, id)| inner.tasks.get(id).is_some_and(&matches))
                 .count()
         };
         let next_page_token = match (has_more, page.last()) {
@@ -1014,10 +1020,11 @@ mod tests {
             assert_eq!(before.task.history.len(), 2, "and is in the history once");
             // Finished tasks are held as their JSON, in the window of kept logs or not.
             finish(&store, "new").await;
-            let inner = store.lock();
-            assert!(matches!(inner.tasks["old"].body, Body::Compact { .. }));
-            assert!(!inner.tasks["old"].hot && inner.tasks["new"].hot);
-            drop(inner);
+            {
+                let inner = store.lock();
+                assert!(matches!(inner.tasks["old"].body, Body::Compact { .. }));
+                assert!(!inner.tasks["old"].hot && inner.tasks["new"].hot);
+            }
             let after = store
                 .get_task("old", TaskView::FULL)
                 .await
@@ -1123,12 +1130,10 @@ mod tests {
                 .add_message("t", Message::user_text("thanks"))
                 .await
                 .unwrap();
-            let inner = store.lock();
             assert!(
-                matches!(inner.tasks["t"].body, Body::Compact { .. }),
+                matches!(store.lock().tasks["t"].body, Body::Compact { .. }),
                 "still compact"
             );
-            drop(inner);
             let t = store
                 .get_task("t", TaskView::FULL)
                 .await

@@ -22,7 +22,7 @@ pub mod retention;
 
 use async_trait::async_trait;
 
-pub use memory::{InMemoryConfig, InMemoryTaskManager};
+pub use memory::{DEFAULT_HOT_FINISHED, InMemoryConfig, InMemoryTaskManager};
 
 use crate::error::A2aError;
 use crate::protocol::{
