@@ -5,7 +5,10 @@
 //! executor directly: they subscribe to a per-task doorbell, then read the store's event log
 //! after the last sequence number they saw. The store is the single source of truth, so a
 //! late, slow or reconnecting reader sees every event exactly once, in log order, and a slow
-//! reader can never hold events in memory for the others.
+//! reader can never hold events in memory for the others. A reader keeps its task's log alive
+//! (its doorbell subscription); when a finished task has no reader left, the store is told it
+//! may drop the log ([`TaskManager::release_log`]), so a client that reconnects long after the
+//! end gets the final `Task` snapshot instead of the events.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;

@@ -6,6 +6,9 @@
 //! [`TaskStateMachine`](crate::task::TaskStateMachine), applies it to the stored task and appends
 //! the event to the log under one sequence number, atomically. Streams, `SubscribeToTask` and
 //! `Last-Event-ID` replay read that log, so every reader sees the same events in the same order.
+//! Once a task has finished and no reader needs its log, the runtime says so
+//! ([`TaskManager::release_log`]) and a store may drop it; a later read of it gets the final
+//! `Task` snapshot instead ([`TaskManager::events_after`]).
 //!
 //! The trait is object-safe (`Arc<dyn TaskManager>`) through `async_trait`: the kit picks the
 //! store at run time (`--store sqlite:PATH`), and one boxed future per store call is noise next
