@@ -3,7 +3,7 @@
 //! [`spawn_retention`] works with any [`TaskManager`]: every `every` it asks the store to
 //! delete the tasks that ended (COMPLETED, FAILED, CANCELED, REJECTED) more than `ttl` ago,
 //! with their history, artifacts, push configs and event logs. It runs on its own Tokio task,
-//! never on the request path; [`SqliteTaskManager`](super::SqliteTaskManager) deletes in small
+//! never on the request path; `SqliteTaskManager` (feature `sqlite`) deletes in small
 //! batches so requests get the database between them. Live tasks (SUBMITTED, WORKING,
 //! INPUT_REQUIRED, AUTH_REQUIRED) are never purged, however old.
 
