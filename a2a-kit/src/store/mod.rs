@@ -237,6 +237,8 @@ pub trait TaskManager: Send + Sync + 'static {
     /// SendMessage, push worker) will read its log. A store may drop the events to save
     /// memory, keeping the sequence count (see [`events_after`](Self::events_after)). The
     /// default keeps everything; [`InMemoryTaskManager`] drops all but the most recent logs.
+    /// The runtime never calls it while an [`EventObserver`](crate::runtime::EventObserver)
+    /// is installed (push delivery is one), since an observer's worker may read a log late.
     ///
     /// ```
     /// use a2a_kit::store::{InMemoryTaskManager, TaskManager};
