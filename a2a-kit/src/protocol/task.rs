@@ -133,6 +133,24 @@ pub(crate) struct TaskStatusRef<'a> {
     pub timestamp: Option<Timestamp>,
 }
 
+impl TaskRef<'_> {
+    /// The owned task (clones what the reference shows).
+    pub(crate) fn to_task(self) -> Task {
+        Task {
+            id: self.id.to_string(),
+            context_id: self.context_id.to_string(),
+            status: TaskStatus {
+                state: self.status.state,
+                message: self.status.message.cloned(),
+                timestamp: self.status.timestamp,
+            },
+            artifacts: self.artifacts.to_vec(),
+            history: self.history.to_vec(),
+            metadata: self.metadata.cloned(),
+        }
+    }
+}
+
 impl<'a> From<&'a Task> for TaskRef<'a> {
     fn from(t: &'a Task) -> Self {
         TaskRef {

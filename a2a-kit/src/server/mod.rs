@@ -440,7 +440,7 @@ impl AgentService {
             } => self.rt().spawn(ctx, future, emit_working),
             // If the skill vanished meanwhile it was canceled, and the task says so.
             Launch::Resume { waiter, message } => drop(waiter.send(message)),
-            Launch::Running | Launch::Done => {}
+            Launch::Nothing => {}
         }
     }
 
@@ -617,7 +617,7 @@ impl AgentService {
             return Ok(Started::Task {
                 task_id,
                 after: 0,
-                launch: Launch::Done,
+                launch: Launch::Nothing,
             });
         }
 
@@ -753,7 +753,7 @@ impl AgentService {
         Ok(Started::Task {
             task_id,
             after,
-            launch: Launch::Running,
+            launch: Launch::Nothing,
         })
     }
 
@@ -1124,11 +1124,9 @@ enum Launch {
         waiter: tokio::sync::oneshot::Sender<Message>,
         message: Message,
     },
-    /// The skill was already running: events may have been written before the caller
-    /// subscribed.
-    Running,
-    /// Everything was written already (a failed direct-message skill, recorded as a task).
-    Done,
+    /// Nothing to start: the skill is running already, or everything was written (a failed
+    /// direct-message skill, recorded as a task). Events may precede the caller's subscription.
+    Nothing,
 }
 
 impl Launch {

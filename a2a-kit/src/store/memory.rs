@@ -202,34 +202,8 @@ struct Stored {
 }
 
 impl Stored {
-    fn view(&self, view: TaskView) -> Task {
-        let task = &self.task;
-        let history = match view.history_length {
-            None => task.history.clone(),
-            Some(n) => task.history[task.history.len().saturating_sub(n)..].to_vec(),
-        };
-        let mut status = task.status.clone();
-        if let Some(i) = self.status_message {
-            status.message = task.history.get(i).cloned();
-        }
-        Task {
-            id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            status,
-            artifacts: if view.include_artifacts {
-                task.artifacts.clone()
-            } else {
-                Vec::new()
-            },
-            history,
-            metadata: task.metadata.clone(),
-        }
-    }
-}
-
-impl Stored {
-    /// The JSON of [`view`](Self::view), written from the held parts without cloning them.
-    fn view_json(&self, view: TaskView) -> Result<bytes::Bytes, StoreError> {
+    /// The task as clients see it, trimmed to `view`, borrowed from the held parts.
+    fn view_ref(&self, view: TaskView) -> TaskRef<'_> {
         let t = &self.task;
         let mut task = TaskRef::from(t);
         if let Some(i) = self.status_message {
@@ -241,7 +215,17 @@ impl Stored {
         if !view.include_artifacts {
             task.artifacts = &[];
         }
-        serde_json::to_vec(&task)
+        task
+    }
+
+    /// [`view_ref`](Self::view_ref), owned (clones only what the view keeps).
+    fn view(&self, view: TaskView) -> Task {
+        self.view_ref(view).to_task()
+    }
+
+    /// The JSON of [`view_ref`](Self::view_ref), written without cloning anything.
+    fn view_json(&self, view: TaskView) -> Result<bytes::Bytes, StoreError> {
+        serde_json::to_vec(&self.view_ref(view))
             .map(Into::into)
             .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}")))
     }
@@ -308,15 +292,11 @@ impl Body {
             })
         });
         let json = match (s.status_message, spliced) {
-            (Some(i), None) => {
-                // Not found (cannot happen): keep the message in the status as well.
-                let mut full = TaskRef::from(t);
-                full.status.message = t.history.get(i);
-                match serde_json::to_vec(&full) {
-                    Ok(j) => j,
-                    Err(_) => return,
-                }
-            }
+            // Not found (cannot happen): keep the message in the status as well.
+            (Some(_), None) => match serde_json::to_vec(&s.view_ref(TaskView::FULL)) {
+                Ok(j) => j,
+                Err(_) => return,
+            },
             _ => json,
         };
         *self = Body::Compact {
