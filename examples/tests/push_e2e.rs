@@ -2,60 +2,15 @@
 //! sends a non-blocking message with a push config to the `push_worker` example agent, stores
 //! the acknowledged task, receives the completion webhook and prints the result.
 //!
-//! The example binaries belong to another package, so the test builds them with cargo first
-//! (a no-op when they are up to date).
+//! Cargo builds both binaries with this test (`CARGO_BIN_EXE_*`), with the same features and
+//! profile, so the test never starts a second cargo build of its own.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Paths of the example binaries, built once per test process.
-fn binaries() -> &'static (PathBuf, PathBuf) {
-    static BINS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
-    BINS.get_or_init(|| {
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let out = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "a2a-examples",
-                "--bin",
-                "orchestrator",
-                "--bin",
-                "push_worker",
-                "--message-format=json",
-            ])
-            .arg("--manifest-path")
-            .arg(&manifest)
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run cargo build");
-        assert!(out.status.success(), "building the example binaries failed");
-        let mut found = (None, None);
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            let (Some(name), Some(exe)) =
-                (msg["target"]["name"].as_str(), msg["executable"].as_str())
-            else {
-                continue;
-            };
-            match name {
-                "orchestrator" => found.0 = Some(PathBuf::from(exe)),
-                "push_worker" => found.1 = Some(PathBuf::from(exe)),
-                _ => {}
-            }
-        }
-        (
-            found.0.expect("orchestrator binary"),
-            found.1.expect("push_worker binary"),
-        )
-    })
-}
+const ORCHESTRATOR: &str = env!("CARGO_BIN_EXE_orchestrator");
+const PUSH_WORKER: &str = env!("CARGO_BIN_EXE_push_worker");
 
 /// A child process killed on drop.
 struct Proc(Child);
@@ -69,7 +24,7 @@ impl Drop for Proc {
 
 /// Start the worker agent; returns it and its URL.
 fn start_worker(extra: &[&str]) -> (Proc, String) {
-    let mut child = Command::new(&binaries().1)
+    let mut child = Command::new(PUSH_WORKER)
         .args(["--bind", "127.0.0.1:0", "--work-ms", "500"])
         .args(extra)
         .stdout(Stdio::piped())
@@ -98,7 +53,7 @@ fn start_worker(extra: &[&str]) -> (Proc, String) {
 
 /// Run the orchestrator to completion (bounded); returns its exit code, stdout and stderr.
 fn run_orchestrator(agent: &str, text: &str) -> (Option<i32>, String, String) {
-    let mut child = Command::new(&binaries().0)
+    let mut child = Command::new(ORCHESTRATOR)
         .args([
             "--agent",
             agent,
