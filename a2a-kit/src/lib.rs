@@ -54,6 +54,10 @@ pub mod server;
 pub mod store;
 pub mod task;
 
+/// The hash map of the per-request bookkeeping: foldhash is several times faster than SipHash
+/// on short ids, and its per-map random seed keeps chosen keys from colliding on purpose.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 #[cfg(feature = "macros")]
 pub use a2a_macros::{a2a_agent, skill, streaming};
 

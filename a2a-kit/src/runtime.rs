@@ -10,7 +10,6 @@
 //! may drop the log ([`TaskManager::release_log`]), so a client that reconnects long after the
 //! end gets the final `Task` snapshot instead of the events.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -162,7 +161,7 @@ pub(crate) struct Bell {
 /// Per-task doorbells: a watch channel per task with readers. When the last reader of a
 /// finished task goes (or the task finishes with none), its log is released to the store.
 pub(crate) struct EventBus {
-    bells: Mutex<HashMap<String, watch::Sender<Bell>>>,
+    bells: Mutex<crate::FastMap<String, watch::Sender<Bell>>>,
     store: Arc<dyn TaskManager>,
     /// Off when an observer (the push outbox) may read logs of finished tasks later.
     release_logs: std::sync::atomic::AtomicBool,
@@ -271,7 +270,7 @@ pub(crate) struct Runtime {
     pub(crate) store: Arc<dyn TaskManager>,
     pub(crate) bus: Arc<EventBus>,
     pub(crate) config: ExecutionConfig,
-    running: Mutex<HashMap<String, Running>>,
+    running: Mutex<crate::FastMap<String, Running>>,
     generations: std::sync::atomic::AtomicU64,
     pub(crate) observers: Vec<Arc<dyn EventObserver>>,
 }
@@ -293,13 +292,13 @@ impl Runtime {
             bus: Arc::new(EventBus::new(store.clone())),
             store,
             config,
-            running: Mutex::new(HashMap::new()),
+            running: Mutex::default(),
             generations: std::sync::atomic::AtomicU64::new(0),
             observers: Vec::new(),
         }
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+    fn running(&self) -> std::sync::MutexGuard<'_, crate::FastMap<String, Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -405,11 +404,47 @@ impl Runtime {
         emit_working: bool,
     ) {
         let task_id = ctx.inner.task_id.clone();
+        let generation = self.register(&ctx);
+        let handle = tokio::spawn(self.clone().execute(ctx, fut, emit_working, generation));
+        self.set_abort(&task_id, generation, handle.abort_handle());
+    }
+
+    /// Run a skill future for `ctx`'s task, polling it once on the caller's task first: a
+    /// skill that finishes without waiting on anything (the common quick skill) then costs no
+    /// spawned task, no wake-up and no doorbell. If it must wait, the same future moves to a
+    /// spawned task (it is boxed, so moving it is sound) and goes on without the caller.
+    /// Returns whether it finished inline, i.e. its final events are written.
+    ///
+    /// Only for callers that wait for the task anyway (a blocking SendMessage): a stream
+    /// wants its first event before the skill has produced many more.
+    pub(crate) async fn run_inline_first(
+        self: &Arc<Self>,
+        ctx: TaskContext,
+        fut: BoxFuture<'static, Outcome>,
+        emit_working: bool,
+    ) -> bool {
+        let task_id = ctx.inner.task_id.clone();
+        let generation = self.register(&ctx);
+        let mut run: BoxFuture<'static, ()> =
+            Box::pin(self.clone().execute(ctx, fut, emit_working, generation));
+        // One poll, on this task's waker; no await point between it and the spawn below, so a
+        // caller that goes away (a client disconnecting) cannot drop the skill half-way.
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(run.as_mut().poll(cx))).await;
+        if first.is_ready() {
+            return true;
+        }
+        let handle = tokio::spawn(run);
+        self.set_abort(&task_id, generation, handle.abort_handle());
+        false
+    }
+
+    /// Enter a run of `ctx`'s task in the running set; returns its generation.
+    fn register(&self, ctx: &TaskContext) -> u64 {
         let generation = self
             .generations
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.running().insert(
-            task_id.clone(),
+            ctx.inner.task_id.clone(),
             Running {
                 generation,
                 cancel: ctx.inner.cancel.clone(),
@@ -417,37 +452,59 @@ impl Runtime {
                 abort: None,
             },
         );
-        let rt = self.clone();
-        let handle = tokio::spawn(async move {
-            if emit_working
-                && rt
-                    .emit_status(&ctx, TaskState::Working, None)
-                    .await
-                    .is_err()
-            {
-                rt.forget(&ctx.inner.task_id, generation);
-                return;
-            }
-            let narration = rt.config.narrator.clone().map(|n| {
-                let (rt, ctx) = (rt.clone(), ctx.clone());
-                tokio::spawn(async move { rt.narrate(n, ctx).await })
-            });
-            let outcome = rt.run_guarded(fut).await;
-            if let Some(n) = narration {
-                n.abort();
-            }
-            // Leave the running set before the final event is visible, so a follow-up message
-            // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
-            rt.forget(&ctx.inner.task_id, generation);
-            rt.finish(&ctx, outcome).await;
-        });
-        if let Some(r) = self
+        generation
+    }
+
+    /// Record the spawned run's abort handle. A cancel that came before it (while the first
+    /// poll ran inline) could not schedule the abort, so it is scheduled now.
+    fn set_abort(self: &Arc<Self>, task_id: &str, generation: u64, abort: AbortHandle) {
+        let cancelled = match self
             .running()
-            .get_mut(&task_id)
+            .get_mut(task_id)
             .filter(|r| r.generation == generation)
         {
-            r.abort = Some(handle.abort_handle());
+            Some(r) => {
+                r.abort = Some(abort);
+                r.cancel.is_cancelled()
+            }
+            None => false,
+        };
+        if cancelled {
+            self.signal_cancel(task_id);
         }
+    }
+
+    /// The whole run of a skill: WORKING (if asked), the skill with narration, then its
+    /// outcome as events.
+    async fn execute(
+        self: Arc<Self>,
+        ctx: TaskContext,
+        fut: BoxFuture<'static, Outcome>,
+        emit_working: bool,
+        generation: u64,
+    ) {
+        let rt = self;
+        if emit_working
+            && rt
+                .emit_status(&ctx, TaskState::Working, None)
+                .await
+                .is_err()
+        {
+            rt.forget(&ctx.inner.task_id, generation);
+            return;
+        }
+        let narration = rt.config.narrator.clone().map(|n| {
+            let (rt, ctx) = (rt.clone(), ctx.clone());
+            tokio::spawn(async move { rt.narrate(n, ctx).await })
+        });
+        let outcome = rt.run_guarded(fut).await;
+        if let Some(n) = narration {
+            n.abort();
+        }
+        // Leave the running set before the final event is visible, so a follow-up message
+        // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
+        rt.forget(&ctx.inner.task_id, generation);
+        rt.finish(&ctx, outcome).await;
     }
 
     fn forget(&self, task_id: &str, generation: u64) {
@@ -661,29 +718,25 @@ impl Runtime {
 
     /// Wait until the task reaches a terminal or interrupted state after event `after`.
     ///
-    /// With `caught_up`, the subscription was taken before any event after `after` could be
-    /// written, so the bell alone is exact and the log is never read. Otherwise the events
-    /// written before the subscription are read from the log once.
+    /// `sub` is taken before this call; the events written before it are read from the log
+    /// once, then the doorbell alone (which carries the settle state) says when it settles.
     pub(crate) async fn wait_settled(
         &self,
         sub: &mut BusSubscription,
         after: Seq,
-        caught_up: bool,
     ) -> Result<(), A2aError> {
-        if !caught_up {
-            let mut last = after;
-            loop {
-                let events = self.store.events_after(&sub.task_id, last, 256).await?;
-                for ev in &events {
-                    last = ev.seq;
-                    let s = ev.event.state();
-                    if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
-                        return Ok(());
-                    }
+        let mut last = after;
+        loop {
+            let events = self.store.events_after(&sub.task_id, last, 256).await?;
+            for ev in &events {
+                last = ev.seq;
+                let s = ev.event.state();
+                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+                    return Ok(());
                 }
-                if events.len() < 256 {
-                    break;
-                }
+            }
+            if events.len() < 256 {
+                break;
             }
         }
         loop {

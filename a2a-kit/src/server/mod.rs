@@ -374,15 +374,28 @@ impl AgentService {
                 after,
                 launch,
             } => {
-                if return_immediately {
-                    self.launch(launch);
-                } else {
-                    // Subscribe before the skill runs: then the doorbell alone says when the
-                    // task settles, and the log is never read.
-                    let mut sub = self.rt().subscribe(&task_id);
-                    let caught_up = launch.is_fresh();
-                    self.launch(launch);
-                    self.rt().wait_settled(&mut sub, after, caught_up).await?;
+                match launch {
+                    _ if return_immediately => self.launch(launch),
+                    // A quick skill finishes in its first poll, here: nothing to wait for.
+                    // Otherwise it went on in the background, and the log tells what it
+                    // wrote meanwhile.
+                    Launch::Spawn {
+                        ctx,
+                        future,
+                        emit_working,
+                    } => {
+                        let rt = self.rt();
+                        if !rt.run_inline_first(ctx, future, emit_working).await {
+                            let mut sub = rt.subscribe(&task_id);
+                            rt.wait_settled(&mut sub, after).await?;
+                        }
+                    }
+                    launch => {
+                        // Subscribe before the task can move on: then the log is read once.
+                        let mut sub = self.rt().subscribe(&task_id);
+                        self.launch(launch);
+                        self.rt().wait_settled(&mut sub, after).await?;
+                    }
                 }
                 Ok(Sent::Task { task_id, view })
             }
@@ -1127,22 +1140,6 @@ enum Launch {
     /// Nothing to start: the skill is running already, or everything was written (a failed
     /// direct-message skill, recorded as a task). Events may precede the caller's subscription.
     Nothing,
-}
-
-impl Launch {
-    /// Whether no event that settles the task can have been written before the caller's
-    /// subscription, so the doorbell alone is exact: true only for a new task, whose id
-    /// nobody else knows yet. A continued task may be canceled (by id) while it is being
-    /// continued, so its waiter also reads the log once.
-    fn is_fresh(&self) -> bool {
-        matches!(
-            self,
-            Launch::Spawn {
-                emit_working: true,
-                ..
-            }
-        )
-    }
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {

@@ -1,4 +1,4 @@
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -80,7 +80,7 @@ pub const DEFAULT_HOT_FINISHED: usize = 1024;
 
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: HashMap<Arc<str>, Entry>,
+    tasks: crate::FastMap<Arc<str>, Entry>,
     /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
     by_time: BTreeSet<(i64, Arc<str>)>,
     /// (terminal-at millis, task id): eviction order.
@@ -88,7 +88,7 @@ struct Inner {
     /// The most recently finished tasks, oldest first; the one that falls out is compacted.
     finished: VecDeque<Arc<str>>,
     /// Skill ids seen (at most [`MAX_INTERNED_SKILL_IDS`]).
-    skill_ids: std::collections::HashSet<Arc<str>>,
+    skill_ids: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
 }
 
 #[derive(Debug)]
