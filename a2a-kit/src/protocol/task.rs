@@ -134,6 +134,49 @@ pub(crate) struct TaskStatusRef<'a> {
 }
 
 impl TaskRef<'_> {
+    /// Append this task's JSON to `out`, byte for byte what serde writes, and say where the
+    /// JSON of `history[mark]` is in it (`(offset, len)`), so a store can find a message in a
+    /// task's bytes without serializing it again.
+    pub(crate) fn write_json(
+        &self,
+        out: &mut Vec<u8>,
+        mark: Option<usize>,
+    ) -> serde_json::Result<Option<(usize, usize)>> {
+        out.extend_from_slice(br#"{"id":"#);
+        serde_json::to_writer(&mut *out, self.id)?;
+        if !self.context_id.is_empty() {
+            out.extend_from_slice(br#","contextId":"#);
+            serde_json::to_writer(&mut *out, self.context_id)?;
+        }
+        out.extend_from_slice(br#","status":"#);
+        serde_json::to_writer(&mut *out, &self.status)?;
+        if !self.artifacts.is_empty() {
+            out.extend_from_slice(br#","artifacts":"#);
+            serde_json::to_writer(&mut *out, self.artifacts)?;
+        }
+        let mut marked = None;
+        if !self.history.is_empty() {
+            out.extend_from_slice(br#","history":["#);
+            for (i, m) in self.history.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let start = out.len();
+                serde_json::to_writer(&mut *out, m)?;
+                if mark == Some(i) {
+                    marked = Some((start, out.len() - start));
+                }
+            }
+            out.push(b']');
+        }
+        if let Some(md) = self.metadata {
+            out.extend_from_slice(br#","metadata":"#);
+            serde_json::to_writer(&mut *out, md)?;
+        }
+        out.push(b'}');
+        Ok(marked)
+    }
+
     /// The owned task (clones what the reference shows).
     pub(crate) fn to_task(self) -> Task {
         Task {
@@ -275,7 +318,10 @@ mod task_ref_tests {
             context_id: "c".into(),
             status: TaskStatus::new(TaskState::Completed),
             artifacts: vec![Artifact::new(vec![Part::text("a")]).with_name("result")],
-            history: vec![Message::user_text("hi \"there\"")],
+            history: vec![
+                Message::user_text("hi \"there\""),
+                Message::agent(vec![Part::text("line\nbreak")]),
+            ],
             metadata: Some(serde_json::from_str(r#"{"k":[1,{"x":null}]}"#).unwrap()),
         };
         full.status.message = Some(Message::agent(vec![Part::text("done")]));
@@ -296,6 +342,17 @@ mod task_ref_tests {
                 serde_json::to_string(&TaskRef::from(&task)).unwrap(),
                 serde_json::to_string(&task).unwrap()
             );
+            let mut out = b"prefix".to_vec();
+            let mark = task.history.len().checked_sub(1);
+            let marked = TaskRef::from(&task).write_json(&mut out, mark).unwrap();
+            assert_eq!(&out[6..], serde_json::to_vec(&task).unwrap().as_slice());
+            if let (Some(i), Some((at, len))) = (mark, marked) {
+                assert_eq!(
+                    &out[at..at + len],
+                    serde_json::to_vec(&task.history[i]).unwrap().as_slice()
+                );
+            }
+            assert_eq!(mark.is_some(), marked.is_some());
         }
     }
 }

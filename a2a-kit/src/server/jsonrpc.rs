@@ -84,17 +84,16 @@ pub fn success<T: Serialize>(id: &Value, result: &T) -> Bytes {
     }
 }
 
-/// A success envelope around a result that is JSON already (the field order of [`success`]).
-pub(crate) fn success_json(id: &Value, result: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(result.len() + 40);
+/// The start of a success envelope (the field order of [`success`]), up to its result: the
+/// caller appends the result's JSON and a closing `}`.
+pub(crate) fn success_prefix(id: &Value) -> Result<Vec<u8>, A2aError> {
+    // Room for a typical finished task, so the response is written without regrowing.
+    let mut out = Vec::with_capacity(2048);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    if serde_json::to_writer(&mut out, id).is_err() {
-        return failure(id, &A2aError::Internal("could not serialize the id".into()));
-    }
+    serde_json::to_writer(&mut out, id)
+        .map_err(|e| A2aError::Internal(format!("could not serialize the id: {e}")))?;
     out.extend_from_slice(br#","result":"#);
-    out.extend_from_slice(result);
-    out.push(b'}');
-    out.into()
+    Ok(out)
 }
 
 /// An error envelope.
@@ -218,10 +217,13 @@ pub async fn handle(
     let raw = env.params;
     let result: Result<Bytes, A2aError> = match method.as_str() {
         "SendMessage" => match params(raw) {
-            Ok(p) => service
-                .send_message_json(p)
-                .await
-                .map(|r| success_json(&id, &r)),
+            Ok(p) => match success_prefix(&id) {
+                Ok(mut out) => service.send_message_json(p, &mut out).await.map(|()| {
+                    out.push(b'}');
+                    Bytes::from(out)
+                }),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         },
         "SendStreamingMessage" => {
@@ -358,8 +360,10 @@ mod envelope_tests {
         let result =
             serde_json::json!({"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}}});
         for id in [json!(1), json!("a\"b"), Value::Null, json!(-2.5)] {
-            let raw = serde_json::to_vec(&result).unwrap();
-            assert_eq!(success_json(&id, &raw), success(&id, &result), "id {id}");
+            let mut raw = success_prefix(&id).unwrap();
+            serde_json::to_writer(&mut raw, &result).unwrap();
+            raw.push(b'}');
+            assert_eq!(Bytes::from(raw), success(&id, &result), "id {id}");
         }
     }
 }

@@ -329,29 +329,25 @@ impl AgentService {
         }
     }
 
-    /// [`send_message`](Self::send_message) with the `SendMessageResponse` as ProtoJSON bytes,
-    /// for the bindings: the task is written by the store from what it holds (a finished task
-    /// in the in-memory store is already bytes), with no intermediate `Task` value.
+    /// [`send_message`](Self::send_message) with the `SendMessageResponse` appended to `out`
+    /// as ProtoJSON, for the bindings: `out` may hold the start of the binding's envelope, and
+    /// the task is written into it by the store from what it holds (a finished task in the
+    /// in-memory store is bytes already), with no intermediate `Task` value or buffer.
     pub(crate) async fn send_message_json(
         &self,
         req: SendMessageRequest,
-    ) -> Result<Bytes, A2aError> {
+        out: &mut Vec<u8>,
+    ) -> Result<(), A2aError> {
         match self.send_and_settle(req).await? {
-            Sent::Message(m) => serde_json::to_vec(&SendMessageResponse::Message(m))
-                .map(Bytes::from)
+            Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
                 .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
             Sent::Task { task_id, view } => {
-                let task = self
-                    .rt()
-                    .store
-                    .get_task_json(&task_id, view)
-                    .await?
-                    .ok_or_else(|| A2aError::task_not_found(&task_id))?;
-                let mut out = Vec::with_capacity(task.len() + 9);
                 out.extend_from_slice(b"{\"task\":");
-                out.extend_from_slice(&task);
+                if !self.rt().store.write_task_json(&task_id, view, out).await? {
+                    return Err(A2aError::task_not_found(&task_id));
+                }
                 out.push(b'}');
-                Ok(out.into())
+                Ok(())
             }
         }
     }

@@ -215,12 +215,19 @@ pub async fn handle(
     };
     let result: Result<BindingResponse, A2aError> = async {
         match route {
-            Route::Send => Ok(BindingResponse::json(
-                http::StatusCode::OK,
+            Route::Send => {
+                let mut out = Vec::with_capacity(2048);
                 service
-                    .send_message_json(body_json(headers, body, tenant_extra(Map::new()))?)
-                    .await?,
-            )),
+                    .send_message_json(
+                        body_json(headers, body, tenant_extra(Map::new()))?,
+                        &mut out,
+                    )
+                    .await?;
+                Ok(BindingResponse::json(
+                    http::StatusCode::OK,
+                    bytes::Bytes::from(out),
+                ))
+            }
             Route::Stream => {
                 let stream = service
                     .send_streaming_message(body_json(headers, body, tenant_extra(Map::new()))?)

@@ -491,7 +491,7 @@ pub async fn task_views(s: Store) {
 }
 
 /// Every view of `t` (5 history messages at creation, 2 artifacts) through `get_task` and
-/// `get_task_json`, whose bytes must be exactly the JSON of the typed task.
+/// `write_task_json`, whose bytes must be exactly the JSON of the typed task.
 async fn check_views(s: &Store, t: &Task, last_seq: Seq) {
     let extra = t.history.len() - 5;
     for (view, history, artifacts) in [
@@ -556,15 +556,20 @@ async fn check_views(s: &Store, t: &Task, last_seq: Seq) {
             "view {view:?}"
         );
         assert_eq!(got.last_seq, last_seq);
-        let json = s
-            .get_task_json("v", view)
-            .await
-            .expect("get_task_json")
-            .expect("task");
+        let mut json = b"[prefix]".to_vec();
+        assert!(
+            s.write_task_json("v", view, &mut json)
+                .await
+                .expect("write_task_json"),
+            "write_task_json found no task"
+        );
         assert_eq!(
             String::from_utf8_lossy(&json),
-            serde_json::to_string(&want).expect("serialize"),
-            "get_task_json, view {view:?}"
+            format!(
+                "[prefix]{}",
+                serde_json::to_string(&want).expect("serialize")
+            ),
+            "write_task_json appends the task's JSON, view {view:?}"
         );
     }
 }

@@ -223,10 +223,11 @@ impl Stored {
         self.view_ref(view).to_task()
     }
 
-    /// The JSON of [`view_ref`](Self::view_ref), written without cloning anything.
-    fn view_json(&self, view: TaskView) -> Result<bytes::Bytes, StoreError> {
-        serde_json::to_vec(&self.view_ref(view))
-            .map(Into::into)
+    /// Append the JSON of [`view_ref`](Self::view_ref) to `out`, cloning nothing.
+    fn write_view_json(&self, view: TaskView, out: &mut Vec<u8>) -> Result<(), StoreError> {
+        self.view_ref(view)
+            .write_json(out, None)
+            .map(drop)
             .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}")))
     }
 }
@@ -272,65 +273,73 @@ impl Body {
 
     /// Turn a finished task into its bytes (a no-op if it is compact already or cannot be
     /// serialized, which the protocol types never fail to). A status message that is also in
-    /// the history is written once: its bytes in the history are spliced into `status` when
-    /// the full JSON is asked for.
+    /// the history is written once, in the history; the full JSON splices a copy of those
+    /// bytes into `status` (see [`write_full_json`](Self::write_full_json)).
     fn compact(&mut self) {
         let Body::Live(s) = self else { return };
         let t = &s.task;
-        let Ok(json) = serde_json::to_vec(&TaskRef::from(t)) else {
+        // The status is written without its message; history[i] is where the message is.
+        let mut json = Vec::with_capacity(1024);
+        let Ok(marked) = TaskRef::from(t).write_json(&mut json, s.status_message) else {
             return;
         };
-        let spliced = s.status_message.and_then(|i| {
-            let m = serde_json::to_vec(t.history.get(i)?).ok()?;
-            // The history's last copy of it (status messages are appended).
-            let offset = json.windows(m.len()).rposition(|w| w == m.as_slice())?;
+        let spliced = s.status_message.zip(marked).and_then(|(i, (offset, len))| {
             find(&json, STATUS_STATE_KEY)?;
             Some(Spliced {
                 index: u32::try_from(i).ok()?,
                 offset: u32::try_from(offset).ok()?,
-                len: u32::try_from(m.len()).ok()?,
+                len: u32::try_from(len).ok()?,
             })
         });
-        let json = match (s.status_message, spliced) {
+        if s.status_message.is_some() && spliced.is_none() {
             // Not found (cannot happen): keep the message in the status as well.
-            (Some(_), None) => match serde_json::to_vec(&s.view_ref(TaskView::FULL)) {
-                Ok(j) => j,
-                Err(_) => return,
-            },
-            _ => json,
-        };
+            json.clear();
+            if s.view_ref(TaskView::FULL)
+                .write_json(&mut json, None)
+                .is_err()
+            {
+                return;
+            }
+        }
         *self = Body::Compact {
             state: t.status.state,
             context_id: t.context_id.as_str().into(),
-            // Exactly its length: the serializer's buffer grows by doubling.
+            // Exactly its length.
             json: bytes::Bytes::from(json.into_boxed_slice()),
             status_message: spliced,
         };
     }
 
-    /// The full JSON of a compact task (GetTask with no history limit and artifacts).
-    fn full_json(&self) -> Option<bytes::Bytes> {
+    /// Append the full JSON of a compact task to `out` (GetTask with no history limit and
+    /// artifacts); `false` if this is not a compact task.
+    fn write_full_json(&self, out: &mut Vec<u8>) -> bool {
         let Body::Compact {
             json,
             status_message,
             ..
         } = self
         else {
-            return None;
+            return false;
         };
         let Some(sp) = status_message else {
-            return Some(json.clone());
+            out.extend_from_slice(json);
+            return true;
         };
-        let state_at = find(json, STATUS_STATE_KEY)? + STATUS_STATE_KEY.len();
-        let after_state = state_at + json[state_at..].iter().position(|b| *b == b'"')? + 1;
         let (offset, len) = (sp.offset as usize, sp.len as usize);
-        let message = json.get(offset..offset + len)?;
-        let mut out = Vec::with_capacity(json.len() + len + 11);
+        let parts = find(json, STATUS_STATE_KEY).and_then(|at| {
+            let state_at = at + STATUS_STATE_KEY.len();
+            let after_state = state_at + json[state_at..].iter().position(|b| *b == b'"')? + 1;
+            Some((after_state, json.get(offset..offset + len)?))
+        });
+        let Some((after_state, message)) = parts else {
+            return false;
+        };
+        out.reserve(json.len() + len + 11);
         out.extend_from_slice(&json[..after_state]);
         out.extend_from_slice(br#","message":"#);
         out.extend_from_slice(message);
         out.extend_from_slice(&json[after_state..]);
-        Some(out.into())
+        true
     }
 }
 
@@ -656,22 +665,22 @@ impl TaskManager for InMemoryTaskManager {
             .collect())
     }
 
-    async fn get_task_json(
+    async fn write_task_json(
         &self,
         task_id: &str,
         view: TaskView,
-    ) -> Result<Option<bytes::Bytes>, StoreError> {
+        out: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
         let inner = self.lock();
         let Some(e) = inner.tasks.get(task_id) else {
-            return Ok(None);
+            return Ok(false);
         };
         match &e.body {
-            Body::Live(s) => s.view_json(view).map(Some),
-            compact => match compact.full_json() {
-                Some(json) if view == TaskView::FULL => Ok(Some(json)),
-                _ => compact.inflate()?.view_json(view).map(Some),
-            },
+            Body::Live(s) => s.write_view_json(view, out)?,
+            compact if view == TaskView::FULL && compact.write_full_json(out) => {}
+            compact => compact.inflate()?.write_view_json(view, out)?,
         }
+        Ok(true)
     }
 
     fn release_log(&self, task_id: &str) {
@@ -1021,10 +1030,16 @@ mod tests {
                 ),
                 "the status message is stored once"
             );
-            let json = store.get_task_json("old", TaskView::FULL).await.unwrap();
+            let mut json = Vec::new();
+            assert!(
+                store
+                    .write_task_json("old", TaskView::FULL, &mut json)
+                    .await
+                    .unwrap()
+            );
             assert_eq!(
-                json.as_deref(),
-                Some(serde_json::to_vec(&before.task).unwrap().as_slice()),
+                json,
+                serde_json::to_vec(&before.task).unwrap(),
                 "and spliced back into the full JSON"
             );
             let trimmed = TaskView {

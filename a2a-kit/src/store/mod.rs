@@ -195,27 +195,33 @@ pub trait TaskManager: Send + Sync + 'static {
         view: TaskView,
     ) -> Result<Option<TaskRecord>, StoreError>;
 
-    /// A task as its ProtoJSON bytes, exactly what GetTask returns for `view`. The default
-    /// serializes [`get_task`](Self::get_task); a store that holds tasks as bytes returns them
-    /// as they are (the in-memory store does for finished tasks).
+    /// Append a task's ProtoJSON to `out`, exactly what GetTask returns for `view`; `false`
+    /// (and `out` untouched) if there is no such task; after an error `out` may hold part of
+    /// it, and is discarded. The caller's buffer may already hold
+    /// the start of a response envelope, so the task is copied once, into the response. The
+    /// default serializes [`get_task`](Self::get_task); a store that holds tasks as bytes
+    /// copies them (the in-memory store does for finished tasks).
     ///
     /// ```
     /// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let store = InMemoryTaskManager::default();
-    /// assert!(store.get_task_json("nope", TaskView::FULL).await.unwrap().is_none());
+    /// let mut out = Vec::new();
+    /// assert!(!store.write_task_json("nope", TaskView::FULL, &mut out).await.unwrap());
+    /// assert!(out.is_empty());
     /// # });
     /// ```
-    async fn get_task_json(
+    async fn write_task_json(
         &self,
         task_id: &str,
         view: TaskView,
-    ) -> Result<Option<bytes::Bytes>, StoreError> {
+        out: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
         match self.get_task(task_id, view).await? {
-            Some(rec) => serde_json::to_vec(&rec.task)
-                .map(|v| Some(v.into()))
+            Some(rec) => serde_json::to_writer(out, &rec.task)
+                .map(|()| true)
                 .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
-            None => Ok(None),
+            None => Ok(false),
         }
     }
 
