@@ -43,8 +43,9 @@ use a2a_kit::server::{
 use a2a_kit::store::TaskManager;
 use axum::Router;
 use axum::body::Body;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::extract::Request;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use futures::StreamExt;
@@ -293,32 +294,43 @@ pub fn agent_router<S: Clone + Send + Sync + 'static>(
     Router::new()
         .route(
             "/",
-            post(move |uri: Uri, headers: HeaderMap, body: Body| {
+            // The whole request, not the `HeaderMap` extractor: that one clones every header.
+            post(move |req: Request| {
                 let service = rpc.clone();
                 async move {
-                    let bytes = match read_body(body, body_limit).await {
-                        Ok(b) => b,
-                        Err(resp) => return resp,
-                    };
-                    into_response(jsonrpc::handle(&service, &headers, uri.query(), &bytes).await)
-                }
-            }),
-        )
-        .fallback(
-            move |method: Method, uri: Uri, headers: HeaderMap, body: Body| {
-                let service = service.clone();
-                async move {
+                    let (parts, body) = req.into_parts();
                     let bytes = match read_body(body, body_limit).await {
                         Ok(b) => b,
                         Err(resp) => return resp,
                     };
                     into_response(
-                        rest::handle(&service, &method, uri.path(), uri.query(), &headers, &bytes)
-                            .await,
+                        jsonrpc::handle(&service, &parts.headers, parts.uri.query(), &bytes).await,
                     )
                 }
-            },
+            }),
         )
+        .fallback(move |req: Request| {
+            let service = service.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let bytes = match read_body(body, body_limit).await {
+                    Ok(b) => b,
+                    Err(resp) => return resp,
+                };
+                let (method, uri) = (&parts.method, &parts.uri);
+                into_response(
+                    rest::handle(
+                        &service,
+                        method,
+                        uri.path(),
+                        uri.query(),
+                        &parts.headers,
+                        &bytes,
+                    )
+                    .await,
+                )
+            }
+        })
 }
 
 /// The well-known card routes for a built service.
@@ -363,7 +375,8 @@ pub fn into_response(resp: BindingResponse) -> Response {
         BindingBody::Full(b) => Body::from(b),
         BindingBody::Sse(s) => Body::from_stream(s.map(Ok::<_, Infallible>)),
     };
-    let mut out = (resp.status, body).into_response();
-    out.headers_mut().extend(resp.headers);
+    let mut out = Response::new(body);
+    *out.status_mut() = resp.status;
+    *out.headers_mut() = resp.headers;
     out
 }

@@ -94,9 +94,9 @@ impl TaskContext {
         let context_id = message
             .context_id
             .clone()
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            .unwrap_or_else(|| crate::protocol::new_uuid());
         Self::new(
-            uuid::Uuid::new_v4().to_string(),
+            crate::protocol::new_uuid(),
             context_id,
             skill_id.into(),
             message,

@@ -13,6 +13,10 @@
 //!   `/proc/PID/status` for memory, and writes `BENCHMARKS.md`.
 //!
 //! `bash bench/run.sh` installs the tools and runs everything.
+//!
+//! Every server binary starts with [`server_allocator!`]: with the `mimalloc` feature (the
+//! default) all of them, the limit included, run on mimalloc, otherwise all on the system
+//! allocator.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -172,3 +176,18 @@ impl StreamAgent {
         }
     }
 }
+
+/// Declare the benchmark servers' global allocator (see the crate docs): the same for every
+/// server binary, so the allocator is never what separates two of them.
+#[macro_export]
+macro_rules! server_allocator {
+    () => {
+        #[cfg(feature = "mimalloc")]
+        #[global_allocator]
+        static GLOBAL: $crate::Allocator = $crate::Allocator;
+    };
+}
+
+/// The allocator [`server_allocator!`] installs.
+#[cfg(feature = "mimalloc")]
+pub use mimalloc::MiMalloc as Allocator;

@@ -69,7 +69,7 @@ impl Message {
     /// A message with a fresh UUID v4 id and no context or task.
     pub fn new(role: Role, parts: Vec<Part>) -> Self {
         Self {
-            message_id: uuid::Uuid::new_v4().to_string(),
+            message_id: crate::protocol::new_uuid(),
             role,
             parts,
             ..Self::default()

@@ -72,3 +72,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// A `google.protobuf.Struct`: the JSON object used for all `metadata`,
 /// extension `params` and JWS `header` fields.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
+
+/// A fresh random (v4) UUID in its hyphenated lowercase form, the kit's id for tasks,
+/// contexts, messages and artifacts. Written straight into the string (no `fmt` machinery):
+/// a request makes several.
+pub(crate) fn new_uuid() -> String {
+    let mut buf = uuid::Uuid::encode_buffer();
+    uuid::Uuid::new_v4()
+        .hyphenated()
+        .encode_lower(&mut buf)
+        .to_owned()
+}

@@ -122,6 +122,16 @@ pub(crate) struct TaskRef<'a> {
     pub metadata: Option<&'a Metadata>,
 }
 
+/// Where the parts of a task's JSON written by [`TaskRef::write_json`] are (byte offsets into
+/// the buffer it wrote to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskJsonMarks {
+    /// Right after the status's state value: where `,"message":…` goes in a status.
+    pub after_state: usize,
+    /// `(offset, len)` of the marked history message.
+    pub message: Option<(usize, usize)>,
+}
+
 /// The borrowed [`TaskStatus`] of a [`TaskRef`].
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -134,22 +144,32 @@ pub(crate) struct TaskStatusRef<'a> {
 }
 
 impl TaskRef<'_> {
-    /// Append this task's JSON to `out`, byte for byte what serde writes, and say where the
-    /// JSON of `history[mark]` is in it (`(offset, len)`), so a store can find a message in a
-    /// task's bytes without serializing it again.
+    /// Append this task's JSON to `out`, byte for byte what serde writes, and say where its
+    /// parts are (see [`TaskJsonMarks`]), so a store can splice a message into a task's bytes
+    /// without serializing or searching anything.
     pub(crate) fn write_json(
         &self,
         out: &mut Vec<u8>,
         mark: Option<usize>,
-    ) -> serde_json::Result<Option<(usize, usize)>> {
+    ) -> serde_json::Result<TaskJsonMarks> {
         out.extend_from_slice(br#"{"id":"#);
         serde_json::to_writer(&mut *out, self.id)?;
         if !self.context_id.is_empty() {
             out.extend_from_slice(br#","contextId":"#);
             serde_json::to_writer(&mut *out, self.context_id)?;
         }
-        out.extend_from_slice(br#","status":"#);
-        serde_json::to_writer(&mut *out, &self.status)?;
+        out.extend_from_slice(br#","status":{"state":"#);
+        serde_json::to_writer(&mut *out, &self.status.state)?;
+        let after_state = out.len();
+        if let Some(m) = self.status.message {
+            out.extend_from_slice(br#","message":"#);
+            serde_json::to_writer(&mut *out, m)?;
+        }
+        if let Some(ts) = &self.status.timestamp {
+            out.extend_from_slice(br#","timestamp":"#);
+            serde_json::to_writer(&mut *out, ts)?;
+        }
+        out.push(b'}');
         if !self.artifacts.is_empty() {
             out.extend_from_slice(br#","artifacts":"#);
             serde_json::to_writer(&mut *out, self.artifacts)?;
@@ -174,7 +194,10 @@ impl TaskRef<'_> {
             serde_json::to_writer(&mut *out, md)?;
         }
         out.push(b'}');
-        Ok(marked)
+        Ok(TaskJsonMarks {
+            after_state,
+            message: marked,
+        })
     }
 
     /// The owned task (clones what the reference shows).
@@ -246,7 +269,7 @@ impl Artifact {
     /// An artifact with a fresh UUID v4 id.
     pub fn new(parts: Vec<Part>) -> Self {
         Self {
-            artifact_id: uuid::Uuid::new_v4().to_string(),
+            artifact_id: crate::protocol::new_uuid(),
             parts,
             ..Self::default()
         }
@@ -344,8 +367,12 @@ mod task_ref_tests {
             );
             let mut out = b"prefix".to_vec();
             let mark = task.history.len().checked_sub(1);
-            let marked = TaskRef::from(&task).write_json(&mut out, mark).unwrap();
+            let marks = TaskRef::from(&task).write_json(&mut out, mark).unwrap();
             assert_eq!(&out[6..], serde_json::to_vec(&task).unwrap().as_slice());
+            let state = serde_json::to_vec(&task.status.state).unwrap();
+            assert!(out[..marks.after_state].ends_with(&state));
+            assert!(out[..marks.after_state - state.len()].ends_with(br#""status":{"state":"#));
+            let marked = marks.message;
             if let (Some(i), Some((at, len))) = (mark, marked) {
                 assert_eq!(
                     &out[at..at + len],

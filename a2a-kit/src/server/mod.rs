@@ -1148,7 +1148,7 @@ fn direct_reply(mut reply: Message, context_id: String) -> Message {
 }
 
 fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    crate::protocol::new_uuid()
 }
 
 fn require_id(field: &str, value: &str) -> Result<(), A2aError> {

@@ -176,21 +176,14 @@ enum Body {
 }
 
 /// Where the status message of a compact task is: `history[index]`, whose JSON is
-/// `json[offset..offset + len]`; the full JSON puts those bytes back into `status`.
+/// `json[offset..offset + len]`; the full JSON puts those bytes back into `status`, at
+/// `after_state`.
 #[derive(Debug, Clone, Copy)]
 struct Spliced {
     index: u32,
     offset: u32,
     len: u32,
-}
-
-/// The key before a task's state in its JSON; the status message goes right after the state
-/// (TaskStatus serializes state, message, timestamp). Ids before it are JSON strings, which
-/// cannot hold an unescaped `"`, so its first occurrence is the key.
-const STATUS_STATE_KEY: &[u8] = br#""status":{"state":""#;
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    after_state: u32,
 }
 
 /// A task as held: `status.message` is `None` when `status_message` points at the same message
@@ -280,17 +273,20 @@ impl Body {
         let t = &s.task;
         // The status is written without its message; history[i] is where the message is.
         let mut json = Vec::with_capacity(1024);
-        let Ok(marked) = TaskRef::from(t).write_json(&mut json, s.status_message) else {
+        let Ok(marks) = TaskRef::from(t).write_json(&mut json, s.status_message) else {
             return;
         };
-        let spliced = s.status_message.zip(marked).and_then(|(i, (offset, len))| {
-            find(&json, STATUS_STATE_KEY)?;
-            Some(Spliced {
-                index: u32::try_from(i).ok()?,
-                offset: u32::try_from(offset).ok()?,
-                len: u32::try_from(len).ok()?,
-            })
-        });
+        let spliced = s
+            .status_message
+            .zip(marks.message)
+            .and_then(|(i, (offset, len))| {
+                Some(Spliced {
+                    index: u32::try_from(i).ok()?,
+                    offset: u32::try_from(offset).ok()?,
+                    len: u32::try_from(len).ok()?,
+                    after_state: u32::try_from(marks.after_state).ok()?,
+                })
+            });
         if s.status_message.is_some() && spliced.is_none() {
             // Not found (cannot happen): keep the message in the status as well.
             json.clear();
@@ -325,13 +321,10 @@ impl Body {
             out.extend_from_slice(json);
             return true;
         };
-        let (offset, len) = (sp.offset as usize, sp.len as usize);
-        let parts = find(json, STATUS_STATE_KEY).and_then(|at| {
-            let state_at = at + STATUS_STATE_KEY.len();
-            let after_state = state_at + json[state_at..].iter().position(|b| *b == b'"')? + 1;
-            Some((after_state, json.get(offset..offset + len)?))
-        });
-        let Some((after_state, message)) = parts else {
+        let (offset, len, after_state) =
+            (sp.offset as usize, sp.len as usize, sp.after_state as usize);
+        let (Some(message), true) = (json.get(offset..offset + len), after_state <= json.len())
+        else {
             return false;
         };
         out.reserve(json.len() + len + 11);

@@ -13,6 +13,8 @@
 //!
 //! `bench-limit [--bind HOST:PORT] --unary FILE --stream-frames FILE`
 
+a2a_bench::server_allocator!();
+
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! The streaming agent (`a2a_bench::StreamAgent`: skills `count` and `hold`).
 //! `bench-stream [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
+a2a_bench::server_allocator!();
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     a2a_bench::serve(a2a_kit_axum::A2a::new(a2a_bench::StreamAgent)).await
