@@ -13,7 +13,7 @@
 //!   open (a `hold` skill): bytes per retained task and per open stream.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ struct Opts {
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
     /// Workloads to run.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "w2".into(), "w3".into()])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into()])]
     only: Vec<String>,
     /// Servers to run (keys: hello, hello-sqlite, hello-manual, limit, python, stream, stream-sqlite).
     #[arg(long, value_delimiter = ',')]
@@ -215,6 +215,12 @@ impl Env {
     }
 
     async fn start(&self, spec: &Spec, extra: &[&str]) -> Server {
+        self.start_with(spec, extra, None).await
+    }
+
+    /// Start a server; with `callgrind`, under `valgrind --tool=callgrind` writing there (and
+    /// not pinned: an instruction count does not depend on the core).
+    async fn start_with(&self, spec: &Spec, extra: &[&str], callgrind: Option<&Path>) -> Server {
         let port = free_port();
         let mut args = spec.args.clone();
         if spec.kind == Kind::Python {
@@ -232,7 +238,13 @@ impl Env {
         args.extend(extra.iter().map(|s| s.to_string()));
         let log = std::fs::File::create(self.opts.work.join(format!("logs/{}-{n}.log", spec.key)))
             .expect("log file");
-        let mut cmd = if self.opts.server_cpu.is_empty() {
+        let mut cmd = if let Some(out) = callgrind {
+            let mut c = Command::new("valgrind");
+            c.arg("--tool=callgrind")
+                .arg(format!("--callgrind-out-file={}", out.display()))
+                .arg(&spec.program);
+            c
+        } else if self.opts.server_cpu.is_empty() {
             Command::new(&spec.program)
         } else {
             let mut c = Command::new("taskset");
@@ -250,7 +262,8 @@ impl Env {
         let pid = child.id().expect("pid");
         let url = format!("http://127.0.0.1:{port}/");
         let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline =
+            Instant::now() + Duration::from_secs(if callgrind.is_some() { 300 } else { 60 });
         loop {
             if let Ok(r) = self.client.get(&card).send().await {
                 if r.status().is_success() {
@@ -421,6 +434,54 @@ async fn w1_once(env: &Env, spec: &Spec) -> OhaResult {
     let r = oha(env, &server.url, &dur(env.opts.duration)).await;
     env.stop(server).await;
     r
+}
+
+/// Requests measured under callgrind (after as many for warm-up).
+const INSTR_REQUESTS: u64 = 5_000;
+
+/// Instructions the server executes per W1 request, counted by callgrind: the same workload as
+/// W1 (same connections), after a warm-up, counters zeroed before and dumped after the measured
+/// requests. Unlike requests/s, the count hardly moves with other load on the machine, so small
+/// differences (macro vs hand-written) show. `None` if valgrind is missing or fails.
+async fn instr_once(env: &Env, spec: &Spec) -> Option<f64> {
+    let out = std::path::absolute(env.opts.work.join(format!(
+        "tmp/callgrind-{}-{}.out",
+        spec.key,
+        env.message_id()
+    )))
+    .ok()?;
+    let server = env.start_with(spec, &[], Some(&out)).await;
+    if let Err(e) = check_unary(env, &server.url).await {
+        panic!("{}: {e}", spec.key);
+    }
+    let n = |k: u64| vec!["-n".to_string(), k.to_string()];
+    let control = |arg: &str| {
+        let pid = server.pid.to_string();
+        let arg = arg.to_string();
+        async move {
+            Command::new("callgrind_control")
+                .args([arg.as_str(), pid.as_str()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .await
+                .is_ok_and(|s| s.success())
+        }
+    };
+    oha(env, &server.url, &n(INSTR_REQUESTS)).await;
+    let zeroed = control("-z").await;
+    let r = oha(env, &server.url, &n(INSTR_REQUESTS)).await;
+    let dumped = control("-d").await;
+    env.stop(server).await;
+    let dump = std::path::PathBuf::from(format!("{}.1", out.display()));
+    let text = std::fs::read_to_string(&dump).unwrap_or_default();
+    let _ = std::fs::remove_file(&dump);
+    let _ = std::fs::remove_file(&out);
+    let total: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("summary:"))
+        .and_then(|v| v.trim().parse().ok())?;
+    (zeroed && dumped && r.ok == INSTR_REQUESTS).then_some(total / INSTR_REQUESTS as f64)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -739,6 +800,7 @@ struct Results {
     w3_tasks: BTreeMap<&'static str, Vec<f64>>,
     w3_task_counts: BTreeMap<&'static str, usize>,
     w3_streams: BTreeMap<&'static str, Vec<f64>>,
+    instr: BTreeMap<&'static str, Vec<f64>>,
 }
 
 struct Machine {
@@ -951,6 +1013,31 @@ fn report(
         let _ = writeln!(s);
     }
 
+    if !res.instr.is_empty() {
+        let _ = writeln!(s, "## W1 in instructions (callgrind)\n");
+        let _ = writeln!(
+            s,
+            "Instructions the server executes per W1 request ({} requests on the W1 \
+             connections after as many for warm-up, counted by `valgrind --tool=callgrind`, user space only). \
+             Nearly independent of other load on the machine, so this is the figure that \
+             compares the macro agent with the hand-written one.\n",
+            fmt_num(INSTR_REQUESTS as f64)
+        );
+        let _ = writeln!(
+            s,
+            "| server | instructions/request | limit/ours |\n|---|---:|---:|"
+        );
+        let lim = med(&res.instr, "limit");
+        for k in ["hello", "hello-manual", "limit"] {
+            if !res.instr.contains_key(k) {
+                continue;
+            }
+            let i = med(&res.instr, k);
+            let _ = writeln!(s, "| {} | {} | {} |", label(k), fmt_num(i), pct(lim, i));
+        }
+        let _ = writeln!(s);
+    }
+
     if !res.w2.is_empty() {
         let _ = writeln!(
             s,
@@ -1090,6 +1177,16 @@ fn report(
             );
         }
     }
+    let (mi, hi) = (med(&res.instr, "hello"), med(&res.instr, "hello-manual"));
+    if !mi.is_nan() && !hi.is_nan() {
+        let d = mi / hi - 1.0;
+        let _ = writeln!(
+            s,
+            "| macro hello within 3% of the hand-written one, in instructions/request | {:+.1}% | {} |",
+            100.0 * d,
+            yes(d.abs() <= 0.03)
+        );
+    }
     let t = med(&res.w3_tasks, "hello");
     if !t.is_nan() {
         let _ = writeln!(
@@ -1152,6 +1249,13 @@ fn report(
             v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", ")
         );
     }
+    for (k, v) in &res.instr {
+        let _ = writeln!(
+            s,
+            "* instructions/request {k}: {}",
+            v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", ")
+        );
+    }
     let _ = writeln!(s, "\n</details>");
     s
 }
@@ -1211,6 +1315,20 @@ async fn main() {
                     r.rps, r.p50_ms, r.p99_ms, r.other
                 );
                 res.w1.entry(k).or_default().push(r);
+            }
+        }
+        if on("instr") {
+            for k in ["hello", "hello-manual", "limit"]
+                .into_iter()
+                .filter(|k| wanted(k))
+            {
+                match instr_once(&env, &specs[k]).await {
+                    Some(i) => {
+                        eprintln!("[run {run}] instructions {k}: {i:.0} per request");
+                        res.instr.entry(k).or_default().push(i);
+                    }
+                    None => eprintln!("[run {run}] instructions {k}: not measured (valgrind?)"),
+                }
             }
         }
         if on("w2") {
