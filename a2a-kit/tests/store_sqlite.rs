@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use a2a_kit::protocol::*;
 use a2a_kit::store::{
     ListQuery, SqliteOptions, SqliteTaskManager, StoreError, Synchronous, TaskManager, TaskView,
+    apply_event,
 };
 use serde_json::json;
 
@@ -396,7 +397,14 @@ async fn migrations_are_versioned_and_idempotent() {
         .unwrap();
     assert_eq!(
         tables,
-        ["artifacts", "events", "messages", "push_configs", "tasks"]
+        [
+            "artifact_chunks",
+            "artifacts",
+            "events",
+            "messages",
+            "push_configs",
+            "tasks"
+        ]
     );
     // A database from a newer build is refused rather than misread.
     conn.pragma_update(None, "user_version", 99).unwrap();
@@ -405,6 +413,98 @@ async fn migrations_are_versioned_and_idempotent() {
         Err(StoreError::Backend(msg)) => assert!(msg.contains("newer"), "{msg}"),
         other => panic!("expected a schema-version error, got {other:?}"),
     }
+}
+
+/// Streamed chunks are rows of their own (schema 2): a task reads back exactly as the typed
+/// `apply_event` builds it, a replacement drops the old chunks, a purge takes the rest, and a
+/// version-1 file is upgraded in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_chunks_are_rows_and_read_back_in_order() {
+    let dir = TempDir::new();
+    let s = SqliteTaskManager::open(dir.db()).await.expect("open");
+    let b = now_ms() - 3_600_000;
+    s.create_task(task("t", "c", TaskState::Working, b), None)
+        .await
+        .expect("create");
+    let mut want = task("t", "c", TaskState::Working, b);
+    let mut events = vec![chunk("t", "c", "a", false)];
+    events.extend((0..50).map(|i| chunk("t", "c", &format!("-{i}"), true)));
+    // A chunk that also replaces the artifact's metadata.
+    let mut with_meta = chunk("t", "c", "+", true);
+    if let StreamResponse::ArtifactUpdate(u) = &mut with_meta {
+        u.artifact.metadata = Some(serde_json::from_value(json!({"k": 1})).unwrap());
+    }
+    events.push(with_meta);
+    for e in &events {
+        apply_event(&mut want, e).expect("typed apply");
+        s.append_event("t", e.clone()).await.expect("append");
+    }
+    let got = s
+        .get_task("t", TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("t");
+    assert_eq!(got.task.artifacts, want.artifacts);
+    assert_eq!(got.task.artifacts[0].parts.len(), 52);
+    // A replacement (append = false) starts the artifact over, without the old chunks.
+    for e in [chunk("t", "c", "new", false), chunk("t", "c", "+1", true)] {
+        apply_event(&mut want, &e).expect("typed apply");
+        s.append_event("t", e).await.expect("append");
+    }
+    let got = s
+        .get_task("t", TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("t");
+    assert_eq!(got.task.artifacts, want.artifacts);
+    assert_eq!(got.task.artifacts[0].parts.len(), 2);
+    let rows = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM artifact_chunks", [], |r| r.get(0))
+            .unwrap()
+    };
+    let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
+    assert_eq!(rows(&conn), 1, "the replaced artifact's chunks are gone");
+    s.append_event("t", status("t", "c", TaskState::Completed, b + 1, None))
+        .await
+        .expect("complete");
+    assert_eq!(
+        s.purge_terminal_before(Timestamp::now())
+            .await
+            .expect("purge"),
+        1
+    );
+    assert_eq!(rows(&conn), 0, "a purge takes the chunks with the task");
+
+    // A version-1 file (no chunk table) is upgraded at open and keeps its data.
+    s.create_task(task("v1", "c", TaskState::Working, b), None)
+        .await
+        .expect("create");
+    s.append_event("v1", chunk("v1", "c", "x", false))
+        .await
+        .expect("artifact");
+    drop(s);
+    conn.execute_batch("DROP TABLE artifact_chunks; PRAGMA user_version = 1;")
+        .expect("downgrade");
+    drop(conn);
+    let s = SqliteTaskManager::open(dir.db()).await.expect("reopen");
+    assert_eq!(
+        s.schema_version().await.expect("version"),
+        SqliteTaskManager::SCHEMA_VERSION
+    );
+    s.append_event("v1", chunk("v1", "c", "y", true))
+        .await
+        .expect("append after the upgrade");
+    let got = s
+        .get_task("v1", TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("v1");
+    let texts: Vec<_> = got.task.artifacts[0]
+        .parts
+        .iter()
+        .filter_map(|p| p.as_text())
+        .collect();
+    assert_eq!(texts, ["x", "y"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -153,6 +153,7 @@ impl Default for SqliteOptions {
 /// | `tasks`        | `id`                | `(status_ts, id)`, `(context_id, status_ts, id)`, `(state, status_ts, id)`, `terminal_at` |
 /// | `messages`     | `(task_id, pos)`    | `(task_id, kind, pos)` where `kind` (message metadata `kind`, e.g. `status-message`) is set |
 /// | `artifacts`    | `(task_id, pos)`    | `(task_id, artifact_id)`                               |
+/// | `artifact_chunks` | `(task_id, pos, seq)` | (the key): streamed chunks appended to an artifact, one row each, so an append never rewrites the artifact |
 /// | `events`       | `(task_id, seq)`    |                                                       |
 /// | `push_configs` | `(task_id, pos)`    | `(task_id, config_id)`                                 |
 ///
@@ -266,6 +267,18 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (task_id, pos)
     );
     CREATE INDEX push_configs_by_id ON push_configs (task_id, config_id);
+    "#,
+    // 2: streamed chunks are rows of their own, so appending one costs the same however long
+    // the artifact already is (version 1 rewrote the whole artifact on every chunk).
+    r#"
+    CREATE TABLE artifact_chunks (
+        task_id  TEXT    NOT NULL,
+        pos      INTEGER NOT NULL,      -- artifacts.pos of the artifact the chunk extends
+        seq      INTEGER NOT NULL,      -- the seq of the event that appended it
+        parts    TEXT    NOT NULL,      -- the appended parts (JSON array)
+        metadata TEXT,                  -- the artifact metadata the chunk replaced, if any
+        PRIMARY KEY (task_id, pos, seq)
+    );
     "#,
 ];
 
@@ -854,11 +867,47 @@ fn load_view(conn: &Connection, task: &mut Task, view: TaskView) -> Result<(), S
     }
     if view.include_artifacts {
         let mut stmt = conn
-            .prepare_cached("SELECT body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
+            .prepare_cached("SELECT pos, body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
             .db()?;
-        let rows = stmt.query_map([&task.id], |r| r.get::<_, String>(0)).db()?;
-        for body in rows {
-            task.artifacts.push(from_json(&body.db()?)?);
+        let rows = stmt
+            .query_map([&task.id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .db()?;
+        let mut positions = Vec::new();
+        for row in rows {
+            let (pos, body) = row.db()?;
+            positions.push(pos);
+            task.artifacts.push(from_json(&body)?);
+        }
+        if !positions.is_empty() {
+            // The streamed chunks, in the order they were appended (apply_event's append).
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT pos, parts, metadata FROM artifact_chunks WHERE task_id = ?1 ORDER BY pos, seq",
+                )
+                .db()?;
+            let rows = stmt
+                .query_map([&task.id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ))
+                })
+                .db()?;
+            for row in rows {
+                let (pos, parts, metadata) = row.db()?;
+                let Ok(i) = positions.binary_search(&pos) else {
+                    continue;
+                };
+                let a = &mut task.artifacts[i];
+                a.parts
+                    .extend(from_json::<Vec<crate::protocol::Part>>(&parts)?);
+                if let Some(m) = metadata {
+                    a.metadata = Some(from_json(&m)?);
+                }
+            }
         }
     }
     Ok(())
@@ -950,22 +999,28 @@ impl TaskManager for SqliteTaskManager {
             let was_terminal = task.status.state.is_terminal();
             // Load exactly what apply_event reads: the status (always) and, for an artifact
             // update, the first stored artifact with that id.
+            // An append needs only to know that the artifact exists: an empty stand-in takes
+            // the chunk, which is stored as a row of its own (`artifact_chunks`).
             let mut artifact_pos = None;
             if let StreamResponse::ArtifactUpdate(u) = &event {
                 let found = tx
                     .prepare_cached(
-                        "SELECT pos, body FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
+                        "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
                     )
                     .db()?
-                    .query_row(params![task_id, u.artifact.artifact_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                    .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
                     .optional()
                     .db()?;
-                if let Some((pos, body)) = found {
-                    task.artifacts.push(from_json(&body)?);
+                if let Some(pos) = found {
+                    task.artifacts.push(Artifact {
+                        artifact_id: u.artifact.artifact_id.clone(),
+                        ..Artifact::default()
+                    });
                     artifact_pos = Some(pos);
                 }
             }
             apply_event(&mut task, &event)?;
+            let seq = last_seq + 1;
 
             match &event {
                 StreamResponse::StatusUpdate(_) => {
@@ -974,15 +1029,29 @@ impl TaskManager for SqliteTaskManager {
                         n_messages += 1;
                     }
                 }
-                StreamResponse::ArtifactUpdate(_) => {
+                StreamResponse::ArtifactUpdate(u) => {
                     let a = task.artifacts.first().ok_or_else(|| {
                         StoreError::Backend("apply_event left no artifact for an artifact update".into())
                     })?;
                     match artifact_pos {
+                        Some(pos) if u.append => {
+                            let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
+                            tx.prepare_cached(
+                                "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
+                            )
+                            .db()?
+                            .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
+                            .db()?;
+                        }
                         Some(pos) => {
+                            // A replacement: the new artifact, without the old one's chunks.
                             tx.prepare_cached("UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
                                 .db()?
                                 .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+                                .db()?;
+                            tx.prepare_cached("DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2")
+                                .db()?
+                                .execute(params![task_id, pos])
                                 .db()?;
                         }
                         None => {
@@ -994,7 +1063,6 @@ impl TaskManager for SqliteTaskManager {
                 // apply_event rejects the other kinds.
                 StreamResponse::Task(_) | StreamResponse::Message(_) => {}
             }
-            let seq = last_seq + 1;
             let status_ts = millis(task.status.timestamp);
             let became_terminal = task.status.state.is_terminal() && !was_terminal;
             tx.prepare_cached(
@@ -1252,7 +1320,7 @@ impl TaskManager for SqliteTaskManager {
                         .collect::<Result<_, _>>()
                         .db()?;
                     for id in &ids {
-                        for table in ["messages", "artifacts", "events", "push_configs"] {
+                        for table in ["messages", "artifacts", "artifact_chunks", "events", "push_configs"] {
                             tx.prepare_cached(&format!("DELETE FROM {table} WHERE task_id = ?1"))
                                 .db()?
                                 .execute([id])
