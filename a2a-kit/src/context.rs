@@ -94,7 +94,7 @@ impl TaskContext {
         let context_id = message
             .context_id
             .clone()
-            .unwrap_or_else(|| crate::protocol::new_uuid());
+            .unwrap_or_else(crate::protocol::new_uuid);
         Self::new(
             crate::protocol::new_uuid(),
             context_id,

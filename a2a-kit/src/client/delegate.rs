@@ -254,7 +254,7 @@ impl Forwarder<'_> {
         let local = self
             .ids
             .entry(artifact.artifact_id.clone())
-            .or_insert_with(|| crate::protocol::new_uuid());
+            .or_insert_with(crate::protocol::new_uuid);
         artifact.artifact_id = local.clone();
         self.forwarded += 1;
         self.ctx.emit_artifact(artifact, append, last_chunk).await
