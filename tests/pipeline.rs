@@ -426,6 +426,81 @@ async fn disconnect_is_not_cancel() {
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED");
 }
 
+/// The id of the one task in `context`, once it exists.
+async fn task_in_context(base: &str, context: &str) -> String {
+    for _ in 0..200 {
+        let l = rpc(base, "ListTasks", json!({"contextId": context})).await;
+        if let Some(id) = l["result"]["tasks"][0]["id"].as_str() {
+            return id.to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no task in context {context}");
+}
+
+/// A blocking SendMessage runs the skill's first poll on the request's own task; a skill that
+/// has to wait goes on in the background, so a client that gives up does not end it.
+#[tokio::test]
+async fn blocking_send_outlives_its_client() {
+    let s = serve_test_agent().await;
+    let mut message = to_skill("slow", "300");
+    message["contextId"] = json!("outlives");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                      "params": {"message": message}});
+    let gave_up = reqwest::Client::new()
+        .post(&s.base)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .timeout(Duration::from_millis(100))
+        .send()
+        .await;
+    assert!(
+        gave_up.is_err(),
+        "the client gave up before the skill ended"
+    );
+    let id = task_in_context(&s.base, "outlives").await;
+    let t = wait_task(&s.base, &id, |t| {
+        t["status"]["state"]
+            .as_str()
+            .is_some_and(|s| s != "TASK_STATE_WORKING" && s != "TASK_STATE_SUBMITTED")
+    })
+    .await;
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+}
+
+/// A blocking SendMessage waiting on a skill that went on in the background returns as soon
+/// as another client cancels the task, with the canceled task.
+#[tokio::test]
+async fn blocking_send_returns_when_its_task_is_canceled() {
+    let s = serve_test_agent().await;
+    for skill in ["slow", "stubborn"] {
+        let context = format!("canceled-{skill}");
+        let mut message = to_skill(skill, "20000");
+        message["contextId"] = json!(context);
+        let base = s.base.clone();
+        let blocking =
+            tokio::spawn(
+                async move { rpc(&base, "SendMessage", json!({"message": message})).await },
+            );
+        let id = task_in_context(&s.base, &context).await;
+        wait_task(&s.base, &id, |t| {
+            t["status"]["state"] == "TASK_STATE_WORKING"
+        })
+        .await;
+        let c = rpc(&s.base, "CancelTask", json!({"id": id})).await;
+        assert_eq!(c["result"]["status"]["state"], "TASK_STATE_CANCELED", "{c}");
+        let r = tokio::time::timeout(Duration::from_secs(5), blocking)
+            .await
+            .expect("the blocking call returns")
+            .expect("join");
+        assert_eq!(
+            task_of(&r)["status"]["state"],
+            "TASK_STATE_CANCELED",
+            "{skill}: {r}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn failures_end_the_task_with_a_reason() {
     let s = serve_test_agent().await;
