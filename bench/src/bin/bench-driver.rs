@@ -919,6 +919,18 @@ fn report(
     let _ = writeln!(s, "{pin}\n");
     let _ = writeln!(
         s,
+        "{}\n",
+        if cfg!(feature = "mimalloc") {
+            "Every Rust server (ours, the hand-written agent and the limit) is built with mimalloc \
+             as its global allocator (the `a2a-bench` feature `mimalloc`, on by default), so the \
+             allocator is the same on both sides of every ratio."
+        } else {
+            "Every Rust server (ours, the hand-written agent and the limit) runs on the system \
+             allocator (built without the `a2a-bench` feature `mimalloc`)."
+        }
+    );
+    let _ = writeln!(
+        s,
         "Servers (each started fresh for every measurement; the servers of one run are interleaved, \
          so slow drift of the machine hits all of them alike):\n\n\
          * **ours**: `bench-hello`, the macro `hello` agent of `examples/src/hello.rs` behind \
