@@ -425,13 +425,29 @@ impl Runtime {
     ) -> bool {
         let task_id = ctx.inner.task_id.clone();
         let generation = self.register(&ctx);
+        let failed = ctx.clone();
         let mut run: BoxFuture<'static, ()> =
             Box::pin(self.clone().execute(ctx, fut, emit_working, generation));
         // One poll, on this task's waker; no await point between it and the spawn below, so a
-        // caller that goes away (a client disconnecting) cannot drop the skill half-way.
-        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(run.as_mut().poll(cx))).await;
-        if first.is_ready() {
-            return true;
+        // caller that goes away (a client disconnecting) cannot drop the skill half-way. The
+        // skill's own panics are caught inside; one from the rest of the run (a store, an
+        // observer) must not unwind through the request's task either: the task fails.
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                run.as_mut().poll(cx)
+            })))
+        })
+        .await;
+        match first {
+            Ok(std::task::Poll::Ready(())) => return true,
+            Ok(std::task::Poll::Pending) => {}
+            Err(_) => {
+                tracing::error!(task_id, "running a task panicked");
+                drop(run);
+                self.forget(&task_id, generation);
+                let _ = self.emit_status(&failed, TaskState::Failed, None).await;
+                return true;
+            }
         }
         let handle = tokio::spawn(run);
         self.set_abort(&task_id, generation, handle.abort_handle());
@@ -682,14 +698,17 @@ impl Runtime {
 
     /// Fire the task's cancellation token and abort it after the grace period.
     pub(crate) fn signal_cancel(self: &Arc<Self>, task_id: &str) {
-        let (token, abort, generation) = match self.running().get_mut(task_id) {
+        // The token fires under the lock: `set_abort` (which stores the handle of a run that
+        // was polled inline first) checks it under the same lock, so one of the two always
+        // schedules the abort.
+        let (abort, generation) = match self.running().get_mut(task_id) {
             Some(r) => {
                 r.waiter = None;
-                (r.cancel.clone(), r.abort.clone(), r.generation)
+                r.cancel.cancel();
+                (r.abort.clone(), r.generation)
             }
             None => return,
         };
-        token.cancel();
         if let Some(abort) = abort {
             let grace = self.config.cancel_grace;
             let rt = self.clone();
@@ -710,8 +729,9 @@ impl Runtime {
         self.running().keys().cloned().collect()
     }
 
-    /// Subscribe to a task's doorbell. Subscribe before the events you wait for can be
-    /// written (before launching the skill), so the bell alone tells when the task settles.
+    /// Subscribe to a task's doorbell. A stream subscribes before the events it wants can be
+    /// written (before launching the skill); a waiter that subscribes later reads the log once
+    /// first ([`wait_settled`](Self::wait_settled)).
     pub(crate) fn subscribe(&self, task_id: &str) -> BusSubscription {
         self.bus.subscribe(task_id)
     }

@@ -240,7 +240,9 @@ pub trait TaskManager: Send + Sync + 'static {
     ) -> Result<Vec<EventRecord>, StoreError>;
 
     /// A hint from the runtime: the task is terminal and no live reader (stream, blocking
-    /// SendMessage, push worker) will read its log. A store may drop the events to save
+    /// SendMessage, push worker) is subscribed to it. A reader that comes later (a blocking
+    /// SendMessage whose skill finished before it subscribed, a reconnecting stream) gets the
+    /// final `Task` snapshot for the rest of the log. A store may drop the events to save
     /// memory, keeping the sequence count (see [`events_after`](Self::events_after)). The
     /// default keeps everything; [`InMemoryTaskManager`] drops all but the most recent logs.
     /// The runtime never calls it while an [`EventObserver`](crate::runtime::EventObserver)
