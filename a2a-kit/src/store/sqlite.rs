@@ -324,10 +324,25 @@ impl SqliteTaskManager {
         let path = path.as_ref().to_path_buf();
         let p = path.clone();
         let writer = blocking(move || {
-            let mut conn = Connection::open(&p).db()?;
-            configure(&conn, &options, true)?;
-            migrate(&mut conn)?;
-            Ok(conn)
+            // SQLite answers SQLITE_BUSY at once, without the busy handler, in a few cases
+            // (two connections switching a new file to WAL together); several stores opening
+            // one new file at once then retry, within the busy timeout.
+            let deadline = std::time::Instant::now() + options.busy_timeout;
+            loop {
+                let attempt = Connection::open(&p).db().and_then(|mut conn| {
+                    configure(&conn, &options, true)?;
+                    migrate(&mut conn)?;
+                    Ok(conn)
+                });
+                match attempt {
+                    Err(StoreError::Backend(e))
+                        if e.contains("locked") && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    other => return other,
+                }
+            }
         })
         .await?;
         let n = options.read_connections.max(1);
