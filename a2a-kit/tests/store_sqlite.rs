@@ -435,29 +435,31 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
         u.artifact.metadata = Some(serde_json::from_value(json!({"k": 1})).unwrap());
     }
     events.push(with_meta);
-    for e in &events {
-        apply_event(&mut want, e).expect("typed apply");
-        s.append_event("t", e.clone()).await.expect("append");
+    // Appends `events` to the store and to the typed `want`; returns the stored artifacts,
+    // which must equal the typed ones.
+    async fn append_all(
+        s: &SqliteTaskManager,
+        want: &mut Task,
+        events: Vec<StreamResponse>,
+    ) -> Vec<Artifact> {
+        for e in events {
+            apply_event(want, &e).expect("typed apply");
+            s.append_event("t", e).await.expect("append");
+        }
+        let got = s
+            .get_task("t", TaskView::FULL)
+            .await
+            .expect("get")
+            .expect("t");
+        assert_eq!(got.task.artifacts, want.artifacts);
+        got.task.artifacts
     }
-    let got = s
-        .get_task("t", TaskView::FULL)
-        .await
-        .expect("get")
-        .expect("t");
-    assert_eq!(got.task.artifacts, want.artifacts);
-    assert_eq!(got.task.artifacts[0].parts.len(), 52);
+    let got = append_all(&s, &mut want, events).await;
+    assert_eq!(got[0].parts.len(), 52);
     // A replacement (append = false) starts the artifact over, without the old chunks.
-    for e in [chunk("t", "c", "new", false), chunk("t", "c", "+1", true)] {
-        apply_event(&mut want, &e).expect("typed apply");
-        s.append_event("t", e).await.expect("append");
-    }
-    let got = s
-        .get_task("t", TaskView::FULL)
-        .await
-        .expect("get")
-        .expect("t");
-    assert_eq!(got.task.artifacts, want.artifacts);
-    assert_eq!(got.task.artifacts[0].parts.len(), 2);
+    let replaced = vec![chunk("t", "c", "new", false), chunk("t", "c", "+1", true)];
+    let got = append_all(&s, &mut want, replaced).await;
+    assert_eq!(got[0].parts.len(), 2);
     let rows = |conn: &rusqlite::Connection| -> i64 {
         conn.query_row("SELECT COUNT(*) FROM artifact_chunks", [], |r| r.get(0))
             .unwrap()
