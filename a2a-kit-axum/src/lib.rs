@@ -49,6 +49,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use futures::StreamExt;
+use futures::future::BoxFuture;
 
 /// The default request body limit (1 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -297,7 +298,9 @@ pub fn agent_router<S: Clone + Send + Sync + 'static>(
             // The whole request, not the `HeaderMap` extractor: that one clones every header.
             post(move |req: Request| {
                 let service = rpc.clone();
-                async move {
+                // Boxed here, once: the request's future is several KB (the whole A2A call
+                // inline), and axum would otherwise move it by value twice more before boxing.
+                let fut: BoxFuture<'static, Response> = Box::pin(async move {
                     let (parts, body) = req.into_parts();
                     let bytes = match read_body(body, body_limit).await {
                         Ok(b) => b,
@@ -306,12 +309,13 @@ pub fn agent_router<S: Clone + Send + Sync + 'static>(
                     into_response(
                         jsonrpc::handle(&service, &parts.headers, parts.uri.query(), &bytes).await,
                     )
-                }
+                });
+                fut
             }),
         )
         .fallback(move |req: Request| {
             let service = service.clone();
-            async move {
+            let fut: BoxFuture<'static, Response> = Box::pin(async move {
                 let (parts, body) = req.into_parts();
                 let bytes = match read_body(body, body_limit).await {
                     Ok(b) => b,
@@ -329,7 +333,8 @@ pub fn agent_router<S: Clone + Send + Sync + 'static>(
                     )
                     .await,
                 )
-            }
+            });
+            fut
         })
 }
 

@@ -46,6 +46,7 @@
 //! ```
 
 mod card;
+pub(crate) mod json_write;
 mod message;
 mod part;
 mod push;

@@ -152,18 +152,20 @@ impl TaskRef<'_> {
         out: &mut Vec<u8>,
         mark: Option<usize>,
     ) -> serde_json::Result<TaskJsonMarks> {
+        use super::json_write::{write_artifacts, write_message, write_str};
         out.extend_from_slice(br#"{"id":"#);
-        serde_json::to_writer(&mut *out, self.id)?;
+        write_str(out, self.id);
         if !self.context_id.is_empty() {
             out.extend_from_slice(br#","contextId":"#);
-            serde_json::to_writer(&mut *out, self.context_id)?;
+            write_str(out, self.context_id);
         }
-        out.extend_from_slice(br#","status":{"state":"#);
-        serde_json::to_writer(&mut *out, &self.status.state)?;
+        out.extend_from_slice(br#","status":{"state":""#);
+        out.extend_from_slice(self.status.state.as_str().as_bytes());
+        out.push(b'"');
         let after_state = out.len();
         if let Some(m) = self.status.message {
             out.extend_from_slice(br#","message":"#);
-            serde_json::to_writer(&mut *out, m)?;
+            write_message(out, m)?;
         }
         if let Some(ts) = &self.status.timestamp {
             out.extend_from_slice(br#","timestamp":"#);
@@ -172,7 +174,7 @@ impl TaskRef<'_> {
         out.push(b'}');
         if !self.artifacts.is_empty() {
             out.extend_from_slice(br#","artifacts":"#);
-            serde_json::to_writer(&mut *out, self.artifacts)?;
+            write_artifacts(out, self.artifacts)?;
         }
         let mut marked = None;
         if !self.history.is_empty() {
@@ -182,7 +184,7 @@ impl TaskRef<'_> {
                     out.push(b',');
                 }
                 let start = out.len();
-                serde_json::to_writer(&mut *out, m)?;
+                write_message(out, m)?;
                 if mark == Some(i) {
                     marked = Some((start, out.len() - start));
                 }

@@ -9,8 +9,8 @@ use super::{
     check_status_update, decode_cursor, encode_cursor,
 };
 use crate::protocol::{
-    Artifact, ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig,
-    TaskRef, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+    Artifact, ListTasksResponse, Message, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig, TaskRef, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
 
 /// Limits of an [`InMemoryTaskManager`].
@@ -80,7 +80,9 @@ pub const DEFAULT_HOT_FINISHED: usize = 1024;
 
 #[derive(Debug, Default)]
 struct Inner {
-    tasks: crate::FastMap<Arc<str>, Entry>,
+    /// Boxed: the table of a full store is large and cold, and an insert or a removal then
+    /// touches one small bucket, not a whole entry's cache lines.
+    tasks: crate::FastMap<Arc<str>, Box<Entry>>,
     /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
     by_time: BTreeSet<(i64, Arc<str>)>,
     /// (terminal-at millis, task id): eviction order.
@@ -113,10 +115,19 @@ struct Entry {
 enum Logged {
     /// An event as written.
     Event(StreamResponse),
-    /// A status update whose message is the task's `history[at]` (left out here).
+    /// A status update of this task. Its ids are the task's and its message, if any, is the
+    /// task's `history[at]`: none of them is held twice (nor freed late, when the log goes).
     Status {
-        event: TaskStatusUpdateEvent,
-        at: usize,
+        status: TaskStatus,
+        at: Option<usize>,
+        metadata: Option<crate::protocol::Metadata>,
+    },
+    /// An artifact update of this task, its ids left out (they are the task's).
+    Artifact {
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+        metadata: Option<crate::protocol::Metadata>,
     },
     /// The creation snapshot: the task as created was its first `history` messages with this
     /// status and these artifacts; id, context and metadata never change.
@@ -129,17 +140,50 @@ enum Logged {
 
 impl Logged {
     fn needs_task(&self) -> bool {
-        !matches!(self, Logged::Event(_))
+        matches!(
+            self,
+            Logged::Status { at: Some(_), .. } | Logged::Created { .. }
+        )
     }
 
-    /// The event as written; `task` is the stored task when [`needs_task`](Self::needs_task).
-    fn event(&self, task: Option<&Task>) -> StreamResponse {
+    /// The event as written; `(task_id, context_id)` are the task's, and `task` is the stored
+    /// task when [`needs_task`](Self::needs_task).
+    fn event(&self, (task_id, context_id): (&str, &str), task: Option<&Task>) -> StreamResponse {
         match (self, task) {
             (Logged::Event(e), _) => e.clone(),
-            (Logged::Status { event, at }, Some(t)) => {
-                let mut event = event.clone();
-                event.status.message = t.history.get(*at).cloned();
-                StreamResponse::StatusUpdate(event)
+            (
+                Logged::Artifact {
+                    artifact,
+                    append,
+                    last_chunk,
+                    metadata,
+                },
+                _,
+            ) => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task_id.to_string(),
+                context_id: context_id.to_string(),
+                artifact: artifact.clone(),
+                append: *append,
+                last_chunk: *last_chunk,
+                metadata: metadata.clone(),
+            }),
+            (
+                Logged::Status {
+                    status,
+                    at,
+                    metadata,
+                },
+                t,
+            ) => {
+                debug_assert!(at.is_none() || t.is_some(), "needs_task");
+                let mut status = status.clone();
+                status.message = at.and_then(|at| t?.history.get(at).cloned());
+                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: task_id.to_string(),
+                    context_id: context_id.to_string(),
+                    status,
+                    metadata: metadata.clone(),
+                })
             }
             (
                 Logged::Created {
@@ -515,7 +559,7 @@ impl TaskManager for InMemoryTaskManager {
             push: Vec::new(),
             time_key,
         };
-        inner.tasks.insert(id.clone(), entry);
+        inner.tasks.insert(id.clone(), Box::new(entry));
         if terminal {
             inner.finished(id, self.hot_finished);
         }
@@ -541,7 +585,7 @@ impl TaskManager for InMemoryTaskManager {
         let stored = entry.live()?;
         let was_terminal = stored.task.status.state.is_terminal();
         let logged = match event {
-            StreamResponse::StatusUpdate(mut u) => {
+            StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
                 // The status message goes to the history, once: the status and the log
                 // entry point at it.
                 check_status_update(&stored.task, &u)?;
@@ -551,13 +595,32 @@ impl TaskManager for InMemoryTaskManager {
                 });
                 stored.task.status = u.status.clone();
                 stored.status_message = at;
-                match at {
-                    Some(at) => Logged::Status { event: u, at },
-                    None => Logged::Event(StreamResponse::StatusUpdate(u)),
+                Logged::Status {
+                    status: u.status,
+                    at,
+                    metadata: u.metadata,
                 }
             }
+            StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
+                let u = StreamResponse::ArtifactUpdate(u);
+                apply_event(&mut stored.task, &u)?;
+                let StreamResponse::ArtifactUpdate(u) = u else {
+                    unreachable!("built above")
+                };
+                Logged::Artifact {
+                    artifact: u.artifact,
+                    append: u.append,
+                    last_chunk: u.last_chunk,
+                    metadata: u.metadata,
+                }
+            }
+            // An event naming another context (a writer's mistake the store keeps as written).
             other => {
                 apply_event(&mut stored.task, &other)?;
+                if let StreamResponse::StatusUpdate(_) = other {
+                    // Its message is in the status itself (and in the history).
+                    stored.status_message = None;
+                }
                 Logged::Event(other)
             }
         };
@@ -653,7 +716,7 @@ impl TaskManager for InMemoryTaskManager {
             .enumerate()
             .map(|(i, ev)| EventRecord {
                 seq: (start + i + 1) as Seq,
-                event: ev.event(task),
+                event: ev.event((&entry.id, entry.body.context_id()), task),
             })
             .collect())
     }
@@ -736,7 +799,7 @@ impl TaskManager for InMemoryTaskManager {
             }
         } else {
             in_window
-                .filter(|(_, id)| inner.tasks.get(id).is_some_and(&matches))
+                .filter(|(_, id)| inner.tasks.get(id).is_some_and(|e| matches(e)))
                 .count()
         };
         let next_page_token = match (has_more, page.last()) {
