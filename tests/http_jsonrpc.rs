@@ -438,3 +438,63 @@ async fn agent_card_caching() {
         .unwrap();
     assert_eq!(legacy.status(), 200);
 }
+
+/// The send methods' params are parsed in the envelope's pass when `method` comes first, and
+/// apart when it does not: both orders give the same result and the same errors.
+#[tokio::test]
+async fn send_params_parse_the_same_in_any_member_order() {
+    let s = serve_test_agent().await;
+    let send = |params: &Value, params_first: bool| {
+        let (p, m) = (params.to_string(), r#""method":"SendMessage""#);
+        if params_first {
+            format!(r#"{{"params":{p},"jsonrpc":"2.0","id":7,{m}}}"#)
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","id":7,{m},"params":{p}}}"#)
+        }
+    };
+    let mut message_to_echo = user_text("Alice");
+    message_to_echo["metadata"] = json!({"skillId": "echo"});
+    let good = json!({ "message": message_to_echo });
+    let bad =
+        json!({"message": {"messageId": "m", "role": "ROLE_ROBOT", "parts": [{"text": "x"}]}});
+    for params_first in [false, true] {
+        let (_, ok) = raw(
+            &s.base,
+            Some("application/json"),
+            Some("1.0"),
+            send(&good, params_first),
+        )
+        .await;
+        assert_eq!(ok["id"], 7, "{ok}");
+        assert_eq!(
+            ok["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{ok}"
+        );
+
+        let (_, v) = raw(
+            &s.base,
+            Some("application/json"),
+            Some("1.0"),
+            send(&bad, params_first),
+        )
+        .await;
+        assert_eq!(code(&v), -32602, "{v}");
+        assert!(message(&v).contains("params.message.role"), "{v}");
+        assert_eq!(v["id"], 7);
+
+        let (_, v) = raw(
+            &s.base,
+            Some("application/json"),
+            Some("1.0"),
+            send(&json!([good]), params_first),
+        )
+        .await;
+        assert_eq!(code(&v), -32602, "{v}");
+        assert!(message(&v).contains("params"), "{v}");
+
+        let dup = send(&good, params_first).replacen(r#""id":7,"#, r#""id":7,"id":8,"#, 1);
+        let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), dup).await;
+        assert_eq!(code(&v), -32600, "{v}");
+        assert!(message(&v).contains("duplicate field `id`"), "{v}");
+    }
+}

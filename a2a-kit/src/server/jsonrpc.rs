@@ -16,6 +16,7 @@
 
 use bytes::Bytes;
 use futures::StreamExt;
+use serde::Deserialize;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -23,6 +24,7 @@ use serde_json::value::RawValue;
 
 use super::{AgentService, BindingResponse, EventStream, is_json_content_type, sse};
 use crate::error::A2aError;
+use crate::protocol::SendMessageRequest;
 
 /// The A2A 1.0 JSON-RPC methods.
 pub const METHODS: [&str; 11] = [
@@ -39,21 +41,149 @@ pub const METHODS: [&str; 11] = [
     "GetExtendedAgentCard",
 ];
 
-#[derive(serde::Deserialize)]
+/// A request envelope. The params of the two send methods are parsed in the same pass when
+/// `method` comes before `params` (as clients write it): no second scan of the largest part
+/// of the body. Otherwise, or when that parse fails, `params` is kept raw and parsed apart
+/// (see [`parse_envelope`]), which is also what names the offending field in an error.
 struct Envelope<'a> {
     jsonrpc: Option<&'a str>,
-    #[serde(default, deserialize_with = "present")]
+    /// `Some(Value::Null)` for an explicit `"id": null`, `None` when absent.
     id: Option<Value>,
     method: Option<String>,
-    #[serde(borrow)]
     params: Option<&'a RawValue>,
+    /// The params of SendMessage / SendStreamingMessage, parsed in the envelope's pass.
+    send: Option<SendMessageRequest>,
 }
 
-/// `Some(Value::Null)` for an explicit `"id": null`, `None` when absent.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// Parse an envelope; with `typed`, the send methods' params are parsed in the same pass.
+fn parse_envelope(body: &[u8], typed: bool) -> serde_json::Result<Envelope<'_>> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let env = serde::de::DeserializeSeed::deserialize(EnvelopeSeed { typed }, &mut de)?;
+    de.end()?;
+    Ok(env)
 }
-use serde::Deserialize;
+
+struct EnvelopeSeed {
+    typed: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for EnvelopeSeed {
+    type Value = Envelope<'de>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Envelope<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+enum EnvelopeField {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EnvelopeField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl serde::de::Visitor<'_> for Names {
+            type Value = EnvelopeField;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EnvelopeField, E> {
+                Ok(match v {
+                    "jsonrpc" => EnvelopeField::Jsonrpc,
+                    "id" => EnvelopeField::Id,
+                    "method" => EnvelopeField::Method,
+                    "params" => EnvelopeField::Params,
+                    _ => EnvelopeField::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Names)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for EnvelopeSeed {
+    type Value = Envelope<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC 2.0 request object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<Envelope<'de>, A::Error> {
+        use serde::de::Error;
+        let mut env = Envelope {
+            jsonrpc: None,
+            id: None,
+            method: None,
+            params: None,
+            send: None,
+        };
+        let (mut seen_jsonrpc, mut seen_params) = (false, false);
+        while let Some(field) = map.next_key::<EnvelopeField>()? {
+            match field {
+                EnvelopeField::Jsonrpc if seen_jsonrpc => {
+                    return Err(A::Error::duplicate_field("jsonrpc"));
+                }
+                EnvelopeField::Jsonrpc => {
+                    seen_jsonrpc = true;
+                    env.jsonrpc = map.next_value()?;
+                }
+                EnvelopeField::Id if env.id.is_some() => {
+                    return Err(A::Error::duplicate_field("id"));
+                }
+                EnvelopeField::Id => env.id = Some(map.next_value()?),
+                EnvelopeField::Method if env.method.is_some() => {
+                    return Err(A::Error::duplicate_field("method"));
+                }
+                EnvelopeField::Method => env.method = map.next_value()?,
+                EnvelopeField::Params if seen_params => {
+                    return Err(A::Error::duplicate_field("params"));
+                }
+                EnvelopeField::Params => {
+                    seen_params = true;
+                    let send = matches!(
+                        env.method.as_deref(),
+                        Some("SendMessage" | "SendStreamingMessage")
+                    );
+                    if self.typed && send {
+                        env.send = Some(map.next_value_seed(ObjectSeed(std::marker::PhantomData))?);
+                    } else {
+                        env.params = map.next_value()?;
+                    }
+                }
+                EnvelopeField::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(env)
+    }
+}
+
+/// A `T` that must be written as a JSON object (by-name parameters), not an array.
+struct ObjectSeed<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for ObjectSeed<T> {
+    type Value = T;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ObjectSeed<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+    }
+}
 
 #[derive(Serialize)]
 struct Success<'a, T: Serialize> {
@@ -158,7 +288,8 @@ pub async fn handle(
             ),
         );
     }
-    let env: Envelope<'_> = match serde_json::from_slice(body) {
+    // A failed typed pass is parsed again untyped, for the same errors as ever.
+    let env = match parse_envelope(body, true).or_else(|_| parse_envelope(body, false)) {
         Ok(env) => env,
         Err(e) if e.is_syntax() || e.is_eof() => {
             return error_response(
@@ -215,8 +346,13 @@ pub async fn handle(
         Err(e) => return error_response(&id, &e),
     };
     let raw = env.params;
+    let send = env.send;
+    let send_params = || match send {
+        Some(p) => Ok(p),
+        None => params(raw),
+    };
     let result: Result<Bytes, A2aError> = match method.as_str() {
-        "SendMessage" => match params(raw) {
+        "SendMessage" => match send_params() {
             Ok(p) => match success_prefix(&id) {
                 Ok(mut out) => service.send_message_json(p, &mut out).await.map(|()| {
                     out.push(b'}');
@@ -227,7 +363,7 @@ pub async fn handle(
             Err(e) => Err(e),
         },
         "SendStreamingMessage" => {
-            let stream = match params(raw) {
+            let stream = match send_params() {
                 Ok(p) => service.send_streaming_message(p).await,
                 Err(e) => Err(e),
             };
@@ -365,5 +501,14 @@ mod envelope_tests {
             raw.push(b'}');
             assert_eq!(Bytes::from(raw), success(&id, &result), "id {id}");
         }
+    }
+
+    #[test]
+    fn send_params_parse_in_the_envelope_pass_when_method_comes_first() {
+        let body = br#"{"id":1,"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"messageId":"m","parts":[{"text":"hi"}],"role":"ROLE_USER"}}}"#;
+        let env = parse_envelope(body, true).unwrap();
+        assert!(env.send.is_some() && env.params.is_none());
+        let env = parse_envelope(body, false).unwrap();
+        assert!(env.send.is_none() && env.params.is_some());
     }
 }

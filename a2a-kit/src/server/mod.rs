@@ -363,7 +363,9 @@ impl AgentService {
             history_length,
             include_artifacts: true,
         };
-        match self.start(req).await? {
+        // Boxed: starting a task is most of a request's state (several KB of future), and a
+        // future that size inline is copied whole each time a caller moves or boxes its own.
+        match Box::pin(self.start(req)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
@@ -410,7 +412,7 @@ impl AgentService {
             ));
         }
         self.validate_send(&req)?;
-        match self.start(req).await? {
+        match Box::pin(self.start(req)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,

@@ -47,15 +47,23 @@ pub fn check(
     required: &[String],
     supported: &[String],
 ) -> Result<RequestMeta, A2aError> {
-    let version = match headers.get(VERSION_HEADER) {
-        Some(v) => v.to_str().unwrap_or("<not ASCII>").trim().to_string(),
-        None => query_param(query, VERSION_HEADER)
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
+    // Header names as constants: looking one up by `&str` parses and hashes the name first.
+    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
+    let from_query;
+    let version = match headers.get(&VERSION) {
+        Some(v) => v.to_str().unwrap_or("<not ASCII>").trim(),
+        None => {
+            from_query = query_param(query, VERSION_HEADER).unwrap_or_default();
+            from_query.trim()
+        }
     };
-    let major_minor: String = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    // `Major.Minor` of `Major.Minor.Patch`.
+    let major_minor = match version.match_indices('.').nth(1) {
+        Some((end, _)) => &version[..end],
+        None => version,
+    };
     if major_minor != PROTOCOL_VERSION {
+        let version = version.to_string();
         let message = if version.is_empty() {
             format!(
                 "no A2A-Version was sent, which means protocol 0.3; this agent speaks {PROTOCOL_VERSION}: send the header `A2A-Version: {PROTOCOL_VERSION}`"
@@ -68,7 +76,11 @@ pub fn check(
         return Err(A2aError::VersionNotSupported { version, message });
     }
     let mut activated: Vec<String> = Vec::new();
-    for name in [EXTENSIONS_HEADER, "X-A2A-Extensions"] {
+    static EXTENSIONS: [http::HeaderName; 2] = [
+        http::HeaderName::from_static("a2a-extensions"),
+        http::HeaderName::from_static("x-a2a-extensions"),
+    ];
+    for name in &EXTENSIONS {
         for value in headers.get_all(name) {
             if let Ok(v) = value.to_str() {
                 activated.extend(
