@@ -658,7 +658,12 @@ impl AgentService {
             context_id: context_id.to_string(),
             status: TaskStatus::new(TaskState::Submitted),
             artifacts: Vec::new(),
-            history: vec![message],
+            // Room for the status message a quick skill ends with.
+            history: {
+                let mut history = Vec::with_capacity(2);
+                history.push(message);
+                history
+            },
             metadata: None,
         };
         self.rt()

@@ -381,6 +381,15 @@ impl Body {
 }
 
 impl Entry {
+    /// The entry half of [`Inner::finished`]: compact, and keep the log if it is hot.
+    fn finished(&mut self, window: usize) {
+        self.body.compact();
+        self.hot = window > 0;
+        if !self.hot && self.log_released {
+            self.events = Vec::new();
+        }
+    }
+
     fn view(&self, view: TaskView) -> Result<Task, StoreError> {
         self.body.view(view)
     }
@@ -496,12 +505,13 @@ impl Inner {
     /// that falls out of the window loses its log if no reader needs it.
     fn finished(&mut self, id: Arc<str>, window: usize) {
         if let Some(e) = self.tasks.get_mut(&id) {
-            e.body.compact();
-            e.hot = window > 0;
-            if !e.hot && e.log_released {
-                e.events = Vec::new();
-            }
+            e.finished(window);
         }
+        self.joined_window(id, window);
+    }
+
+    /// The window half of [`finished`](Self::finished), for a caller that finished the entry.
+    fn joined_window(&mut self, id: Arc<str>, window: usize) {
         if window == 0 {
             return;
         }
@@ -543,11 +553,16 @@ impl TaskManager for InMemoryTaskManager {
         let terminal = task.status.state.is_terminal();
         let entry = Entry {
             id: id.clone(),
-            events: vec![Logged::Created {
-                status: task.status.clone(),
-                artifacts: task.artifacts.clone(),
-                history: task.history.len(),
-            }],
+            events: {
+                // Room for a quick task's whole log (created, working, a result, the end).
+                let mut log = Vec::with_capacity(4);
+                log.push(Logged::Created {
+                    status: task.status.clone(),
+                    artifacts: task.artifacts.clone(),
+                    history: task.history.len(),
+                });
+                log
+            },
             last_seq: 1,
             log_released: false,
             hot: false,
@@ -626,26 +641,22 @@ impl TaskManager for InMemoryTaskManager {
         };
         let new_key = millis(stored.task.status.timestamp);
         let became_terminal = stored.task.status.state.is_terminal() && !was_terminal;
-        if became_terminal {
-            // Nothing grows any more: give back the spare capacity of the vectors.
-            let t = &mut stored.task;
-            t.history.shrink_to_fit();
-            t.artifacts.shrink_to_fit();
-            t.artifacts.iter_mut().for_each(|a| a.parts.shrink_to_fit());
-        }
         let old_key = entry.time_key;
         entry.events.push(logged);
         entry.last_seq += 1;
         entry.time_key = new_key;
         let seq = entry.last_seq;
         let id = entry.id.clone();
+        if became_terminal {
+            entry.finished(self.hot_finished);
+        }
         if old_key != new_key {
             inner.by_time.remove(&(old_key, id.clone()));
             inner.by_time.insert((new_key, id.clone()));
         }
         if became_terminal {
             inner.terminal.insert((new_key, id.clone()));
-            inner.finished(id, self.hot_finished);
+            inner.joined_window(id, self.hot_finished);
         }
         Ok(seq)
     }
