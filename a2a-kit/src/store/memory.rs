@@ -99,8 +99,11 @@ struct Entry {
     body: Body,
     /// Interned: an agent has a handful of skills, so their ids are shared.
     skill_id: Option<Arc<str>>,
-    /// The event log; empty once dropped (`last_seq` still counts it).
+    /// The event log; empty once dropped (`last_seq` still counts it) or once it is `steps`.
     events: Vec<Logged>,
+    /// A finished task's whole log, when every event can be rebuilt from the final task
+    /// (see [`Step`]): kept as long as the task, at a few bytes an event.
+    steps: Box<[Step]>,
     last_seq: Seq,
     /// The runtime said no reader needs the log ([`TaskManager::release_log`]).
     log_released: bool,
@@ -201,6 +204,135 @@ impl Logged {
                 metadata: t.metadata.clone(),
             }),
             (_, None) => unreachable!("the caller passes the task when needs_task"),
+        }
+    }
+}
+
+/// One event of a finished task's log, rebuilt from the final task: what a quick task
+/// writes (created, WORKING, its result as one whole artifact, the end) holds no content of
+/// its own, so its log costs no allocation per event and is never dropped: a `Last-Event-ID`
+/// replay of any retained task is exact, and finishing a task does not reach back to an old
+/// one to drop its log.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// The creation snapshot: no artifacts, the first `history` messages.
+    Created {
+        state: TaskState,
+        timestamp: Option<Timestamp>,
+        history: u32,
+    },
+    /// A status update with no metadata; its message, if any, is `history[at]`.
+    Status {
+        state: TaskState,
+        timestamp: Option<Timestamp>,
+        at: Option<u32>,
+    },
+    /// An artifact update with no metadata whose artifact is the final task's `artifacts[index]`.
+    Artifact {
+        index: u32,
+        append: bool,
+        last_chunk: bool,
+    },
+}
+
+impl Step {
+    /// The steps of `log` if every event can be rebuilt from `task` (the finished task).
+    fn derive(log: &[Logged], task: &Task) -> Option<Box<[Step]>> {
+        let small = |n: usize| u32::try_from(n).ok();
+        log.iter()
+            .map(|logged| match logged {
+                Logged::Created {
+                    status,
+                    artifacts,
+                    history,
+                } if artifacts.is_empty() && status.message.is_none() => Some(Step::Created {
+                    state: status.state,
+                    timestamp: status.timestamp,
+                    history: small(*history)?,
+                }),
+                Logged::Status {
+                    status,
+                    at,
+                    metadata: None,
+                } => Some(Step::Status {
+                    state: status.state,
+                    timestamp: status.timestamp,
+                    at: match at {
+                        Some(at) => Some(small(*at)?),
+                        None => None,
+                    },
+                }),
+                Logged::Artifact {
+                    artifact,
+                    append,
+                    last_chunk,
+                    metadata: None,
+                } => {
+                    let index = task
+                        .artifacts
+                        .iter()
+                        .position(|a| a.artifact_id == artifact.artifact_id)?;
+                    (task.artifacts[index] == *artifact).then_some(Step::Artifact {
+                        index: small(index)?,
+                        append: *append,
+                        last_chunk: *last_chunk,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The event as written, from the finished task.
+    fn event(&self, task: &Task) -> StreamResponse {
+        let status = |state, timestamp, message: Option<&Message>| TaskStatus {
+            state,
+            message: message.cloned(),
+            timestamp,
+        };
+        match *self {
+            Step::Created {
+                state,
+                timestamp,
+                history,
+            } => StreamResponse::Task(Task {
+                id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status: status(state, timestamp, None),
+                artifacts: Vec::new(),
+                history: task.history[..(history as usize).min(task.history.len())].to_vec(),
+                metadata: task.metadata.clone(),
+            }),
+            Step::Status {
+                state,
+                timestamp,
+                at,
+            } => StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                status: status(
+                    state,
+                    timestamp,
+                    at.and_then(|at| task.history.get(at as usize)),
+                ),
+                metadata: None,
+            }),
+            Step::Artifact {
+                index,
+                append,
+                last_chunk,
+            } => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                artifact: task
+                    .artifacts
+                    .get(index as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+                append,
+                last_chunk,
+                metadata: None,
+            }),
         }
     }
 }
@@ -563,6 +695,7 @@ impl TaskManager for InMemoryTaskManager {
                 });
                 log
             },
+            steps: Box::default(),
             last_seq: 1,
             log_released: false,
             hot: false,
@@ -648,15 +781,25 @@ impl TaskManager for InMemoryTaskManager {
         let seq = entry.last_seq;
         let id = entry.id.clone();
         if became_terminal {
+            if let Body::Live(s) = &entry.body {
+                if let Some(steps) = Step::derive(&entry.events, &s.task) {
+                    entry.steps = steps;
+                    entry.events = Vec::new();
+                }
+            }
             entry.finished(self.hot_finished);
         }
+        let kept_as_steps = !entry.steps.is_empty();
         if old_key != new_key {
             inner.by_time.remove(&(old_key, id.clone()));
             inner.by_time.insert((new_key, id.clone()));
         }
         if became_terminal {
             inner.terminal.insert((new_key, id.clone()));
-            inner.joined_window(id, self.hot_finished);
+            // A log kept as steps stays with its task: nothing to drop later.
+            if !kept_as_steps {
+                inner.joined_window(id, self.hot_finished);
+            }
         }
         Ok(seq)
     }
@@ -699,6 +842,29 @@ impl TaskManager for InMemoryTaskManager {
     ) -> Result<Vec<EventRecord>, StoreError> {
         let inner = self.lock();
         let entry = inner.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
+        if !entry.steps.is_empty() {
+            let start = (after as usize).min(entry.steps.len());
+            let page = &entry.steps[start..(start.saturating_add(limit)).min(entry.steps.len())];
+            if page.is_empty() {
+                return Ok(Vec::new());
+            }
+            let inflated;
+            let task = match &entry.body {
+                Body::Live(s) => &s.task,
+                compact => {
+                    inflated = compact.inflate()?;
+                    &inflated.task
+                }
+            };
+            return Ok(page
+                .iter()
+                .enumerate()
+                .map(|(i, step)| EventRecord {
+                    seq: (start + i + 1) as Seq,
+                    event: step.event(task),
+                })
+                .collect());
+        }
         if entry.events.is_empty() {
             // The log was released: the final snapshot stands for the events after `after`.
             return Ok(if after < entry.last_seq && limit > 0 {
@@ -1043,19 +1209,73 @@ mod tests {
         })
     }
 
-    /// Runs `t` to COMPLETED (with a status message) and returns its log as written.
+    /// Runs `t` to COMPLETED (with a status message) and returns its log as written. Its
+    /// WORKING update carries metadata, so the log is kept as events (see
+    /// [`finish_quick`] for one kept as steps).
     async fn finish(store: &InMemoryTaskManager, t: &str) -> Vec<EventRecord> {
+        let mut working = status(t, TaskState::Working);
+        if let StreamResponse::StatusUpdate(u) = &mut working {
+            u.metadata = Some(serde_json::from_str(r#"{"note":1}"#).unwrap());
+        }
+        finish_with(store, t, working).await
+    }
+
+    /// [`finish`] with a plain WORKING update: every event can be rebuilt from the final task.
+    async fn finish_quick(store: &InMemoryTaskManager, t: &str) -> Vec<EventRecord> {
+        finish_with(store, t, status(t, TaskState::Working)).await
+    }
+
+    async fn finish_with(
+        store: &InMemoryTaskManager,
+        t: &str,
+        working: StreamResponse,
+    ) -> Vec<EventRecord> {
         store
             .create_task(task(t, TaskState::Submitted), Some("s".into()))
             .await
             .unwrap();
-        store
-            .append_event(t, status(t, TaskState::Working))
-            .await
-            .unwrap();
+        store.append_event(t, working).await.unwrap();
         store.append_event(t, chunk(t, "x", false)).await.unwrap();
-        store.append_event(t, done_with_message(t)).await.unwrap();
-        store.events_after(t, 0, usize::MAX).await.unwrap()
+        let mut log = store.events_after(t, 0, usize::MAX).await.unwrap();
+        let done = done_with_message(t);
+        store.append_event(t, done.clone()).await.unwrap();
+        log.push(EventRecord {
+            seq: 4,
+            event: done,
+        });
+        log
+    }
+
+    #[test]
+    fn a_quick_tasks_log_is_kept_as_steps_and_stays_exact() {
+        block(async {
+            let store = InMemoryTaskManager::default().hot_finished(1);
+            let written = finish_quick(&store, "t").await;
+            {
+                let inner = store.lock();
+                let e = &inner.tasks["t"];
+                assert!(matches!(e.body, Body::Compact { .. }));
+                assert_eq!((e.steps.len(), e.events.len()), (4, 0), "kept as steps");
+                assert!(inner.finished.is_empty(), "not in the window of kept logs");
+            }
+            let same = |log: Vec<EventRecord>, from: std::ops::Range<usize>| {
+                // Timestamps are kept to the millisecond, as on the wire.
+                let wire = |l: &[EventRecord]| {
+                    serde_json::to_value(l.iter().map(|r| (r.seq, &r.event)).collect::<Vec<_>>())
+                        .unwrap()
+                };
+                assert_eq!(wire(&log), wire(&written[from]));
+            };
+            same(store.events_after("t", 0, usize::MAX).await.unwrap(), 0..4);
+            // Released, and long out of any window: still exact.
+            store.release_log("t");
+            finish(&store, "u").await;
+            finish(&store, "v").await;
+            same(store.events_after("t", 1, usize::MAX).await.unwrap(), 1..4);
+            same(store.events_after("t", 2, 1).await.unwrap(), 2..3);
+            assert!(store.events_after("t", 4, 10).await.unwrap().is_empty());
+            assert!(store.events_after("t", 0, 0).await.unwrap().is_empty());
+        });
     }
 
     #[test]
