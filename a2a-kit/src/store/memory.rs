@@ -50,12 +50,15 @@ impl Default for InMemoryConfig {
 ///
 /// **Memory.** A retained finished task costs about its wire size: when a task finishes it
 /// is kept as its ProtoJSON bytes, which also answer GetTask and a blocking SendMessage
-/// without re-serializing (a typed read parses them). The event logs of the most recently
-/// finished tasks (see [`hot_finished`](Self::hot_finished)) are kept, so a client that
-/// reconnects with `Last-Event-ID` right after the end still gets the exact events; older logs
-/// are dropped once the runtime says no reader needs them ([`TaskManager::release_log`]), and
-/// a reader that asks for those events gets one `Task` snapshot event instead (see
-/// [`TaskManager::events_after`]). Ids are shared by the map and both indexes.
+/// without re-serializing (a typed read parses them). Its event log is kept too when every
+/// event can be rebuilt from the finished task (a quick task: created, WORKING, one whole
+/// artifact, the end), as a few bytes per event, so a `Last-Event-ID` replay of it is exact
+/// for as long as the task is retained. Other logs (a streamed artifact, events with
+/// metadata) are kept for the most recently finished tasks (see
+/// [`hot_finished`](Self::hot_finished)) and dropped once the runtime says no reader needs
+/// them ([`TaskManager::release_log`]); a reader that asks for those events later gets one
+/// `Task` snapshot event instead (see [`TaskManager::events_after`]). Ids are shared by the
+/// map and both indexes.
 #[derive(Debug)]
 pub struct InMemoryTaskManager {
     config: InMemoryConfig,
@@ -555,6 +558,7 @@ impl InMemoryTaskManager {
     /// Keep the event logs of the `n` most recently finished tasks (default
     /// [`DEFAULT_HOT_FINISHED`]) even when no reader needs them, so `Last-Event-ID` replays
     /// of them are exact. The cost is bounded: `n` logs, not a share of every retained task.
+    /// (Logs that can be rebuilt from their finished task are kept anyway, at a few bytes.)
     ///
     /// ```
     /// use a2a_kit::store::InMemoryTaskManager;
