@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::{
     EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
-    check_status_update, decode_cursor, encode_cursor,
+    check_artifact_update, check_status_update, decode_cursor, encode_cursor, is_closing_part,
 };
 use crate::protocol::{
     Artifact, ListTasksResponse, Message, StreamResponse, Task, TaskArtifactUpdateEvent,
@@ -107,6 +107,9 @@ struct Entry {
     /// A finished task's whole log, when every event can be rebuilt from the final task
     /// (see [`Step`]): kept as long as the task, at a few bytes an event.
     steps: Box<[Step]>,
+    /// How many [`Logged::ArtifactOf`] entries `events` holds (none: nothing to look for
+    /// when an artifact changes).
+    artifact_refs: u32,
     last_seq: Seq,
     /// The runtime said no reader needs the log ([`TaskManager::release_log`]).
     log_released: bool,
@@ -126,6 +129,14 @@ enum Logged {
     Status {
         status: TaskStatus,
         at: Option<usize>,
+        metadata: Option<crate::protocol::Metadata>,
+    },
+    /// An artifact update of this task whose artifact is the task's `artifacts[index]`, which
+    /// has not changed since (a change first turns this entry into [`Logged::Artifact`]).
+    ArtifactOf {
+        index: usize,
+        append: bool,
+        last_chunk: bool,
         metadata: Option<crate::protocol::Metadata>,
     },
     /// An artifact update of this task, its ids left out (they are the task's).
@@ -148,7 +159,7 @@ impl Logged {
     fn needs_task(&self) -> bool {
         matches!(
             self,
-            Logged::Status { at: Some(_), .. } | Logged::Created { .. }
+            Logged::Status { at: Some(_), .. } | Logged::Created { .. } | Logged::ArtifactOf { .. }
         )
     }
 
@@ -169,6 +180,22 @@ impl Logged {
                 task_id: task_id.to_string(),
                 context_id: context_id.to_string(),
                 artifact: artifact.clone(),
+                append: *append,
+                last_chunk: *last_chunk,
+                metadata: metadata.clone(),
+            }),
+            (
+                Logged::ArtifactOf {
+                    index,
+                    append,
+                    last_chunk,
+                    metadata,
+                },
+                Some(t),
+            ) => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: task_id.to_string(),
+                context_id: context_id.to_string(),
+                artifact: t.artifacts.get(*index).cloned().unwrap_or_default(),
                 append: *append,
                 last_chunk: *last_chunk,
                 metadata: metadata.clone(),
@@ -264,6 +291,16 @@ impl Step {
                         Some(at) => Some(small(*at)?),
                         None => None,
                     },
+                }),
+                Logged::ArtifactOf {
+                    index,
+                    append,
+                    last_chunk,
+                    metadata: None,
+                } => Some(Step::Artifact {
+                    index: small(*index)?,
+                    append: *append,
+                    last_chunk: *last_chunk,
                 }),
                 Logged::Artifact {
                     artifact,
@@ -666,6 +703,33 @@ impl Inner {
     }
 }
 
+/// `artifacts[index]` is about to change: the log entries that point at it get a copy of it as
+/// it is (what they were written with).
+fn materialize(events: &mut [Logged], refs: &mut u32, index: usize, current: &Artifact) {
+    if *refs == 0 {
+        return;
+    }
+    for logged in events.iter_mut() {
+        if let Logged::ArtifactOf {
+            index: at,
+            append,
+            last_chunk,
+            metadata,
+        } = logged
+        {
+            if *at == index {
+                *logged = Logged::Artifact {
+                    artifact: current.clone(),
+                    append: *append,
+                    last_chunk: *last_chunk,
+                    metadata: metadata.take(),
+                };
+                *refs -= 1;
+            }
+        }
+    }
+}
+
 fn not_found(task_id: &str) -> StoreError {
     StoreError::TaskNotFound(task_id.to_string())
 }
@@ -700,6 +764,7 @@ impl TaskManager for InMemoryTaskManager {
                 log
             },
             steps: Box::default(),
+            artifact_refs: 0,
             last_seq: 1,
             log_released: false,
             hot: false,
@@ -734,7 +799,15 @@ impl TaskManager for InMemoryTaskManager {
         }
         // `apply_event` checks everything before it mutates, so applying in place is atomic
         // (and avoids cloning a task whose artifact grows with every chunk).
-        let stored = entry.live()?;
+        let Entry {
+            body: Body::Live(stored),
+            events,
+            artifact_refs,
+            ..
+        } = &mut **entry
+        else {
+            unreachable!("compact bodies returned above")
+        };
         let was_terminal = stored.task.status.state.is_terminal();
         let logged = match event {
             StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
@@ -754,20 +827,64 @@ impl TaskManager for InMemoryTaskManager {
                 }
             }
             StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
-                let u = StreamResponse::ArtifactUpdate(u);
-                apply_event(&mut stored.task, &u)?;
-                let StreamResponse::ArtifactUpdate(u) = u else {
-                    unreachable!("built above")
+                let artifacts = &mut stored.task.artifacts;
+                let existing = artifacts
+                    .iter()
+                    .position(|a| a.artifact_id == u.artifact.artifact_id);
+                if let Some(i) = existing {
+                    materialize(events, artifact_refs, i, &artifacts[i]);
+                }
+                // The event's artifact becomes the task's as it is (a new one without the
+                // closing part of a stream, or a replacement): held once, by the task.
+                let whole = match existing {
+                    Some(_) => !u.append,
+                    None => !u.artifact.parts.iter().any(is_closing_part),
                 };
-                Logged::Artifact {
-                    artifact: u.artifact,
-                    append: u.append,
-                    last_chunk: u.last_chunk,
-                    metadata: u.metadata,
+                if whole {
+                    check_artifact_update(&stored.task, &u)?;
+                    let artifacts = &mut stored.task.artifacts;
+                    let index = match existing {
+                        Some(i) => {
+                            artifacts[i] = u.artifact;
+                            i
+                        }
+                        None => {
+                            artifacts.push(u.artifact);
+                            artifacts.len() - 1
+                        }
+                    };
+                    *artifact_refs += 1;
+                    Logged::ArtifactOf {
+                        index,
+                        append: u.append,
+                        last_chunk: u.last_chunk,
+                        metadata: u.metadata,
+                    }
+                } else {
+                    let u = StreamResponse::ArtifactUpdate(u);
+                    apply_event(&mut stored.task, &u)?;
+                    let StreamResponse::ArtifactUpdate(u) = u else {
+                        unreachable!("built above")
+                    };
+                    Logged::Artifact {
+                        artifact: u.artifact,
+                        append: u.append,
+                        last_chunk: u.last_chunk,
+                        metadata: u.metadata,
+                    }
                 }
             }
             // An event naming another context (a writer's mistake the store keeps as written).
             other => {
+                if let StreamResponse::ArtifactUpdate(u) = &other {
+                    let artifacts = &stored.task.artifacts;
+                    if let Some(i) = artifacts
+                        .iter()
+                        .position(|a| a.artifact_id == u.artifact.artifact_id)
+                    {
+                        materialize(events, artifact_refs, i, &artifacts[i]);
+                    }
+                }
                 apply_event(&mut stored.task, &other)?;
                 if let StreamResponse::StatusUpdate(_) = other {
                     // Its message is in the status itself (and in the history).
@@ -1446,7 +1563,8 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever is appended, the log is dense and ordered, rejected events change nothing,
+        /// Whatever is appended, the log is dense and ordered, every event reads back as
+        /// written (artifacts shared with the task included), rejected events change nothing,
         /// and every suffix read returns exactly the tail of the log.
         #[test]
         fn event_log_is_dense_ordered_and_atomic(ops in prop::collection::vec(op(), 1..30)) {
@@ -1454,14 +1572,16 @@ mod tests {
                 let store = InMemoryTaskManager::default();
                 store.create_task(task("t", TaskState::Submitted), None).await.unwrap();
                 let mut expected_seq = 1;
+                let mut written = Vec::new();
                 for (i, op) in ops.iter().enumerate() {
                     let before = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
                     let ev = match op {
                         Op::Status(s) => status("t", *s),
                         Op::Chunk(append) => chunk("t", &format!("p{i}"), *append),
                     };
-                    match store.append_event("t", ev).await {
+                    match store.append_event("t", ev.clone()).await {
                         Ok(seq) => {
+                            written.push(ev);
                             expected_seq += 1;
                             prop_assert_eq!(seq, expected_seq);
                             prop_assert!(!before.task.status.state.is_terminal());
@@ -1474,6 +1594,8 @@ mod tests {
                 }
                 let log = store.events_after("t", 0, usize::MAX).await.unwrap();
                 prop_assert_eq!(log.len() as u64, expected_seq);
+                let read: Vec<_> = log[1..].iter().map(|r| r.event.clone()).collect();
+                prop_assert_eq!(&read, &written, "every event reads back as written");
                 for (i, rec) in log.iter().enumerate() {
                     prop_assert_eq!(rec.seq, i as u64 + 1);
                     let tail = store.events_after("t", rec.seq, usize::MAX).await.unwrap();

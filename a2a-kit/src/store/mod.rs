@@ -319,19 +319,7 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
             Ok(())
         }
         StreamResponse::ArtifactUpdate(u) => {
-            if u.task_id != task.id {
-                return Err(StoreError::InvalidEvent(format!(
-                    "artifact update for task {} applied to task {}",
-                    u.task_id, task.id
-                )));
-            }
-            if task.status.state.is_terminal() {
-                return Err(StoreError::InvalidEvent(format!(
-                    "task {} is {} and cannot take more artifacts",
-                    task.id,
-                    task.status.state.as_str()
-                )));
-            }
+            check_artifact_update(task, u)?;
             let incoming = &u.artifact;
             let existing = task
                 .artifacts
@@ -380,9 +368,30 @@ pub(crate) fn check_status_update(
     Ok(())
 }
 
+/// The checks [`apply_event`] makes before an artifact update changes anything.
+pub(crate) fn check_artifact_update(
+    task: &Task,
+    u: &crate::protocol::TaskArtifactUpdateEvent,
+) -> Result<(), StoreError> {
+    if u.task_id != task.id {
+        return Err(StoreError::InvalidEvent(format!(
+            "artifact update for task {} applied to task {}",
+            u.task_id, task.id
+        )));
+    }
+    if task.status.state.is_terminal() {
+        return Err(StoreError::InvalidEvent(format!(
+            "task {} is {} and cannot take more artifacts",
+            task.id,
+            task.status.state.as_str()
+        )));
+    }
+    Ok(())
+}
+
 /// The empty text part that closes a streamed artifact (see `ArtifactWriter::finish`); stores
 /// drop it from the assembled artifact since it carries no content.
-fn is_closing_part(p: &crate::protocol::Part) -> bool {
+pub(crate) fn is_closing_part(p: &crate::protocol::Part) -> bool {
     matches!(&p.content, crate::protocol::PartContent::Text(t) if t.is_empty())
         && p.metadata.is_none()
         && p.filename.is_none()
