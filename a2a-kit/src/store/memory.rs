@@ -556,7 +556,8 @@ impl Entry {
     /// The entry half of [`Inner::finished`]: compact, and keep the log if it is hot.
     fn finished(&mut self, window: usize) {
         self.body.compact();
-        self.hot = window > 0;
+        // A log kept as steps never joins the window.
+        self.hot = window > 0 && self.steps.is_empty();
         if !self.hot && self.log_released {
             self.events = Vec::new();
         }
