@@ -27,54 +27,81 @@ fn word_needs_escape(w: u64) -> bool {
     (control | quote | backslash) & HIGH != 0
 }
 
+/// Whether a byte must be escaped in a JSON string.
+#[inline]
+fn byte_needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// How many leading bytes of `s` need no escaping.
+#[inline]
+fn clean_prefix_len(s: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        if word_needs_escape(u64::from_le_bytes(w)) {
+            break;
+        }
+        i += 8;
+    }
+    while i < s.len() && !byte_needs_escape(s[i]) {
+        i += 1;
+    }
+    i
+}
+
 /// Append `s` as a JSON string, escaped exactly as serde_json escapes it (`\"`, `\\`, the
 /// short escapes `\b \t \n \f \r`, `\u00xx` in lowercase hex for other control characters;
 /// everything else, non-ASCII included, as is).
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    let mut rest = s.as_bytes();
+    out.reserve(rest.len() + 2);
     out.push(b'"');
-    let (mut run, mut i) = (0, 0);
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            if !word_needs_escape(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
+    loop {
+        let clean = clean_prefix_len(rest);
+        out.extend_from_slice(&rest[..clean]);
+        let Some(&b) = rest.get(clean) else { break };
         let short = match b {
-            b'"' => Some(b'"'),
-            b'\\' => Some(b'\\'),
-            0x08 => Some(b'b'),
-            b'\t' => Some(b't'),
-            b'\n' => Some(b'n'),
-            0x0c => Some(b'f'),
-            b'\r' => Some(b'r'),
-            _ => None,
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            b'\t' => b't',
+            b'\n' => b'n',
+            0x0c => b'f',
+            b'\r' => b'r',
+            _ => 0,
         };
-        if short.is_some() || b < 0x20 {
-            out.extend_from_slice(&bytes[run..i]);
-            match short {
-                Some(c) => out.extend_from_slice(&[b'\\', c]),
-                None => out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 0xf)],
-                ]),
-            }
-            run = i + 1;
+        if short != 0 {
+            out.extend_from_slice(&[b'\\', short]);
+        } else {
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
         }
-        i += 1;
+        rest = &rest[clean + 1..];
     }
-    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Append a timestamp's JSON string, as its `Serialize` impl writes it (its wire form never
+/// needs escaping).
+pub(crate) fn write_timestamp(out: &mut Vec<u8>, ts: &super::Timestamp) -> serde_json::Result<()> {
+    match ts.wire_bytes() {
+        Some(b) => {
+            out.push(b'"');
+            out.extend_from_slice(&b);
+            out.push(b'"');
+            Ok(())
+        }
+        None => serde_json::to_writer(&mut *out, ts),
+    }
 }
 
 /// `,"key":` then the string.
@@ -224,6 +251,17 @@ mod tests {
                 s.push_str("tail of it");
                 same_str(&s);
             }
+        }
+    }
+
+    #[test]
+    fn timestamps_write_as_serde_json_does() {
+        use chrono::TimeZone;
+        let far = chrono::Utc.with_ymd_and_hms(12345, 1, 2, 3, 4, 5).unwrap();
+        for ts in [super::super::Timestamp::now(), far.into()] {
+            let mut ours = Vec::new();
+            write_timestamp(&mut ours, &ts).unwrap();
+            assert_eq!(ours, serde_json::to_vec(&ts).unwrap());
         }
     }
 

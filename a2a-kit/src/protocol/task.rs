@@ -152,7 +152,7 @@ impl TaskRef<'_> {
         out: &mut Vec<u8>,
         mark: Option<usize>,
     ) -> serde_json::Result<TaskJsonMarks> {
-        use super::json_write::{write_artifacts, write_message, write_str};
+        use super::json_write::{write_artifacts, write_message, write_str, write_timestamp};
         out.extend_from_slice(br#"{"id":"#);
         write_str(out, self.id);
         if !self.context_id.is_empty() {
@@ -169,7 +169,7 @@ impl TaskRef<'_> {
         }
         if let Some(ts) = &self.status.timestamp {
             out.extend_from_slice(br#","timestamp":"#);
-            serde_json::to_writer(&mut *out, ts)?;
+            write_timestamp(out, ts)?;
         }
         out.push(b'}');
         if !self.artifacts.is_empty() {

@@ -64,7 +64,7 @@ impl Timestamp {
     /// The wire form in a fixed buffer, written digit by digit: chrono's format strings are
     /// ~10x slower, and every status update carries a timestamp. `None` for years outside
     /// 0..=9999, which need chrono's general form.
-    fn wire_bytes(&self) -> Option<[u8; 24]> {
+    pub(crate) fn wire_bytes(&self) -> Option<[u8; 24]> {
         let dt = &self.0;
         let year = u32::try_from(dt.year()).ok().filter(|y| *y <= 9999)?;
         let mut b = *b"0000-00-00T00:00:00.000Z";

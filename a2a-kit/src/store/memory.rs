@@ -485,40 +485,49 @@ impl Body {
     /// the history is written once, in the history; the full JSON splices a copy of those
     /// bytes into `status` (see [`write_full_json`](Self::write_full_json)).
     fn compact(&mut self) {
+        thread_local! {
+            /// Where a task is written before it is copied out at its exact length: one
+            /// allocation per task, none to grow or shrink a buffer.
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        /// A scratch buffer grown past this by a large task is not kept.
+        const KEEP: usize = 64 * 1024;
         let Body::Live(s) = self else { return };
         let t = &s.task;
-        // The status is written without its message; history[i] is where the message is.
-        let mut json = Vec::with_capacity(1024);
-        let Ok(marks) = TaskRef::from(t).write_json(&mut json, s.status_message) else {
+        let written = SCRATCH.with_borrow_mut(|json| {
+            json.clear();
+            // The status is written without its message; history[i] is where the message is.
+            let marks = TaskRef::from(t).write_json(json, s.status_message).ok()?;
+            let spliced = s
+                .status_message
+                .zip(marks.message)
+                .and_then(|(i, (offset, len))| {
+                    Some(Spliced {
+                        index: u32::try_from(i).ok()?,
+                        offset: u32::try_from(offset).ok()?,
+                        len: u32::try_from(len).ok()?,
+                        after_state: u32::try_from(marks.after_state).ok()?,
+                    })
+                });
+            if s.status_message.is_some() && spliced.is_none() {
+                // Not found (cannot happen): keep the message in the status as well.
+                json.clear();
+                s.view_ref(TaskView::FULL).write_json(json, None).ok()?;
+            }
+            let bytes = bytes::Bytes::copy_from_slice(json);
+            if json.capacity() > KEEP {
+                *json = Vec::new();
+            }
+            Some((bytes, spliced))
+        });
+        let Some((json, status_message)) = written else {
             return;
         };
-        let spliced = s
-            .status_message
-            .zip(marks.message)
-            .and_then(|(i, (offset, len))| {
-                Some(Spliced {
-                    index: u32::try_from(i).ok()?,
-                    offset: u32::try_from(offset).ok()?,
-                    len: u32::try_from(len).ok()?,
-                    after_state: u32::try_from(marks.after_state).ok()?,
-                })
-            });
-        if s.status_message.is_some() && spliced.is_none() {
-            // Not found (cannot happen): keep the message in the status as well.
-            json.clear();
-            if s.view_ref(TaskView::FULL)
-                .write_json(&mut json, None)
-                .is_err()
-            {
-                return;
-            }
-        }
         *self = Body::Compact {
             state: t.status.state,
             context_id: t.context_id.as_str().into(),
-            // Exactly its length.
-            json: bytes::Bytes::from(json.into_boxed_slice()),
-            status_message: spliced,
+            json,
+            status_message,
         };
     }
 
@@ -628,8 +637,12 @@ impl InMemoryTaskManager {
 impl Inner {
     fn evict_expired(&mut self, ttl: Option<Duration>) {
         let Some(ttl) = ttl else { return };
-        let cutoff = Timestamp::now().0.timestamp_millis() - ttl.as_millis() as i64;
-        self.evict_terminal_before(cutoff + 1);
+        // Millis since the epoch, without a calendar date: this runs on every create.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let cutoff = now.saturating_sub(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
+        self.evict_terminal_before(cutoff.saturating_add(1));
     }
 
     /// Evict terminal tasks that ended strictly before `cutoff` (millis); returns how many.
