@@ -457,43 +457,26 @@ async fn send_params_parse_the_same_in_any_member_order() {
     let good = json!({ "message": message_to_echo });
     let bad =
         json!({"message": {"messageId": "m", "role": "ROLE_ROBOT", "parts": [{"text": "x"}]}});
+    let post = |body: String| raw(&s.base, Some("application/json"), Some("1.0"), body);
     for params_first in [false, true] {
-        let (_, ok) = raw(
-            &s.base,
-            Some("application/json"),
-            Some("1.0"),
-            send(&good, params_first),
-        )
-        .await;
+        let (_, ok) = post(send(&good, params_first)).await;
         assert_eq!(ok["id"], 7, "{ok}");
         assert_eq!(
             ok["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
             "{ok}"
         );
 
-        let (_, v) = raw(
-            &s.base,
-            Some("application/json"),
-            Some("1.0"),
-            send(&bad, params_first),
-        )
-        .await;
+        let (_, v) = post(send(&bad, params_first)).await;
         assert_eq!(code(&v), -32602, "{v}");
         assert!(message(&v).contains("params.message.role"), "{v}");
         assert_eq!(v["id"], 7);
 
-        let (_, v) = raw(
-            &s.base,
-            Some("application/json"),
-            Some("1.0"),
-            send(&json!([good]), params_first),
-        )
-        .await;
+        let (_, v) = post(send(&json!([good]), params_first)).await;
         assert_eq!(code(&v), -32602, "{v}");
         assert!(message(&v).contains("params"), "{v}");
 
         let dup = send(&good, params_first).replacen(r#""id":7,"#, r#""id":7,"id":8,"#, 1);
-        let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), dup).await;
+        let (_, v) = post(dup).await;
         assert_eq!(code(&v), -32600, "{v}");
         assert!(message(&v).contains("duplicate field `id`"), "{v}");
     }

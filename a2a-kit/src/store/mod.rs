@@ -353,17 +353,23 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
     }
 }
 
+/// An event names the task it is applied to.
+fn same_task(kind: &str, event_task_id: &str, task: &Task) -> Result<(), StoreError> {
+    if event_task_id == task.id {
+        return Ok(());
+    }
+    Err(StoreError::InvalidEvent(format!(
+        "{kind} update for task {event_task_id} applied to task {}",
+        task.id
+    )))
+}
+
 /// The checks [`apply_event`] makes before a status update changes anything.
 pub(crate) fn check_status_update(
     task: &Task,
     u: &crate::protocol::TaskStatusUpdateEvent,
 ) -> Result<(), StoreError> {
-    if u.task_id != task.id {
-        return Err(StoreError::InvalidEvent(format!(
-            "status update for task {} applied to task {}",
-            u.task_id, task.id
-        )));
-    }
+    same_task("status", &u.task_id, task)?;
     crate::task::TaskStateMachine::check(task.status.state, u.status.state)?;
     Ok(())
 }
@@ -373,12 +379,7 @@ pub(crate) fn check_artifact_update(
     task: &Task,
     u: &crate::protocol::TaskArtifactUpdateEvent,
 ) -> Result<(), StoreError> {
-    if u.task_id != task.id {
-        return Err(StoreError::InvalidEvent(format!(
-            "artifact update for task {} applied to task {}",
-            u.task_id, task.id
-        )));
-    }
+    same_task("artifact", &u.task_id, task)?;
     if task.status.state.is_terminal() {
         return Err(StoreError::InvalidEvent(format!(
             "task {} is {} and cannot take more artifacts",
