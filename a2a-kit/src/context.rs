@@ -41,7 +41,8 @@ pub struct TaskContext {
 pub(crate) struct ContextInner {
     pub(crate) task_id: String,
     pub(crate) context_id: String,
-    pub(crate) skill_id: String,
+    /// Borrowed from the agent's skill table in the usual case: no copy per task.
+    pub(crate) skill_id: std::borrow::Cow<'static, str>,
     pub(crate) message: Message,
     /// `None` when no task backs this context (direct-message skills, unit tests).
     pub(crate) runtime: Option<Arc<Runtime>>,
@@ -64,7 +65,7 @@ impl TaskContext {
     pub(crate) fn new(
         task_id: String,
         context_id: String,
-        skill_id: String,
+        skill_id: impl Into<std::borrow::Cow<'static, str>>,
         message: Message,
         runtime: Option<Arc<Runtime>>,
     ) -> Self {
@@ -72,7 +73,7 @@ impl TaskContext {
             inner: Arc::new(ContextInner {
                 task_id,
                 context_id,
-                skill_id,
+                skill_id: skill_id.into(),
                 message,
                 runtime,
                 cancel: CancellationToken::new(),
@@ -217,7 +218,7 @@ impl TaskContext {
             let reply = rt.wait_for_reply(self, state, parts).await?;
             let history = self.history().await;
             let req = SkillRequest {
-                skill_id: self.inner.skill_id.clone().into(),
+                skill_id: self.inner.skill_id.clone(),
                 message: Some(reply),
                 metadata: None,
                 history: Some(history),

@@ -646,7 +646,7 @@ impl Runtime {
             let recent = recent[recent.len().saturating_sub(5)..].to_vec();
             let n = NarrationContext {
                 task_id: ctx.inner.task_id.clone(),
-                skill_id: ctx.inner.skill_id.clone(),
+                skill_id: ctx.inner.skill_id.to_string(),
                 elapsed: ctx.elapsed(),
                 tick,
                 recent_statuses: recent.clone(),

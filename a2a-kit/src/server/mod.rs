@@ -593,7 +593,7 @@ impl AgentService {
         let ctx = TaskContext::new(
             task_id.clone(),
             context_id.clone(),
-            skill.id.to_string(),
+            skill.id,
             message.clone(),
             rt,
         );
@@ -617,7 +617,7 @@ impl AgentService {
             let ctx = TaskContext::new(
                 task_id.clone(),
                 context_id.clone(),
-                skill.id.to_string(),
+                skill.id,
                 message.clone(),
                 Some(self.rt().clone()),
             );
@@ -734,7 +734,7 @@ impl AgentService {
             let ctx = TaskContext::new(
                 task_id.clone(),
                 context_id.clone(),
-                skill.id.to_string(),
+                skill.id,
                 message.clone(),
                 Some(rt.clone()),
             );
