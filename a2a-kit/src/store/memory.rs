@@ -266,8 +266,9 @@ enum Step {
 }
 
 impl Step {
-    /// The steps of `log` if every event can be rebuilt from `task` (the finished task).
-    fn derive(log: &[Logged], task: &Task) -> Option<Box<[Step]>> {
+    /// The steps of `log` if every event can be rebuilt from the finished task. (An artifact
+    /// copied into the log is never the final one: it was appended to, or changed since.)
+    fn derive(log: &[Logged]) -> Option<Box<[Step]>> {
         let small = |n: usize| u32::try_from(n).ok();
         log.iter()
             .map(|logged| match logged {
@@ -302,77 +303,51 @@ impl Step {
                     append: *append,
                     last_chunk: *last_chunk,
                 }),
-                Logged::Artifact {
-                    artifact,
-                    append,
-                    last_chunk,
-                    metadata: None,
-                } => {
-                    let index = task
-                        .artifacts
-                        .iter()
-                        .position(|a| a.artifact_id == artifact.artifact_id)?;
-                    (task.artifacts[index] == *artifact).then_some(Step::Artifact {
-                        index: small(index)?,
-                        append: *append,
-                        last_chunk: *last_chunk,
-                    })
-                }
                 _ => None,
             })
             .collect()
     }
 
-    /// The event as written, from the finished task.
-    fn event(&self, task: &Task) -> StreamResponse {
-        let status = |state, timestamp, message: Option<&Message>| TaskStatus {
-            state,
-            message: message.cloned(),
-            timestamp,
-        };
+    /// The log entry this step stands for (it holds nothing on the heap): events are built
+    /// from it, and the task, by [`Logged::event`] like those of any log.
+    fn logged(&self) -> Logged {
         match *self {
             Step::Created {
                 state,
                 timestamp,
                 history,
-            } => StreamResponse::Task(Task {
-                id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                status: status(state, timestamp, None),
+            } => Logged::Created {
+                status: TaskStatus {
+                    state,
+                    message: None,
+                    timestamp,
+                },
                 artifacts: Vec::new(),
-                history: task.history[..(history as usize).min(task.history.len())].to_vec(),
-                metadata: task.metadata.clone(),
-            }),
+                history: history as usize,
+            },
             Step::Status {
                 state,
                 timestamp,
                 at,
-            } => StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                status: status(
+            } => Logged::Status {
+                status: TaskStatus {
                     state,
+                    message: None,
                     timestamp,
-                    at.and_then(|at| task.history.get(at as usize)),
-                ),
+                },
+                at: at.map(|at| at as usize),
                 metadata: None,
-            }),
+            },
             Step::Artifact {
                 index,
                 append,
                 last_chunk,
-            } => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                artifact: task
-                    .artifacts
-                    .get(index as usize)
-                    .cloned()
-                    .unwrap_or_default(),
+            } => Logged::ArtifactOf {
+                index: index as usize,
                 append,
                 last_chunk,
                 metadata: None,
-            }),
+            },
         }
     }
 }
@@ -823,6 +798,18 @@ impl TaskManager for InMemoryTaskManager {
             unreachable!("compact bodies returned above")
         };
         let was_terminal = stored.task.status.state.is_terminal();
+        // The artifact an update changes: log entries pointing at it get their copy first.
+        let existing = match &event {
+            StreamResponse::ArtifactUpdate(u) => stored
+                .task
+                .artifacts
+                .iter()
+                .position(|a| a.artifact_id == u.artifact.artifact_id),
+            _ => None,
+        };
+        if let Some(i) = existing {
+            materialize(events, artifact_refs, i, &stored.task.artifacts[i]);
+        }
         let logged = match event {
             StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
                 // The status message goes to the history, once: the status and the log
@@ -841,13 +828,6 @@ impl TaskManager for InMemoryTaskManager {
                 }
             }
             StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
-                let artifacts = &mut stored.task.artifacts;
-                let existing = artifacts
-                    .iter()
-                    .position(|a| a.artifact_id == u.artifact.artifact_id);
-                if let Some(i) = existing {
-                    materialize(events, artifact_refs, i, &artifacts[i]);
-                }
                 // The event's artifact becomes the task's as it is (a new one without the
                 // closing part of a stream, or a replacement): held once, by the task.
                 let whole = match existing {
@@ -890,15 +870,6 @@ impl TaskManager for InMemoryTaskManager {
             }
             // An event naming another context (a writer's mistake the store keeps as written).
             other => {
-                if let StreamResponse::ArtifactUpdate(u) = &other {
-                    let artifacts = &stored.task.artifacts;
-                    if let Some(i) = artifacts
-                        .iter()
-                        .position(|a| a.artifact_id == u.artifact.artifact_id)
-                    {
-                        materialize(events, artifact_refs, i, &artifacts[i]);
-                    }
-                }
                 apply_event(&mut stored.task, &other)?;
                 if let StreamResponse::StatusUpdate(_) = other {
                     // Its message is in the status itself (and in the history).
@@ -916,11 +887,9 @@ impl TaskManager for InMemoryTaskManager {
         let seq = entry.last_seq;
         let id = entry.id.clone();
         if became_terminal {
-            if let Body::Live(s) = &entry.body {
-                if let Some(steps) = Step::derive(&entry.events, &s.task) {
-                    entry.steps = steps;
-                    entry.events = Vec::new();
-                }
+            if let Some(steps) = Step::derive(&entry.events) {
+                entry.steps = steps;
+                entry.events = Vec::new();
             }
             entry.finished(self.hot_finished);
         }
@@ -977,30 +946,7 @@ impl TaskManager for InMemoryTaskManager {
     ) -> Result<Vec<EventRecord>, StoreError> {
         let inner = self.lock();
         let entry = inner.tasks.get(task_id).ok_or_else(|| not_found(task_id))?;
-        if !entry.steps.is_empty() {
-            let start = (after as usize).min(entry.steps.len());
-            let page = &entry.steps[start..(start.saturating_add(limit)).min(entry.steps.len())];
-            if page.is_empty() {
-                return Ok(Vec::new());
-            }
-            let inflated;
-            let task = match &entry.body {
-                Body::Live(s) => &s.task,
-                compact => {
-                    inflated = compact.inflate()?;
-                    &inflated.task
-                }
-            };
-            return Ok(page
-                .iter()
-                .enumerate()
-                .map(|(i, step)| EventRecord {
-                    seq: (start + i + 1) as Seq,
-                    event: step.event(task),
-                })
-                .collect());
-        }
-        if entry.events.is_empty() {
+        if entry.events.is_empty() && entry.steps.is_empty() {
             // The log was released: the final snapshot stands for the events after `after`.
             return Ok(if after < entry.last_seq && limit > 0 {
                 vec![EventRecord {
@@ -1011,8 +957,16 @@ impl TaskManager for InMemoryTaskManager {
                 Vec::new()
             });
         }
-        let start = (after as usize).min(entry.events.len());
-        let page = &entry.events[start..(start.saturating_add(limit)).min(entry.events.len())];
+        // A log kept as steps is read as the entries they stand for.
+        let from_steps: Vec<Logged>;
+        let log: &[Logged] = if entry.steps.is_empty() {
+            &entry.events
+        } else {
+            from_steps = entry.steps.iter().map(Step::logged).collect();
+            &from_steps
+        };
+        let start = (after as usize).min(log.len());
+        let page = &log[start..(start.saturating_add(limit)).min(log.len())];
         // Entries that share the task's messages are rebuilt from it (parsed once if compact).
         let inflated;
         let task = match &entry.body {
