@@ -1,14 +1,83 @@
 //! The TaskManager conformance suite (`a2a_kit::store::conformance`) against every store the
 //! kit ships: one test per check and store, so a failure names both.
 
+use a2a_kit::protocol::{
+    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    Timestamp,
+};
 use a2a_kit::store::conformance::{self, Store};
-use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+use a2a_kit::store::{
+    EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Seq, StoreError, TaskManager,
+    TaskRecord, TaskView,
+};
 
 fn memory() -> InMemoryTaskManager {
     InMemoryTaskManager::new(InMemoryConfig {
         max_tasks: 100_000,
         terminal_ttl: None,
     })
+}
+
+/// The in-memory store with the trait's default `create_task_with_events`.
+struct OneByOne(InMemoryTaskManager);
+
+#[async_trait::async_trait]
+impl TaskManager for OneByOne {
+    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+        self.0.create_task(task, skill_id).await
+    }
+    async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+        self.0.append_event(task_id, event).await
+    }
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
+        self.0.add_message(task_id, message).await
+    }
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        self.0.get_task(task_id, view).await
+    }
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        self.0.events_after(task_id, after, limit).await
+    }
+    fn release_log(&self, task_id: &str) {
+        self.0.release_log(task_id)
+    }
+    async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError> {
+        self.0.list_tasks(query).await
+    }
+    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+        self.0.put_push_config(config).await
+    }
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        self.0.get_push_config(task_id, id).await
+    }
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        self.0.list_push_configs(task_id).await
+    }
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
+        self.0.delete_push_config(task_id, id).await
+    }
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.0.purge_terminal_before(before).await
+    }
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
+        self.0.task_ids_in_states(states).await
+    }
 }
 
 #[cfg(feature = "sqlite")]
@@ -72,6 +141,17 @@ macro_rules! suite {
             )*
         }
 
+        /// The trait's default `create_task_with_events` (create, then append one by one).
+        mod one_by_one {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let store: super::Store = std::sync::Arc::new(super::OneByOne(super::memory()));
+                    super::conformance::$check(store).await;
+                }
+            )*
+        }
+
         #[cfg(feature = "sqlite")]
         mod sqlite_in_memory {
             $(
@@ -103,6 +183,7 @@ suite!(
     artifact_updates,
     history_semantics,
     event_log,
+    create_with_events,
     list_empty,
     list_order_and_pagination,
     list_filters,

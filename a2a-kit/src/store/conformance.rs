@@ -95,6 +95,7 @@ pub const CHECKS: &[Check] = checks![
     artifact_updates,
     history_semantics,
     event_log,
+    create_with_events,
     list_empty,
     list_order_and_pagination,
     list_filters,
@@ -981,6 +982,192 @@ pub async fn event_log(s: Store) {
         full(&s, "e").await.last_seq,
         10,
         "last_seq is the last event's seq"
+    );
+}
+
+/// `create_task_with_events` is `create_task` then `append_event` per event, as one write:
+/// the same task, log, sequence numbers and list entry; a refused event stores nothing; a
+/// duplicate id changes nothing.
+///
+/// ```
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// conformance::create_with_events(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
+/// # });
+/// ```
+pub async fn create_with_events(s: Store) {
+    let b = base();
+    let task = |id: &str| {
+        let mut t = new_task(id, "c", TaskState::Submitted, b);
+        t.history = vec![msg(Role::User, "m0", "start")];
+        t
+    };
+    // Scripts of events (for a task id): a quick skill, a streamed artifact, an interruption,
+    // and none at all.
+    type Script = fn(&str, i64) -> Vec<StreamResponse>;
+    let scripts: [(&str, Script); 4] = [
+        ("quick", |id, b| {
+            vec![
+                status_ev(id, "c", TaskState::Working, b + 1, None),
+                artifact_ev(
+                    id,
+                    "c",
+                    artifact("r", vec![Part::text("hello")]),
+                    false,
+                    true,
+                ),
+                status_ev(
+                    id,
+                    "c",
+                    TaskState::Completed,
+                    b + 2,
+                    Some(msg(Role::Agent, "m1", "hello")),
+                ),
+            ]
+        }),
+        ("streamed", |id, b| {
+            vec![
+                status_ev(
+                    id,
+                    "c",
+                    TaskState::Working,
+                    b + 1,
+                    Some(status_msg("s1", "on it")),
+                ),
+                artifact_ev(id, "c", artifact("r", vec![Part::text("a")]), false, false),
+                artifact_ev(id, "c", artifact("r", vec![Part::text("b")]), true, false),
+                artifact_ev(id, "c", artifact("r", vec![Part::text("")]), true, true),
+                status_ev(id, "c", TaskState::Completed, b + 3, None),
+            ]
+        }),
+        ("interrupted", |id, b| {
+            vec![
+                status_ev(id, "c", TaskState::Working, b + 1, None),
+                status_ev(
+                    id,
+                    "c",
+                    TaskState::InputRequired,
+                    b + 2,
+                    Some(msg(Role::Agent, "q", "which one?")),
+                ),
+            ]
+        }),
+        ("none", |_, _| Vec::new()),
+    ];
+    // Ids differ between the twins; everything else must not.
+    fn anon_task(mut t: Task) -> Task {
+        t.id = "_".into();
+        t
+    }
+    fn anon(records: Vec<EventRecord>) -> Vec<EventRecord> {
+        records
+            .into_iter()
+            .map(|mut r| {
+                match &mut r.event {
+                    StreamResponse::Task(t) => t.id = "_".into(),
+                    StreamResponse::StatusUpdate(u) => u.task_id = "_".into(),
+                    StreamResponse::ArtifactUpdate(u) => u.task_id = "_".into(),
+                    StreamResponse::Message(_) => {}
+                }
+                r
+            })
+            .collect()
+    }
+    for (name, script) in scripts {
+        let (one, batch) = (format!("{name}-one"), format!("{name}-batch"));
+        create(&s, &task(&one)).await;
+        let mut last = 1;
+        for ev in script(&one, b) {
+            last = append(&s, &one, ev).await;
+        }
+        let got = s
+            .create_task_with_events(task(&batch), Some("skill".into()), script(&batch, b))
+            .await
+            .unwrap_or_else(|e| panic!("create_task_with_events({batch}): {e}"));
+        assert_eq!(got, last, "{name}: the last sequence number");
+        let (a, z) = (full(&s, &one).await, full(&s, &batch).await);
+        assert_eq!(z.last_seq, last, "{name}: last_seq");
+        assert_eq!(z.skill_id.as_deref(), Some("skill"), "{name}: the skill id");
+        assert_eq!(anon_task(z.task), anon_task(a.task), "{name}: the task");
+        assert_eq!(
+            anon(all_events(&s, &batch).await),
+            anon(all_events(&s, &one).await),
+            "{name}: the event log"
+        );
+        assert_eq!(
+            anon(s.events_after(&batch, 2, 2).await.expect("events")),
+            anon(s.events_after(&one, 2, 2).await.expect("events")),
+            "{name}: a window of the log"
+        );
+        // Released logs read back the same too.
+        s.release_log(&one);
+        s.release_log(&batch);
+        assert_eq!(
+            anon(all_events(&s, &batch).await),
+            anon(all_events(&s, &one).await),
+            "{name}: the event log after release_log"
+        );
+    }
+    let listed = walk(&s, query(100)).await;
+    assert_eq!(listed.len(), 8, "every task is listed once");
+
+    // A refused event (an artifact after the end) stores nothing, and the id stays free.
+    let mut bad = scripts[0].1("bad", b);
+    bad.push(artifact_ev(
+        "bad",
+        "c",
+        artifact("late", vec![Part::text("x")]),
+        false,
+        true,
+    ));
+    let refused = s.create_task_with_events(task("bad"), None, bad).await;
+    assert!(
+        matches!(refused, Err(StoreError::InvalidEvent(_))),
+        "an artifact after the end is refused: {refused:?}"
+    );
+    assert!(
+        s.get_task("bad", TaskView::FULL)
+            .await
+            .expect("get")
+            .is_none(),
+        "a refused batch leaves no task behind"
+    );
+    let illegal = vec![
+        status_ev("bad", "c", TaskState::Completed, b + 1, None),
+        status_ev("bad", "c", TaskState::Working, b + 2, None),
+    ];
+    let refused = s.create_task_with_events(task("bad"), None, illegal).await;
+    assert!(
+        matches!(refused, Err(StoreError::IllegalTransition(_))),
+        "a transition out of a terminal state is refused: {refused:?}"
+    );
+    assert!(
+        s.get_task("bad", TaskView::FULL)
+            .await
+            .expect("get")
+            .is_none(),
+        "a refused batch leaves no task behind"
+    );
+    assert_eq!(
+        s.create_task_with_events(task("bad"), None, scripts[0].1("bad", b))
+            .await
+            .expect("the id is still free"),
+        4
+    );
+
+    // A duplicate id is refused and the stored task is untouched.
+    let before = full(&s, "quick-one").await;
+    let dup = s
+        .create_task_with_events(task("quick-one"), None, scripts[2].1("quick-one", b))
+        .await;
+    assert!(
+        matches!(dup, Err(StoreError::TaskExists(_))),
+        "a duplicate id is refused: {dup:?}"
+    );
+    assert_eq!(
+        full(&s, "quick-one").await,
+        before,
+        "the stored task is untouched"
     );
 }
 

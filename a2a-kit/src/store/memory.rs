@@ -537,6 +537,153 @@ impl Body {
 }
 
 impl Entry {
+    /// A new task's entry: its log holds the creation snapshot, with room for `more` events
+    /// (at least a quick task's: working, a result, the end). Not yet indexed; the skill id is
+    /// interned by the caller, under the lock.
+    fn new(id: Arc<str>, task: Task, more: usize) -> Entry {
+        let mut events = Vec::with_capacity(1 + more.max(3));
+        events.push(Logged::Created {
+            status: task.status.clone(),
+            artifacts: task.artifacts.clone(),
+            history: task.history.len(),
+        });
+        Entry {
+            id,
+            time_key: millis(task.status.timestamp),
+            events,
+            steps: Box::default(),
+            artifact_refs: 0,
+            last_seq: 1,
+            log_released: false,
+            hot: false,
+            body: Body::Live(Box::new(Stored {
+                task,
+                status_message: None,
+            })),
+            skill_id: None,
+            push: Vec::new(),
+        }
+    }
+
+    /// Apply `event` to the task and log it; `Ok(true)` if it ended the task (which is then
+    /// compacted). On `Err` nothing changed. The caller updates the indexes (`time_key` may
+    /// have moved).
+    fn append(&mut self, event: StreamResponse, window: usize) -> Result<bool, StoreError> {
+        if let Body::Compact { .. } = self.body {
+            // A compacted task is finished: find the exact refusal on a copy, change nothing.
+            let mut copy = self.body.inflate()?.task;
+            apply_event(&mut copy, &event)?;
+            return Err(StoreError::InvalidEvent(format!(
+                "task {} is finished",
+                self.id
+            )));
+        }
+        // `apply_event` checks everything before it mutates, so applying in place is atomic
+        // (and avoids cloning a task whose artifact grows with every chunk).
+        let Entry {
+            body: Body::Live(stored),
+            events,
+            artifact_refs,
+            ..
+        } = self
+        else {
+            unreachable!("compact bodies returned above")
+        };
+        let was_terminal = stored.task.status.state.is_terminal();
+        // The artifact an update changes: log entries pointing at it get their copy first.
+        let existing = match &event {
+            StreamResponse::ArtifactUpdate(u) => stored
+                .task
+                .artifacts
+                .iter()
+                .position(|a| a.artifact_id == u.artifact.artifact_id),
+            _ => None,
+        };
+        if let Some(i) = existing {
+            materialize(events, artifact_refs, i, &stored.task.artifacts[i]);
+        }
+        let logged = match event {
+            StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
+                // The status message goes to the history, once: the status and the log
+                // entry point at it.
+                check_status_update(&stored.task, &u)?;
+                let at = u.status.message.take().map(|m| {
+                    stored.task.history.push(m);
+                    stored.task.history.len() - 1
+                });
+                stored.task.status = u.status.clone();
+                stored.status_message = at;
+                Logged::Status {
+                    status: u.status,
+                    at,
+                    metadata: u.metadata,
+                }
+            }
+            StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
+                // The event's artifact becomes the task's as it is (a new one without the
+                // closing part of a stream, or a replacement): held once, by the task.
+                let whole = match existing {
+                    Some(_) => !u.append,
+                    None => !u.artifact.parts.iter().any(is_closing_part),
+                };
+                if whole {
+                    check_artifact_update(&stored.task, &u)?;
+                    let artifacts = &mut stored.task.artifacts;
+                    let index = match existing {
+                        Some(i) => {
+                            artifacts[i] = u.artifact;
+                            i
+                        }
+                        None => {
+                            artifacts.push(u.artifact);
+                            artifacts.len() - 1
+                        }
+                    };
+                    *artifact_refs += 1;
+                    Logged::ArtifactOf {
+                        index,
+                        append: u.append,
+                        last_chunk: u.last_chunk,
+                        metadata: u.metadata,
+                    }
+                } else {
+                    let u = StreamResponse::ArtifactUpdate(u);
+                    apply_event(&mut stored.task, &u)?;
+                    let StreamResponse::ArtifactUpdate(u) = u else {
+                        unreachable!("built above")
+                    };
+                    Logged::Artifact {
+                        artifact: u.artifact,
+                        append: u.append,
+                        last_chunk: u.last_chunk,
+                        metadata: u.metadata,
+                    }
+                }
+            }
+            // An event naming another context (a writer's mistake the store keeps as written).
+            other => {
+                apply_event(&mut stored.task, &other)?;
+                if let StreamResponse::StatusUpdate(_) = other {
+                    // Its message is in the status itself (and in the history).
+                    stored.status_message = None;
+                }
+                Logged::Event(other)
+            }
+        };
+        self.time_key = millis(stored.task.status.timestamp);
+        let became_terminal = stored.task.status.state.is_terminal() && !was_terminal;
+        self.events.push(logged);
+        self.last_seq += 1;
+        if became_terminal {
+            if let Some(steps) = Step::derive(&self.events) {
+                self.steps = steps;
+                self.events = Vec::new();
+            }
+            self.finished(window);
+        }
+        Ok(became_terminal)
+    }
+
     /// The entry half of [`Inner::finished`]: compact, and keep the log if it is hot.
     fn finished(&mut self, window: usize) {
         self.body.compact();
@@ -663,16 +810,8 @@ impl Inner {
         id
     }
 
-    /// A task just finished: it is compacted and joins the hot window of kept logs; the task
-    /// that falls out of the window loses its log if no reader needs it.
-    fn finished(&mut self, id: Arc<str>, window: usize) {
-        if let Some(e) = self.tasks.get_mut(&id) {
-            e.finished(window);
-        }
-        self.joined_window(id, window);
-    }
-
-    /// The window half of [`finished`](Self::finished), for a caller that finished the entry.
+    /// A task finished ([`Entry::finished`]): it joins the window of kept logs, and the task
+    /// that falls out of it loses its log if no reader needs it.
     fn joined_window(&mut self, id: Arc<str>, window: usize) {
         if window == 0 {
             return;
@@ -726,50 +865,48 @@ fn not_found(task_id: &str) -> StoreError {
 #[async_trait]
 impl TaskManager for InMemoryTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+        self.create_task_with_events(task, skill_id, Vec::new())
+            .await
+    }
+
+    async fn create_task_with_events(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        let window = self.hot_finished;
+        // The entry is nobody else's until it is inserted: built and written outside the lock,
+        // and dropped whole if an event is refused.
+        let id: Arc<str> = Arc::from(task.id.as_str());
+        let mut entry = Box::new(Entry::new(id.clone(), task, events.len()));
+        if entry.body.state().is_terminal() {
+            entry.finished(window);
+        }
+        for event in events {
+            entry.append(event, window)?;
+        }
+        let terminal = entry.body.state().is_terminal();
+        let kept_as_steps = !entry.steps.is_empty();
+        let (seq, time_key) = (entry.last_seq, entry.time_key);
         let mut inner = self.lock();
-        if inner.tasks.contains_key(task.id.as_str()) {
-            return Err(StoreError::TaskExists(task.id));
+        if inner.tasks.contains_key(&id) {
+            return Err(StoreError::TaskExists(id.to_string()));
         }
         inner.evict_expired(self.config.terminal_ttl);
         inner.evict_for_capacity(self.config.max_tasks.max(1))?;
-        let time_key = millis(task.status.timestamp);
-        let id: Arc<str> = Arc::from(task.id.as_str());
-        if task.status.state.is_terminal() {
-            inner.terminal.insert((time_key, id.clone()));
-        }
+        entry.skill_id = skill_id.map(|s| inner.intern_skill_id(s));
+        inner.tasks.insert(id.clone(), entry);
         inner.by_time.insert((time_key, id.clone()));
-        let terminal = task.status.state.is_terminal();
-        let entry = Entry {
-            id: id.clone(),
-            events: {
-                // Room for a quick task's whole log (created, working, a result, the end).
-                let mut log = Vec::with_capacity(4);
-                log.push(Logged::Created {
-                    status: task.status.clone(),
-                    artifacts: task.artifacts.clone(),
-                    history: task.history.len(),
-                });
-                log
-            },
-            steps: Box::default(),
-            artifact_refs: 0,
-            last_seq: 1,
-            log_released: false,
-            hot: false,
-            body: Body::Live(Box::new(Stored {
-                task,
-                status_message: None,
-            })),
-            skill_id: skill_id.map(|s| inner.intern_skill_id(s)),
-            push: Vec::new(),
-            time_key,
-        };
-        inner.tasks.insert(id.clone(), Box::new(entry));
         if terminal {
-            inner.finished(id, self.hot_finished);
+            inner.terminal.insert((time_key, id.clone()));
+            // A log kept as steps stays with its task: nothing to drop later.
+            if !kept_as_steps {
+                inner.joined_window(id, window);
+            }
         }
-        Ok(1)
+        Ok(seq)
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
@@ -778,121 +915,13 @@ impl TaskManager for InMemoryTaskManager {
             .tasks
             .get_mut(task_id)
             .ok_or_else(|| not_found(task_id))?;
-        if let Body::Compact { .. } = entry.body {
-            // A compacted task is finished: find the exact refusal on a copy, change nothing.
-            let mut copy = entry.body.inflate()?.task;
-            apply_event(&mut copy, &event)?;
-            return Err(StoreError::InvalidEvent(format!(
-                "task {task_id} is finished"
-            )));
-        }
-        // `apply_event` checks everything before it mutates, so applying in place is atomic
-        // (and avoids cloning a task whose artifact grows with every chunk).
-        let Entry {
-            body: Body::Live(stored),
-            events,
-            artifact_refs,
-            ..
-        } = &mut **entry
-        else {
-            unreachable!("compact bodies returned above")
-        };
-        let was_terminal = stored.task.status.state.is_terminal();
-        // The artifact an update changes: log entries pointing at it get their copy first.
-        let existing = match &event {
-            StreamResponse::ArtifactUpdate(u) => stored
-                .task
-                .artifacts
-                .iter()
-                .position(|a| a.artifact_id == u.artifact.artifact_id),
-            _ => None,
-        };
-        if let Some(i) = existing {
-            materialize(events, artifact_refs, i, &stored.task.artifacts[i]);
-        }
-        let logged = match event {
-            StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
-                // The status message goes to the history, once: the status and the log
-                // entry point at it.
-                check_status_update(&stored.task, &u)?;
-                let at = u.status.message.take().map(|m| {
-                    stored.task.history.push(m);
-                    stored.task.history.len() - 1
-                });
-                stored.task.status = u.status.clone();
-                stored.status_message = at;
-                Logged::Status {
-                    status: u.status,
-                    at,
-                    metadata: u.metadata,
-                }
-            }
-            StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
-                // The event's artifact becomes the task's as it is (a new one without the
-                // closing part of a stream, or a replacement): held once, by the task.
-                let whole = match existing {
-                    Some(_) => !u.append,
-                    None => !u.artifact.parts.iter().any(is_closing_part),
-                };
-                if whole {
-                    check_artifact_update(&stored.task, &u)?;
-                    let artifacts = &mut stored.task.artifacts;
-                    let index = match existing {
-                        Some(i) => {
-                            artifacts[i] = u.artifact;
-                            i
-                        }
-                        None => {
-                            artifacts.push(u.artifact);
-                            artifacts.len() - 1
-                        }
-                    };
-                    *artifact_refs += 1;
-                    Logged::ArtifactOf {
-                        index,
-                        append: u.append,
-                        last_chunk: u.last_chunk,
-                        metadata: u.metadata,
-                    }
-                } else {
-                    let u = StreamResponse::ArtifactUpdate(u);
-                    apply_event(&mut stored.task, &u)?;
-                    let StreamResponse::ArtifactUpdate(u) = u else {
-                        unreachable!("built above")
-                    };
-                    Logged::Artifact {
-                        artifact: u.artifact,
-                        append: u.append,
-                        last_chunk: u.last_chunk,
-                        metadata: u.metadata,
-                    }
-                }
-            }
-            // An event naming another context (a writer's mistake the store keeps as written).
-            other => {
-                apply_event(&mut stored.task, &other)?;
-                if let StreamResponse::StatusUpdate(_) = other {
-                    // Its message is in the status itself (and in the history).
-                    stored.status_message = None;
-                }
-                Logged::Event(other)
-            }
-        };
-        let new_key = millis(stored.task.status.timestamp);
-        let became_terminal = stored.task.status.state.is_terminal() && !was_terminal;
         let old_key = entry.time_key;
-        entry.events.push(logged);
-        entry.last_seq += 1;
-        entry.time_key = new_key;
-        let seq = entry.last_seq;
-        let id = entry.id.clone();
-        if became_terminal {
-            if let Some(steps) = Step::derive(&entry.events) {
-                entry.steps = steps;
-                entry.events = Vec::new();
-            }
-            entry.finished(self.hot_finished);
+        let became_terminal = entry.append(event, self.hot_finished)?;
+        let (seq, new_key) = (entry.last_seq, entry.time_key);
+        if old_key == new_key && !became_terminal {
+            return Ok(seq);
         }
+        let id = entry.id.clone();
         let kept_as_steps = !entry.steps.is_empty();
         if old_key != new_key {
             inner.by_time.remove(&(old_key, id.clone()));
@@ -900,7 +929,6 @@ impl TaskManager for InMemoryTaskManager {
         }
         if became_terminal {
             inner.terminal.insert((new_key, id.clone()));
-            // A log kept as steps stays with its task: nothing to drop later.
             if !kept_as_steps {
                 inner.joined_window(id, self.hot_finished);
             }

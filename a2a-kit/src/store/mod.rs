@@ -185,6 +185,60 @@ pub trait TaskManager: Send + Sync + 'static {
     /// without `append` it replaces it (or adds a new artifact).
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError>;
 
+    /// Store a new task with the first events of its log, as one write; returns the last
+    /// sequence number. The outcome is that of [`create_task`](Self::create_task) followed by
+    /// [`append_event`](Self::append_event) for each event, in order.
+    ///
+    /// The runtime uses it for a task nobody can have read yet: a blocking SendMessage whose
+    /// skill ends in its first poll writes its task once, finished, instead of once per event.
+    ///
+    /// All or nothing: if any event is refused, no task is stored. The default checks the
+    /// events on a copy of the task, then writes them one by one (so only a backend failure
+    /// half-way can leave part of them); the kit's stores write them in one step.
+    ///
+    /// ```
+    /// use a2a_kit::protocol::{StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+    /// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = InMemoryTaskManager::default();
+    /// let task = Task {
+    ///     id: "t-1".into(),
+    ///     context_id: "c-1".into(),
+    ///     status: TaskStatus::new(TaskState::Submitted),
+    ///     ..Task::default()
+    /// };
+    /// let done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+    ///     task_id: "t-1".into(),
+    ///     context_id: "c-1".into(),
+    ///     status: TaskStatus::new(TaskState::Completed),
+    ///     metadata: None,
+    /// });
+    /// assert_eq!(store.create_task_with_events(task, None, vec![done]).await.unwrap(), 2);
+    /// let rec = store.get_task("t-1", TaskView::FULL).await.unwrap().unwrap();
+    /// assert_eq!(rec.task.status.state, TaskState::Completed);
+    /// # });
+    /// ```
+    async fn create_task_with_events(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        if !events.is_empty() {
+            crate::task::TaskStateMachine::check_initial(task.status.state)?;
+            let mut copy = task.clone();
+            for event in &events {
+                apply_event(&mut copy, event)?;
+            }
+        }
+        let id = task.id.clone();
+        let mut seq = self.create_task(task, skill_id).await?;
+        for event in events {
+            seq = self.append_event(&id, event).await?;
+        }
+        Ok(seq)
+    }
+
     /// Append a message to a task's history without logging an event (a client follow-up).
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
 

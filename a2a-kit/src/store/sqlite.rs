@@ -963,143 +963,175 @@ fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
     (clause, args)
 }
 
+/// Insert a new task and its creation event (event 1), inside the caller's transaction.
+fn create_in(tx: &Connection, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+    if task_exists(tx, &task.id)? {
+        return Err(StoreError::TaskExists(task.id));
+    }
+    let status_ts = millis(task.status.timestamp);
+    let terminal_at = task.status.state.is_terminal().then_some(status_ts);
+    tx.prepare_cached(
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
+         last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11)",
+    )
+    .db()?
+    .execute(params![
+        task.id,
+        task.context_id,
+        task.status.state.as_str(),
+        status_ts,
+        terminal_at,
+        skill_id,
+        to_json(&task.status)?,
+        task.metadata.as_ref().map(to_json).transpose()?,
+        clamp(task.history.len()),
+        clamp(task.artifacts.len()),
+        now_millis(),
+    ])
+    .db()?;
+    for (i, m) in task.history.iter().enumerate() {
+        insert_message(tx, &task.id, clamp(i), m)?;
+    }
+    for (i, a) in task.artifacts.iter().enumerate() {
+        insert_artifact(tx, &task.id, clamp(i), a)?;
+    }
+    let id = task.id.clone();
+    insert_event(tx, &id, 1, &StreamResponse::Task(task))?;
+    Ok(1)
+}
+
+/// Apply `event` to the stored task and log it, inside the caller's transaction.
+fn append_in(tx: &Connection, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+    let Some(TaskRow {
+        mut task,
+        last_seq,
+        mut n_messages,
+        mut n_artifacts,
+        ..
+    }) = get_row(tx, &task_id)?
+    else {
+        return Err(StoreError::TaskNotFound(task_id.to_string()));
+    };
+    let was_terminal = task.status.state.is_terminal();
+    // Load exactly what apply_event reads: the status (always) and, for an artifact
+    // update, the first stored artifact with that id.
+    // An append needs only to know that the artifact exists: an empty stand-in takes
+    // the chunk, which is stored as a row of its own (`artifact_chunks`).
+    let mut artifact_pos = None;
+    if let StreamResponse::ArtifactUpdate(u) = &event {
+        let found = tx
+            .prepare_cached(
+                "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
+            )
+            .db()?
+            .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
+            .optional()
+            .db()?;
+        if let Some(pos) = found {
+            task.artifacts.push(Artifact {
+                artifact_id: u.artifact.artifact_id.clone(),
+                ..Artifact::default()
+            });
+            artifact_pos = Some(pos);
+        }
+    }
+    apply_event(&mut task, &event)?;
+    let seq = last_seq + 1;
+
+    match &event {
+        StreamResponse::StatusUpdate(_) => {
+            if let Some(m) = task.history.pop() {
+                insert_message(tx, &task_id, n_messages, &m)?;
+                n_messages += 1;
+            }
+        }
+        StreamResponse::ArtifactUpdate(u) => {
+            let a = task.artifacts.first().ok_or_else(|| {
+                StoreError::Backend("apply_event left no artifact for an artifact update".into())
+            })?;
+            match artifact_pos {
+                Some(pos) if u.append => {
+                    let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
+                    tx.prepare_cached(
+                        "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .db()?
+                    .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
+                    .db()?;
+                }
+                Some(pos) => {
+                    // A replacement: the new artifact, without the old one's chunks.
+                    tx.prepare_cached("UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
+                        .db()?
+                        .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+                        .db()?;
+                    tx.prepare_cached(
+                        "DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2",
+                    )
+                    .db()?
+                    .execute(params![task_id, pos])
+                    .db()?;
+                }
+                None => {
+                    insert_artifact(tx, &task_id, n_artifacts, a)?;
+                    n_artifacts += 1;
+                }
+            }
+        }
+        // apply_event rejects the other kinds.
+        StreamResponse::Task(_) | StreamResponse::Message(_) => {}
+    }
+    let status_ts = millis(task.status.timestamp);
+    let became_terminal = task.status.state.is_terminal() && !was_terminal;
+    tx.prepare_cached(
+        "UPDATE tasks SET state = ?2, status_ts = ?3, terminal_at = CASE WHEN ?4 THEN ?3 ELSE terminal_at END, \
+         status = ?5, last_seq = ?6, n_messages = ?7, n_artifacts = ?8 WHERE id = ?1",
+    )
+    .db()?
+    .execute(params![
+        task_id,
+        task.status.state.as_str(),
+        status_ts,
+        became_terminal,
+        to_json(&task.status)?,
+        seq,
+        n_messages,
+        n_artifacts,
+    ])
+    .db()?;
+    insert_event(tx, &task_id, seq, &event)?;
+    Ok(seq as Seq)
+}
+
 #[async_trait]
 impl TaskManager for SqliteTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        self.write(move |tx| create_in(tx, task, skill_id)).await
+    }
+
+    async fn create_task_with_events(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        // One job: one savepoint, so a refused event leaves no task behind.
         self.write(move |tx| {
-            if task_exists(tx, &task.id)? {
-                return Err(StoreError::TaskExists(task.id));
+            let task_id = task.id.clone();
+            let mut seq = create_in(tx, task, skill_id)?;
+            for event in events {
+                seq = append_in(tx, &task_id, event)?;
             }
-            let status_ts = millis(task.status.timestamp);
-            let terminal_at = task.status.state.is_terminal().then_some(status_ts);
-            tx.prepare_cached(
-                "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
-                 last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11)",
-            )
-            .db()?
-            .execute(params![
-                task.id,
-                task.context_id,
-                task.status.state.as_str(),
-                status_ts,
-                terminal_at,
-                skill_id,
-                to_json(&task.status)?,
-                task.metadata.as_ref().map(to_json).transpose()?,
-                clamp(task.history.len()),
-                clamp(task.artifacts.len()),
-                now_millis(),
-            ])
-            .db()?;
-            for (i, m) in task.history.iter().enumerate() {
-                insert_message(tx, &task.id, clamp(i), m)?;
-            }
-            for (i, a) in task.artifacts.iter().enumerate() {
-                insert_artifact(tx, &task.id, clamp(i), a)?;
-            }
-            let id = task.id.clone();
-            insert_event(tx, &id, 1, &StreamResponse::Task(task))?;
-            Ok(1)
+            Ok(seq)
         })
         .await
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
         let task_id = task_id.to_string();
-        self.write(move |tx| {
-            let Some(TaskRow { mut task, last_seq, mut n_messages, mut n_artifacts, .. }) = get_row(tx, &task_id)? else {
-                return Err(StoreError::TaskNotFound(task_id));
-            };
-            let was_terminal = task.status.state.is_terminal();
-            // Load exactly what apply_event reads: the status (always) and, for an artifact
-            // update, the first stored artifact with that id.
-            // An append needs only to know that the artifact exists: an empty stand-in takes
-            // the chunk, which is stored as a row of its own (`artifact_chunks`).
-            let mut artifact_pos = None;
-            if let StreamResponse::ArtifactUpdate(u) = &event {
-                let found = tx
-                    .prepare_cached(
-                        "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
-                    )
-                    .db()?
-                    .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
-                    .optional()
-                    .db()?;
-                if let Some(pos) = found {
-                    task.artifacts.push(Artifact {
-                        artifact_id: u.artifact.artifact_id.clone(),
-                        ..Artifact::default()
-                    });
-                    artifact_pos = Some(pos);
-                }
-            }
-            apply_event(&mut task, &event)?;
-            let seq = last_seq + 1;
-
-            match &event {
-                StreamResponse::StatusUpdate(_) => {
-                    if let Some(m) = task.history.pop() {
-                        insert_message(tx, &task_id, n_messages, &m)?;
-                        n_messages += 1;
-                    }
-                }
-                StreamResponse::ArtifactUpdate(u) => {
-                    let a = task.artifacts.first().ok_or_else(|| {
-                        StoreError::Backend("apply_event left no artifact for an artifact update".into())
-                    })?;
-                    match artifact_pos {
-                        Some(pos) if u.append => {
-                            let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
-                            tx.prepare_cached(
-                                "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
-                            )
-                            .db()?
-                            .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
-                            .db()?;
-                        }
-                        Some(pos) => {
-                            // A replacement: the new artifact, without the old one's chunks.
-                            tx.prepare_cached("UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
-                                .db()?
-                                .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
-                                .db()?;
-                            tx.prepare_cached("DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2")
-                                .db()?
-                                .execute(params![task_id, pos])
-                                .db()?;
-                        }
-                        None => {
-                            insert_artifact(tx, &task_id, n_artifacts, a)?;
-                            n_artifacts += 1;
-                        }
-                    }
-                }
-                // apply_event rejects the other kinds.
-                StreamResponse::Task(_) | StreamResponse::Message(_) => {}
-            }
-            let status_ts = millis(task.status.timestamp);
-            let became_terminal = task.status.state.is_terminal() && !was_terminal;
-            tx.prepare_cached(
-                "UPDATE tasks SET state = ?2, status_ts = ?3, terminal_at = CASE WHEN ?4 THEN ?3 ELSE terminal_at END, \
-                 status = ?5, last_seq = ?6, n_messages = ?7, n_artifacts = ?8 WHERE id = ?1",
-            )
-            .db()?
-            .execute(params![
-                task_id,
-                task.status.state.as_str(),
-                status_ts,
-                became_terminal,
-                to_json(&task.status)?,
-                seq,
-                n_messages,
-                n_artifacts,
-            ])
-            .db()?;
-            insert_event(tx, &task_id, seq, &event)?;
-            Ok(seq as Seq)
-        })
-        .await
+        self.write(move |tx| append_in(tx, &task_id, event)).await
     }
 
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
