@@ -1008,7 +1008,7 @@ fn append_in(tx: &Connection, task_id: &str, event: StreamResponse) -> Result<Se
         mut n_messages,
         mut n_artifacts,
         ..
-    }) = get_row(tx, &task_id)?
+    }) = get_row(tx, task_id)?
     else {
         return Err(StoreError::TaskNotFound(task_id.to_string()));
     };
@@ -1041,7 +1041,7 @@ fn append_in(tx: &Connection, task_id: &str, event: StreamResponse) -> Result<Se
     match &event {
         StreamResponse::StatusUpdate(_) => {
             if let Some(m) = task.history.pop() {
-                insert_message(tx, &task_id, n_messages, &m)?;
+                insert_message(tx, task_id, n_messages, &m)?;
                 n_messages += 1;
             }
         }
@@ -1073,7 +1073,7 @@ fn append_in(tx: &Connection, task_id: &str, event: StreamResponse) -> Result<Se
                     .db()?;
                 }
                 None => {
-                    insert_artifact(tx, &task_id, n_artifacts, a)?;
+                    insert_artifact(tx, task_id, n_artifacts, a)?;
                     n_artifacts += 1;
                 }
             }
@@ -1099,7 +1099,7 @@ fn append_in(tx: &Connection, task_id: &str, event: StreamResponse) -> Result<Se
         n_artifacts,
     ])
     .db()?;
-    insert_event(tx, &task_id, seq, &event)?;
+    insert_event(tx, task_id, seq, &event)?;
     Ok(seq as Seq)
 }
 
