@@ -49,6 +49,8 @@ pub(crate) struct ContextInner {
     pub(crate) cancel: CancellationToken,
     pub(crate) produced_artifact: AtomicBool,
     pub(crate) started: Instant,
+    /// The task, while it is held back from the store (a blocking SendMessage's first poll).
+    pub(crate) staging: Option<crate::runtime::Staging>,
 }
 
 impl std::fmt::Debug for TaskContext {
@@ -79,6 +81,30 @@ impl TaskContext {
                 cancel: CancellationToken::new(),
                 produced_artifact: AtomicBool::new(false),
                 started: Instant::now(),
+                staging: None,
+            }),
+        }
+    }
+
+    /// A context whose `task` is not stored yet: the runtime stores it with the events held
+    /// meanwhile ([`Staging`](crate::runtime::Staging)).
+    pub(crate) fn staged(
+        task: crate::protocol::Task,
+        skill_id: &'static str,
+        message: Message,
+        runtime: Arc<Runtime>,
+    ) -> Self {
+        TaskContext {
+            inner: Arc::new(ContextInner {
+                task_id: task.id.clone(),
+                context_id: task.context_id.clone(),
+                skill_id: skill_id.into(),
+                message,
+                runtime: Some(runtime),
+                cancel: CancellationToken::new(),
+                produced_artifact: AtomicBool::new(false),
+                started: Instant::now(),
+                staging: Some(crate::runtime::Staging::new(task, skill_id)),
             }),
         }
     }
@@ -174,7 +200,7 @@ impl TaskContext {
             last_chunk,
             metadata: None,
         });
-        rt.emit(&self.inner.task_id, event)
+        rt.emit_for(self, event)
             .await
             .map(|_| ())
             .map_err(|_| SkillError::Canceled)
@@ -248,6 +274,9 @@ impl TaskContext {
 
     /// The task's history as stored now (status messages included, marked by metadata).
     pub async fn history(&self) -> Vec<Message> {
+        if let Some(held) = self.inner.staging.as_ref().and_then(|s| s.held_history()) {
+            return held;
+        }
         match &self.inner.runtime {
             Some(rt) => rt
                 .store

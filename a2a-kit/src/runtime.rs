@@ -257,6 +257,112 @@ impl EventBus {
     }
 }
 
+/// A new task held back from the store while its skill's first poll runs, for a blocking
+/// SendMessage. Nobody else knows the task's id yet, so nothing can read the task meanwhile;
+/// a skill that ends in that poll (the common quick skill) then has its task written once,
+/// finished, with its whole log ([`TaskManager::create_task_with_events`]), instead of once
+/// per event. Events are checked as they are held, as the store would check them, so a skill
+/// sees the same refusals either way. A skill that has to wait has its task written as it
+/// stands before it is polled again.
+pub(crate) struct Staging {
+    stage: Mutex<Stage>,
+    /// Rung when the task leaves [`Stage::Writing`].
+    stored: tokio::sync::Notify,
+}
+
+enum Stage {
+    /// Not stored: the task as created, the events since and the state they left it in.
+    Held {
+        task: Box<crate::protocol::Task>,
+        skill_id: String,
+        events: Vec<StreamResponse>,
+        state: TaskState,
+    },
+    /// Being written: an event from elsewhere (a clone of the context) waits for it.
+    Writing,
+    /// Written, or the write failed: events go to the store.
+    Stored,
+}
+
+impl Staging {
+    pub(crate) fn new(task: crate::protocol::Task, skill_id: &str) -> Self {
+        Staging {
+            stage: Mutex::new(Stage::Held {
+                state: task.status.state,
+                task: Box::new(task),
+                skill_id: skill_id.to_string(),
+                events: Vec::with_capacity(3),
+            }),
+            stored: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Stage> {
+        self.stage.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The history the task would have now, if it is still held.
+    pub(crate) fn held_history(&self) -> Option<Vec<Message>> {
+        let Stage::Held { task, events, .. } = &*self.lock() else {
+            return None;
+        };
+        let messages = events.iter().filter_map(|e| match e {
+            StreamResponse::StatusUpdate(u) => u.status.message.clone(),
+            _ => None,
+        });
+        Some(task.history.iter().cloned().chain(messages).collect())
+    }
+}
+
+impl Stage {
+    /// Hold one more event, refused exactly as `apply_event` would refuse it (the context
+    /// builds its events for its own task, so only the state can make one wrong).
+    fn hold(&mut self, event: StreamResponse) -> Result<Seq, StoreError> {
+        let Stage::Held {
+            task,
+            events,
+            state,
+            ..
+        } = self
+        else {
+            unreachable!("only held tasks hold events")
+        };
+        match &event {
+            StreamResponse::StatusUpdate(u) => {
+                crate::task::TaskStateMachine::check(*state, u.status.state)?;
+                *state = u.status.state;
+            }
+            StreamResponse::ArtifactUpdate(_) if state.is_terminal() => {
+                return Err(StoreError::InvalidEvent(format!(
+                    "task {} is {} and cannot take more artifacts",
+                    task.id,
+                    state.as_str()
+                )));
+            }
+            StreamResponse::ArtifactUpdate(_) => {}
+            StreamResponse::Task(_) | StreamResponse::Message(_) => {
+                return Err(StoreError::InvalidEvent(
+                    "only status and artifact updates can be appended to a task".into(),
+                ));
+            }
+        }
+        events.push(event);
+        // The creation snapshot is event 1.
+        Ok(events.len() as Seq + 1)
+    }
+}
+
+/// Lets emitters waiting on [`Stage::Writing`] go on every way out of a write, including
+/// its future being dropped half-way.
+struct WriteDone<'a>(&'a Staging);
+
+impl Drop for WriteDone<'_> {
+    fn drop(&mut self) {
+        *self.0.lock() = Stage::Stored;
+        self.0.stored.notify_waiters();
+    }
+}
+
 struct Running {
     /// Distinguishes successive runs of one task (stateless multi-turn re-invokes the skill).
     generation: u64,
@@ -273,6 +379,25 @@ pub(crate) struct Runtime {
     running: Mutex<crate::FastMap<String, Running>>,
     generations: std::sync::atomic::AtomicU64,
     pub(crate) observers: Vec<Arc<dyn EventObserver>>,
+}
+
+/// A status update of `task_id`, stamped now.
+fn status_update(
+    task_id: &str,
+    context_id: &str,
+    state: TaskState,
+    message: Option<Message>,
+) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: task_id.to_string(),
+        context_id: context_id.to_string(),
+        status: TaskStatus {
+            state,
+            message,
+            timestamp: Some(crate::protocol::Timestamp::now()),
+        },
+        metadata: None,
+    })
 }
 
 /// Whether `event` ends a stream: terminal states, INPUT_REQUIRED, and AUTH_REQUIRED unless
@@ -337,6 +462,75 @@ impl Runtime {
         Ok(seq)
     }
 
+    /// Append an event for `ctx`'s task: held while the task is staged ([`Staging`]),
+    /// otherwise [`emit`](Self::emit)ted.
+    pub(crate) async fn emit_for(
+        &self,
+        ctx: &TaskContext,
+        event: StreamResponse,
+    ) -> Result<Seq, StoreError> {
+        if let Some(staging) = &ctx.inner.staging {
+            loop {
+                // Taken before the check, so the wake-up after a write cannot be missed.
+                let stored = staging.stored.notified();
+                {
+                    let mut stage = staging.lock();
+                    match &mut *stage {
+                        Stage::Held { .. } => return stage.hold(event),
+                        Stage::Stored => break,
+                        Stage::Writing => {}
+                    }
+                }
+                stored.await;
+            }
+        }
+        self.emit(&ctx.inner.task_id, event).await
+    }
+
+    /// Write `ctx`'s staged task with the events held so far (nothing if it is not staged, or
+    /// is written already). Once this returns, every event goes to the store.
+    pub(crate) async fn store_staged(&self, ctx: &TaskContext) -> Result<(), StoreError> {
+        let Some(staging) = &ctx.inner.staging else {
+            return Ok(());
+        };
+        let held = {
+            let mut stage = staging.lock();
+            match std::mem::replace(&mut *stage, Stage::Writing) {
+                Stage::Held {
+                    task,
+                    skill_id,
+                    events,
+                    state,
+                } => (task, skill_id, events, state),
+                other => {
+                    *stage = other;
+                    return Ok(());
+                }
+            }
+        };
+        let _done = WriteDone(staging);
+        let (task, skill_id, events, state) = held;
+        let task_id = &ctx.inner.task_id;
+        let observed = (!self.observers.is_empty()).then(|| events.clone());
+        let last = self
+            .store
+            .create_task_with_events(*task, Some(skill_id), events)
+            .await?;
+        if let Some(events) = observed {
+            let first = last + 1 - events.len() as Seq;
+            for (seq, event) in (first..).zip(&events) {
+                for o in &self.observers {
+                    o.on_event(task_id, seq, event);
+                }
+            }
+        }
+        // No doorbell to ring: nobody could subscribe to a task whose id was never out.
+        if state.is_terminal() && self.bus.releases_logs() {
+            self.store.release_log(task_id);
+        }
+        Ok(())
+    }
+
     /// Append a status update for the context's task.
     pub(crate) async fn emit_status(
         &self,
@@ -344,7 +538,7 @@ impl Runtime {
         state: TaskState,
         message: Option<Message>,
     ) -> Result<Seq, SkillError> {
-        self.emit_status_for(&ctx.inner.task_id, &ctx.inner.context_id, state, message)
+        self.status_event(ctx, state, message)
             .await
             .map_err(|e| match e {
                 StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => {
@@ -354,6 +548,17 @@ impl Runtime {
             })
     }
 
+    /// [`emit_status`](Self::emit_status) with the store's error.
+    async fn status_event(
+        &self,
+        ctx: &TaskContext,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<Seq, StoreError> {
+        let event = status_update(&ctx.inner.task_id, &ctx.inner.context_id, state, message);
+        self.emit_for(ctx, event).await
+    }
+
     pub(crate) async fn emit_status_for(
         &self,
         task_id: &str,
@@ -361,17 +566,8 @@ impl Runtime {
         state: TaskState,
         message: Option<Message>,
     ) -> Result<Seq, StoreError> {
-        let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-            task_id: task_id.to_string(),
-            context_id: context_id.to_string(),
-            status: TaskStatus {
-                state,
-                message,
-                timestamp: Some(crate::protocol::Timestamp::now()),
-            },
-            metadata: None,
-        });
-        self.emit(task_id, event).await
+        self.emit(task_id, status_update(task_id, context_id, state, message))
+            .await
     }
 
     /// An agent message for this task.
@@ -405,15 +601,25 @@ impl Runtime {
     ) {
         let task_id = ctx.inner.task_id.clone();
         let generation = self.register(&ctx);
-        let handle = tokio::spawn(self.clone().execute(ctx, fut, emit_working, generation));
+        let rt = self.clone();
+        let handle = tokio::spawn(async move {
+            // A staged task (none comes this way today) is stored before its skill starts.
+            if rt.store_staged(&ctx).await.is_err() {
+                rt.forget(&ctx.inner.task_id, generation);
+                return;
+            }
+            rt.execute(ctx, fut, emit_working, generation).await
+        });
         self.set_abort(&task_id, generation, handle.abort_handle());
     }
 
     /// Run a skill future for `ctx`'s task, polling it once on the caller's task first: a
     /// skill that finishes without waiting on anything (the common quick skill) then costs no
-    /// spawned task, no wake-up and no doorbell. If it must wait, the same future moves to a
-    /// spawned task (it is boxed, so moving it is sound) and goes on without the caller.
-    /// Returns whether it finished inline, i.e. its final events are written.
+    /// spawned task, no wake-up and no doorbell, and its task, if staged ([`Staging`]), is
+    /// written once. If it must wait, the same future moves to a spawned task (it is boxed, so
+    /// moving it is sound) and goes on without the caller, after its task is stored.
+    /// Returns whether it finished inline, i.e. its final events are written; `Err` if its
+    /// staged task could not be written (then no task exists and the skill is dropped).
     ///
     /// Only for callers that wait for the task anyway (a blocking SendMessage): a stream
     /// wants its first event before the skill has produced many more.
@@ -422,10 +628,9 @@ impl Runtime {
         ctx: TaskContext,
         fut: BoxFuture<'static, Outcome>,
         emit_working: bool,
-    ) -> bool {
-        let task_id = ctx.inner.task_id.clone();
+    ) -> Result<bool, StoreError> {
         let generation = self.register(&ctx);
-        let failed = ctx.clone();
+        let this = ctx.clone();
         let mut run: BoxFuture<'static, ()> =
             Box::pin(self.clone().execute(ctx, fut, emit_working, generation));
         // One poll, on this task's waker; no await point between it and the spawn below, so a
@@ -439,19 +644,55 @@ impl Runtime {
         })
         .await;
         match first {
-            Ok(std::task::Poll::Ready(())) => return true,
-            Ok(std::task::Poll::Pending) => {}
+            Ok(std::task::Poll::Ready(())) => {}
+            Ok(std::task::Poll::Pending) => {
+                // The task is stored as it stands before the skill is polled again, in the
+                // spawned task, so a caller that goes away drops neither.
+                let (stored_tx, stored_rx) = oneshot::channel();
+                let rt = self.clone();
+                let task_id = this.inner.task_id.clone();
+                let handle = tokio::spawn(async move {
+                    let stored = rt.store_staged(&this).await;
+                    let ok = stored.is_ok();
+                    let _ = stored_tx.send(stored);
+                    if ok {
+                        run.await;
+                    } else {
+                        drop(run);
+                        rt.forget(&this.inner.task_id, generation);
+                    }
+                });
+                self.set_abort(&task_id, generation, handle.abort_handle());
+                return match stored_rx.await {
+                    Ok(Ok(())) => Ok(false),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => Err(StoreError::Backend(
+                        "the task could not be stored (its run ended first)".into(),
+                    )),
+                };
+            }
             Err(_) => {
-                tracing::error!(task_id, "running a task panicked");
+                tracing::error!(task_id = this.inner.task_id, "running a task panicked");
                 drop(run);
-                self.forget(&task_id, generation);
-                let _ = self.emit_status(&failed, TaskState::Failed, None).await;
-                return true;
+                self.forget(&this.inner.task_id, generation);
+                let _ = self.emit_status(&this, TaskState::Failed, None).await;
             }
         }
-        let handle = tokio::spawn(run);
-        self.set_abort(&task_id, generation, handle.abort_handle());
-        false
+        // Finished inline: write the staged task, finished, in one step. Polled here first;
+        // a store that has to wait finishes the write in a spawned task, so a caller that
+        // goes away cannot lose it.
+        let rt = self.clone();
+        let mut write: BoxFuture<'static, Result<(), StoreError>> =
+            Box::pin(async move { rt.store_staged(&this).await });
+        let written =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
+        match written {
+            std::task::Poll::Ready(r) => r?,
+            std::task::Poll::Pending => tokio::spawn(write)
+                .await
+                .map_err(|e| StoreError::Backend(format!("storing the task failed: {e}")))??,
+        }
+        Ok(true)
     }
 
     /// Enter a run of `ctx`'s task in the running set; returns its generation.
@@ -584,7 +825,7 @@ impl Runtime {
                 if ok {
                     let msg = final_text
                         .map(|t| Self::agent_message(task_id, context_id, vec![Part::text(t)]));
-                    self.emit_status_for(task_id, context_id, TaskState::Completed, msg)
+                    self.status_event(ctx, TaskState::Completed, msg)
                         .await
                         .map(|_| ())
                 } else {
@@ -593,14 +834,14 @@ impl Runtime {
             }
             OutcomeKind::Interrupted { state, parts } => {
                 let msg = Self::agent_message(task_id, context_id, parts);
-                self.emit_status_for(task_id, context_id, state, Some(msg))
+                self.status_event(ctx, state, Some(msg))
                     .await
                     .map(|_| ())
             }
             OutcomeKind::Ended { state, reason } => {
                 let msg =
                     reason.map(|r| Self::agent_message(task_id, context_id, vec![Part::text(r)]));
-                self.emit_status_for(task_id, context_id, state, msg)
+                self.status_event(ctx, state, msg)
                     .await
                     .map(|_| ())
             }
@@ -608,7 +849,7 @@ impl Runtime {
                 m.task_id = Some(task_id.clone());
                 m.context_id = Some(context_id.clone());
                 m.role = Role::Agent;
-                self.emit_status_for(task_id, context_id, TaskState::Completed, Some(m))
+                self.status_event(ctx, TaskState::Completed, Some(m))
                     .await
                     .map(|_| ())
             }

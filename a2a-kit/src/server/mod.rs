@@ -365,7 +365,9 @@ impl AgentService {
         };
         // Boxed: starting a task is most of a request's state (several KB of future), and a
         // future that size inline is copied whole each time a caller moves or boxes its own.
-        match Box::pin(self.start(req)).await? {
+        // A new task is staged (stored once its first poll is over) unless the caller returns
+        // at once.
+        match Box::pin(self.start(req, !return_immediately)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
@@ -383,7 +385,7 @@ impl AgentService {
                         emit_working,
                     } => {
                         let rt = self.rt();
-                        if !rt.run_inline_first(ctx, future, emit_working).await {
+                        if !rt.run_inline_first(ctx, future, emit_working).await? {
                             let mut sub = rt.subscribe(&task_id);
                             rt.wait_settled(&mut sub, after).await?;
                         }
@@ -412,7 +414,7 @@ impl AgentService {
             ));
         }
         self.validate_send(&req)?;
-        match Box::pin(self.start(req)).await? {
+        match Box::pin(self.start(req, false)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -499,8 +501,10 @@ impl AgentService {
             .ok_or_else(|| A2aError::task_not_found(task_id))
     }
 
-    /// Route, extract, create or continue the task, start the skill.
-    async fn start(&self, req: SendMessageRequest) -> Result<Started, A2aError> {
+    /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
+    /// is not stored here: its context holds it for `Runtime::run_inline_first`, which
+    /// stores it after the skill's first poll ([`Staging`](crate::runtime::Staging)).
+    async fn start(&self, req: SendMessageRequest, stage: bool) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,
             configuration,
@@ -516,7 +520,10 @@ impl AgentService {
                 self.continue_task(task_id, message, metadata, push_config)
                     .await
             }
-            None => self.new_task(message, metadata, push_config).await,
+            None => {
+                self.new_task(message, metadata, push_config, stage)
+                    .await
+            }
         }
     }
 
@@ -539,6 +546,7 @@ impl AgentService {
         mut message: Message,
         metadata: Option<crate::protocol::Metadata>,
         push: Option<TaskPushNotificationConfig>,
+        stage: bool,
     ) -> Result<Started, A2aError> {
         let info = self.inner.agent.info();
         let skill = match explicit_skill_id(&message, metadata.as_ref()) {
@@ -589,14 +597,31 @@ impl AgentService {
         if !direct {
             message.task_id = Some(task_id.clone());
         }
-        let rt = (!direct).then(|| self.rt().clone());
-        let ctx = TaskContext::new(
-            task_id.clone(),
-            context_id.clone(),
-            skill.id,
-            message.clone(),
-            rt,
-        );
+        // Staged: nobody can see the task before the skill's first poll is over. Not with a
+        // push config (stored with the task), an observer (told of every event as it is
+        // stored) or a narrator (which reads the task from the store on its own schedule).
+        let rt = self.rt();
+        let stage = stage
+            && !direct
+            && push.is_none()
+            && rt.observers.is_empty()
+            && rt.config.narrator.is_none();
+        // The message, unless the staged task holds it.
+        let (ctx, unstaged) = if stage {
+            let ctx_message = message.clone();
+            let task = new_task_value(&task_id, &context_id, message);
+            let ctx = TaskContext::staged(task, skill.id, ctx_message, rt.clone());
+            (ctx, None)
+        } else {
+            let ctx = TaskContext::new(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id,
+                message.clone(),
+                (!direct).then(|| rt.clone()),
+            );
+            (ctx, Some(message))
+        };
         let sreq = SkillRequest {
             skill_id: skill.id.into(),
             message: None,
@@ -613,6 +638,9 @@ impl AgentService {
                 return Ok(Started::Message(direct_reply(reply, context_id)));
             }
             // A direct-message skill that failed: record the failure as a task.
+            let Some(mut message) = unstaged else {
+                unreachable!("a direct-message skill has no task to stage")
+            };
             message.task_id = Some(task_id.clone());
             let ctx = TaskContext::new(
                 task_id.clone(),
@@ -632,9 +660,11 @@ impl AgentService {
             });
         }
 
-        self.create_task(&task_id, &context_id, skill.id, message)
-            .await?;
-        self.attach_push(&task_id, push).await?;
+        if let Some(message) = unstaged {
+            self.create_task(&task_id, &context_id, skill.id, message)
+                .await?;
+            self.attach_push(&task_id, push).await?;
+        }
         Ok(Started::Task {
             task_id,
             after: 0,
@@ -653,19 +683,7 @@ impl AgentService {
         skill_id: &str,
         message: Message,
     ) -> Result<(), A2aError> {
-        let task = Task {
-            id: task_id.to_string(),
-            context_id: context_id.to_string(),
-            status: TaskStatus::new(TaskState::Submitted),
-            artifacts: Vec::new(),
-            // Room for the status message a quick skill ends with.
-            history: {
-                let mut history = Vec::with_capacity(2);
-                history.push(message);
-                history
-            },
-            metadata: None,
-        };
+        let task = new_task_value(task_id, context_id, message);
         self.rt()
             .store
             .create_task(task, Some(skill_id.to_string()))
@@ -1143,6 +1161,23 @@ enum Launch {
     /// Nothing to start: the skill is running already, or everything was written (a failed
     /// direct-message skill, recorded as a task). Events may precede the caller's subscription.
     Nothing,
+}
+
+/// A new task as the first message creates it: SUBMITTED, that message its history.
+fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
+    Task {
+        id: task_id.to_string(),
+        context_id: context_id.to_string(),
+        status: TaskStatus::new(TaskState::Submitted),
+        artifacts: Vec::new(),
+        // Room for the status message a quick skill ends with.
+        history: {
+            let mut history = Vec::with_capacity(2);
+            history.push(message);
+            history
+        },
+        metadata: None,
+    }
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {
