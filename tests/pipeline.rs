@@ -941,3 +941,199 @@ async fn mounts_under_a_prefix_in_an_app_with_state() {
     assert_eq!(got.status(), 200);
     server.abort();
 }
+
+/// The events of a finished task as `Last-Event-ID: 0` replays them, without what differs
+/// between two runs (ids, timestamps).
+async fn replayed(base: &str, id: &str) -> Vec<Value> {
+    let resp = rpc_stream(base, "SubscribeToTask", json!({"id": id}), Some("0")).await;
+    let mut events = Vec::new();
+    for ev in read_sse(resp, 100).await {
+        let mut data = ev.data["result"].clone();
+        strip_run_specific(&mut data);
+        events.push(json!({"id": ev.id, "event": data}));
+    }
+    events
+}
+
+fn strip_run_specific(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for key in [
+                "id",
+                "taskId",
+                "contextId",
+                "messageId",
+                "artifactId",
+                "timestamp",
+            ] {
+                map.remove(key);
+            }
+            map.values_mut().for_each(strip_run_specific);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_run_specific),
+        _ => {}
+    }
+}
+
+/// A blocking SendMessage stores a task its skill finishes in the first poll once, finished
+/// (it is staged); the task and its log are exactly those of a task stored as it went (one
+/// sent with `returnImmediately`).
+#[tokio::test]
+async fn a_staged_task_is_stored_as_it_would_have_been_step_by_step() {
+    let s = serve_test_agent().await;
+    for skill in ["status", "echo", "chunks", "recall", "fail", "reject"] {
+        let staged = rpc(
+            &s.base,
+            "SendMessage",
+            json!({"message": to_skill(skill, "2")}),
+        )
+        .await;
+        let staged = task_of(&staged)["id"].as_str().unwrap().to_string();
+        let stepwise = rpc(
+            &s.base,
+            "SendMessage",
+            json!({"message": to_skill(skill, "2"), "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+        let stepwise = task_of(&stepwise)["id"].as_str().unwrap().to_string();
+        let mut want = wait_task(&s.base, &stepwise, |t| {
+            t["status"]["state"]
+                .as_str()
+                .is_some_and(|s| s != "TASK_STATE_WORKING" && s != "TASK_STATE_SUBMITTED")
+        })
+        .await;
+        let mut got = rpc(&s.base, "GetTask", json!({"id": staged})).await["result"].clone();
+        strip_run_specific(&mut want);
+        strip_run_specific(&mut got);
+        assert_eq!(got, want, "{skill}: the task");
+        let (got, want) = (
+            replayed(&s.base, &staged).await,
+            replayed(&s.base, &stepwise).await,
+        );
+        assert!(want.len() >= 3, "{skill}: {want:?}");
+        assert_eq!(got, want, "{skill}: the event log");
+    }
+}
+
+/// A staged skill that reads its history sees what a stored task would give it: the user's
+/// message and the status message it just sent.
+#[tokio::test]
+async fn a_staged_skill_reads_its_history() {
+    let s = serve_test_agent().await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("recall", "hi")}),
+    )
+    .await;
+    assert_eq!(
+        task_of(&r)["status"]["message"]["parts"][0]["text"],
+        "2 messages: ROLE_USER ROLE_AGENT",
+        "{r}"
+    );
+}
+
+/// Observers see a staged task's events once it is stored, in log order.
+#[tokio::test]
+async fn observers_see_a_staged_tasks_events_in_order() {
+    use a2a_kit::protocol::StreamResponse;
+    use a2a_kit::runtime::EventObserver;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<(String, u64, Option<String>)>>);
+    impl EventObserver for Seen {
+        fn on_event(&self, task_id: &str, seq: u64, event: &StreamResponse) {
+            let state = event.state().map(|s| s.as_str().to_string());
+            self.0
+                .lock()
+                .unwrap()
+                .push((task_id.to_string(), seq, state));
+        }
+    }
+    let seen = Arc::new(Seen::default());
+    let observer = seen.clone();
+    let s = serve(
+        a2a_kit_axum::A2a::new(TestAgent)
+            .with_builder(move |b| b.observe_with(move |_| observer as Arc<dyn EventObserver>)),
+    )
+    .await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "hi")}),
+    )
+    .await;
+    let id = task_of(&r)["id"].as_str().unwrap().to_string();
+    let seen = seen.0.lock().unwrap().clone();
+    let working = Some("TASK_STATE_WORKING".to_string());
+    let completed = Some("TASK_STATE_COMPLETED".to_string());
+    assert_eq!(
+        seen,
+        [
+            (id.clone(), 2, working),
+            (id.clone(), 3, None),
+            (id, 4, completed)
+        ]
+    );
+}
+
+/// When a staged task cannot be stored (a full store whose tasks are all live), the blocking
+/// SendMessage fails with the store's reason, and nothing else changes.
+#[tokio::test]
+async fn a_staged_task_the_store_refuses_fails_the_request() {
+    use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+    let s = serve(
+        a2a_kit_axum::A2a::new(TestAgent).task_manager(InMemoryTaskManager::new(InMemoryConfig {
+            max_tasks: 1,
+            terminal_ttl: None,
+        })),
+    )
+    .await;
+    let asked = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "")}),
+    )
+    .await;
+    assert_eq!(
+        task_of(&asked)["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED",
+        "{asked}"
+    );
+    let full = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "hi")}),
+    )
+    .await;
+    assert_eq!(full["error"]["code"], -32603, "{full}");
+    assert!(
+        full["error"]["message"].as_str().unwrap().contains("full"),
+        "{full}"
+    );
+    // The same for a skill that has to wait (it is dropped, its task never existed).
+    let full = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("slow", "50")}),
+    )
+    .await;
+    assert_eq!(full["error"]["code"], -32603, "{full}");
+    let listed = rpc(&s.base, "ListTasks", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+    // The live task is untouched and still resumes.
+    let id = task_of(&asked)["id"].as_str().unwrap();
+    let mut reply = user_text("Ada");
+    reply["taskId"] = json!(id);
+    let done = rpc(&s.base, "SendMessage", json!({"message": reply})).await;
+    assert_eq!(
+        task_of(&done)["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{done}"
+    );
+}

@@ -191,7 +191,7 @@ macro_rules! skills {
     };
 }
 
-static TEST_SKILLS: [SkillInfo; 12] = {
+static TEST_SKILLS: [SkillInfo; 13] = {
     let s: &[SkillInfo] = skills![
         "echo" => "Echo the text.",
         "slow" => "Sleep for the number of milliseconds given, honouring cancellation.",
@@ -205,10 +205,11 @@ static TEST_SKILLS: [SkillInfo; 12] = {
         "direct" => "Answer with a direct message.",
         "status" => "Send three status updates, then complete.",
         "auth" => "Require auth, then complete.",
+        "recall" => "Send a status update, then answer with the history it reads back.",
     ];
-    let mut out = [SkillInfo::new("", ""); 12];
+    let mut out = [SkillInfo::new("", ""); 13];
     let mut i = 0;
-    while i < 12 {
+    while i < 13 {
         out[i] = s[i];
         i += 1;
     }
@@ -316,6 +317,14 @@ impl Agent for TestAgent {
                     async move { Message::agent_text(format!("direct: {t}")).into_outcome() },
                 )
             }
+            "recall" => SkillCall::new(async move {
+                if let Err(e) = ctx.status("recalling").await {
+                    return e.into();
+                }
+                let history = ctx.history().await;
+                let roles: Vec<&str> = history.iter().map(|m| m.role.as_str()).collect();
+                Outcome::completed(format!("{} messages: {}", history.len(), roles.join(" ")))
+            }),
             "status" => SkillCall::new(async move {
                 for i in 1..=3 {
                     if let Err(e) = ctx.status(format!("step {i}")).await {

@@ -834,16 +834,12 @@ impl Runtime {
             }
             OutcomeKind::Interrupted { state, parts } => {
                 let msg = Self::agent_message(task_id, context_id, parts);
-                self.status_event(ctx, state, Some(msg))
-                    .await
-                    .map(|_| ())
+                self.status_event(ctx, state, Some(msg)).await.map(|_| ())
             }
             OutcomeKind::Ended { state, reason } => {
                 let msg =
                     reason.map(|r| Self::agent_message(task_id, context_id, vec![Part::text(r)]));
-                self.status_event(ctx, state, msg)
-                    .await
-                    .map(|_| ())
+                self.status_event(ctx, state, msg).await.map(|_| ())
             }
             OutcomeKind::Message(mut m) => {
                 m.task_id = Some(task_id.clone());
@@ -1059,4 +1055,131 @@ pub(crate) fn status_text(m: &Message) -> Option<String> {
                 .map(str::to_string)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Task, TaskArtifactUpdateEvent};
+    use crate::store::InMemoryTaskManager;
+
+    fn staged(id: &str) -> (Arc<Runtime>, Arc<dyn TaskManager>, TaskContext) {
+        let store: Arc<dyn TaskManager> = Arc::new(InMemoryTaskManager::default());
+        let rt = Arc::new(Runtime::new(store.clone(), ExecutionConfig::default()));
+        let task = Task {
+            id: id.into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(TaskState::Submitted),
+            history: vec![Message::user_text("hi")],
+            ..Task::default()
+        };
+        let ctx = TaskContext::staged(task, "s", Message::user_text("hi"), rt.clone());
+        (rt, store, ctx)
+    }
+
+    fn artifact_event(ctx: &TaskContext) -> StreamResponse {
+        StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: ctx.task_id().into(),
+            context_id: ctx.context_id().into(),
+            artifact: Artifact::new(vec![Part::text("late")]),
+            append: false,
+            last_chunk: true,
+            metadata: None,
+        })
+    }
+
+    /// An event from a clone of the context while the staged task is being written waits
+    /// for the write, then goes to the store after it.
+    #[tokio::test]
+    async fn an_event_during_the_write_waits_for_it() {
+        let (rt, store, ctx) = staged("t");
+        assert_eq!(rt.emit_status(&ctx, TaskState::Working, None).await, Ok(2));
+        let staging = ctx.inner.staging.as_ref().expect("staged");
+        // The write begins (as `store_staged` begins it).
+        let held = std::mem::replace(&mut *staging.lock(), Stage::Writing);
+        let emitter = tokio::spawn({
+            let (rt, ctx) = (rt.clone(), ctx.clone());
+            async move { rt.emit_status(&ctx, TaskState::Completed, None).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!emitter.is_finished(), "the event waits for the write");
+        let Stage::Held { task, events, .. } = held else {
+            panic!("the task was held")
+        };
+        assert_eq!(
+            store.create_task_with_events(*task, None, events).await,
+            Ok(2)
+        );
+        drop(WriteDone(staging));
+        assert_eq!(
+            emitter.await.expect("joined"),
+            Ok(3),
+            "stored after the write"
+        );
+        let rec = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
+        assert_eq!(rec.task.status.state, TaskState::Completed);
+        assert_eq!(rec.last_seq, 3);
+    }
+
+    /// Held events are refused exactly as the store refuses them, and a refused one is not
+    /// held; what was held is stored by `store_staged`, once.
+    #[tokio::test]
+    async fn held_events_are_checked_like_stored_ones() {
+        let (rt, store, ctx) = staged("held");
+        let (_, _, stored_ctx) = staged("stored");
+        // The same task, stored as it goes.
+        let Some(Stage::Held { task, .. }) = stored_ctx
+            .inner
+            .staging
+            .as_ref()
+            .map(|s| std::mem::replace(&mut *s.lock(), Stage::Stored))
+        else {
+            panic!("the task was held")
+        };
+        store.create_task(*task, None).await.unwrap();
+        let done = |ctx: &TaskContext| {
+            status_update(ctx.task_id(), ctx.context_id(), TaskState::Completed, None)
+        };
+        let working = |ctx: &TaskContext| {
+            status_update(ctx.task_id(), ctx.context_id(), TaskState::Working, None)
+        };
+        assert_eq!(rt.emit_for(&ctx, done(&ctx)).await, Ok(2));
+        assert_eq!(rt.emit_for(&stored_ctx, done(&stored_ctx)).await, Ok(2));
+        for (name, event) in [
+            (
+                "an artifact after the end",
+                artifact_event as fn(&TaskContext) -> _,
+            ),
+            ("a transition out of a terminal state", working),
+        ] {
+            let held = rt.emit_for(&ctx, event(&ctx)).await;
+            let stored = rt.emit_for(&stored_ctx, event(&stored_ctx)).await;
+            assert!(held.is_err(), "{name}: {held:?}");
+            assert_eq!(
+                format!("{held:?}").replace("held", "_"),
+                format!("{stored:?}").replace("stored", "_"),
+                "{name}"
+            );
+        }
+        assert_eq!(rt.store_staged(&ctx).await, Ok(()));
+        assert_eq!(
+            rt.store_staged(&ctx).await,
+            Ok(()),
+            "a second call does nothing"
+        );
+        let rec = store
+            .get_task("held", TaskView::FULL)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (rec.task.status.state, rec.last_seq),
+            (TaskState::Completed, 2)
+        );
+        assert_eq!(
+            ctx.history().await.len(),
+            1,
+            "a stored task's history is read from the store"
+        );
+    }
 }

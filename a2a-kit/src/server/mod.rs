@@ -520,10 +520,7 @@ impl AgentService {
                 self.continue_task(task_id, message, metadata, push_config)
                     .await
             }
-            None => {
-                self.new_task(message, metadata, push_config, stage)
-                    .await
-            }
+            None => self.new_task(message, metadata, push_config, stage).await,
         }
     }
 
@@ -598,14 +595,10 @@ impl AgentService {
             message.task_id = Some(task_id.clone());
         }
         // Staged: nobody can see the task before the skill's first poll is over. Not with a
-        // push config (stored with the task), an observer (told of every event as it is
-        // stored) or a narrator (which reads the task from the store on its own schedule).
+        // push config (stored before the task's first event) or a narrator (which reads the
+        // task from the store on its own schedule).
         let rt = self.rt();
-        let stage = stage
-            && !direct
-            && push.is_none()
-            && rt.observers.is_empty()
-            && rt.config.narrator.is_none();
+        let stage = stage && !direct && push.is_none() && rt.config.narrator.is_none();
         // The message, unless the staged task holds it.
         let (ctx, unstaged) = if stage {
             let ctx_message = message.clone();
