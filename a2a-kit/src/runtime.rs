@@ -352,6 +352,14 @@ impl Stage {
     }
 }
 
+/// An append in flight: ready at once when it was held for a staged task, else the store's
+/// write, boxed so that the futures awaiting it stay small (each would hold it inline, and a
+/// future is copied whole whenever it moves).
+pub(crate) type Emitting<'a> = futures::future::Either<
+    std::future::Ready<Result<Seq, StoreError>>,
+    BoxFuture<'a, Result<Seq, StoreError>>,
+>;
+
 /// Lets emitters waiting on [`Stage::Writing`] go on every way out of a write, including
 /// its future being dropped half-way.
 struct WriteDone<'a>(&'a Staging);
@@ -464,27 +472,42 @@ impl Runtime {
 
     /// Append an event for `ctx`'s task: held while the task is staged ([`Staging`]),
     /// otherwise [`emit`](Self::emit)ted.
-    pub(crate) async fn emit_for(
+    pub(crate) fn emit_for<'a>(
+        &'a self,
+        ctx: &'a TaskContext,
+        event: StreamResponse,
+    ) -> Emitting<'a> {
+        use futures::future::Either;
+        if let Some(staging) = &ctx.inner.staging {
+            let mut stage = staging.lock();
+            if let Stage::Held { .. } = &*stage {
+                return Either::Left(std::future::ready(stage.hold(event)));
+            }
+            drop(stage);
+            let task_id = &ctx.inner.task_id;
+            return Either::Right(Box::pin(self.emit_once_stored(staging, task_id, event)));
+        }
+        Either::Right(Box::pin(self.emit(&ctx.inner.task_id, event)))
+    }
+
+    /// [`emit`](Self::emit) for a task that was staged: after its write, if one is going on.
+    async fn emit_once_stored(
         &self,
-        ctx: &TaskContext,
+        staging: &Staging,
+        task_id: &str,
         event: StreamResponse,
     ) -> Result<Seq, StoreError> {
-        if let Some(staging) = &ctx.inner.staging {
-            loop {
-                // Taken before the check, so the wake-up after a write cannot be missed.
-                let stored = staging.stored.notified();
-                {
-                    let mut stage = staging.lock();
-                    match &mut *stage {
-                        Stage::Held { .. } => return stage.hold(event),
-                        Stage::Stored => break,
-                        Stage::Writing => {}
-                    }
-                }
-                stored.await;
+        loop {
+            // Taken before the check, so the wake-up after the write cannot be missed.
+            let stored = staging.stored.notified();
+            // Not held any more: being written, or written (it never goes back).
+            let written = matches!(*staging.lock(), Stage::Stored);
+            if written {
+                break;
             }
+            stored.await;
         }
-        self.emit(&ctx.inner.task_id, event).await
+        self.emit(task_id, event).await
     }
 
     /// Write `ctx`'s staged task with the events held so far (nothing if it is not staged, or
@@ -532,31 +555,31 @@ impl Runtime {
     }
 
     /// Append a status update for the context's task.
-    pub(crate) async fn emit_status(
-        &self,
-        ctx: &TaskContext,
+    pub(crate) fn emit_status<'a>(
+        &'a self,
+        ctx: &'a TaskContext,
         state: TaskState,
         message: Option<Message>,
-    ) -> Result<Seq, SkillError> {
-        self.status_event(ctx, state, message)
-            .await
-            .map_err(|e| match e {
+    ) -> impl Future<Output = Result<Seq, SkillError>> + Send + 'a {
+        self.status_event(ctx, state, message).map(|r| {
+            r.map_err(|e| match e {
                 StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => {
                     SkillError::Canceled
                 }
                 other => SkillError::failed(other.to_string()),
             })
+        })
     }
 
     /// [`emit_status`](Self::emit_status) with the store's error.
-    async fn status_event(
-        &self,
-        ctx: &TaskContext,
+    fn status_event<'a>(
+        &'a self,
+        ctx: &'a TaskContext,
         state: TaskState,
         message: Option<Message>,
-    ) -> Result<Seq, StoreError> {
+    ) -> Emitting<'a> {
         let event = status_update(&ctx.inner.task_id, &ctx.inner.context_id, state, message);
-        self.emit_for(ctx, event).await
+        self.emit_for(ctx, event)
     }
 
     pub(crate) async fn emit_status_for(

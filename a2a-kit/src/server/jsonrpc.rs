@@ -52,7 +52,8 @@ struct Envelope<'a> {
     method: Option<String>,
     params: Option<&'a RawValue>,
     /// The params of SendMessage / SendStreamingMessage, parsed in the envelope's pass.
-    send: Option<SendMessageRequest>,
+    /// Boxed: the request travels down several futures, each of which would hold a copy.
+    send: Option<Box<SendMessageRequest>>,
 }
 
 /// Parse an envelope; with `typed`, the send methods' params are parsed in the same pass.
@@ -151,7 +152,9 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeSeed {
                         Some("SendMessage" | "SendStreamingMessage")
                     );
                     if self.typed && send {
-                        env.send = Some(map.next_value_seed(ObjectSeed(std::marker::PhantomData))?);
+                        env.send = Some(Box::new(
+                            map.next_value_seed(ObjectSeed(std::marker::PhantomData))?,
+                        ));
                     } else {
                         env.params = map.next_value()?;
                     }
@@ -349,7 +352,7 @@ pub async fn handle(
     let send = env.send;
     let send_params = || match send {
         Some(p) => Ok(p),
-        None => params(raw),
+        None => params(raw).map(Box::new),
     };
     let result: Result<Bytes, A2aError> = match method.as_str() {
         "SendMessage" => match send_params() {
@@ -364,7 +367,7 @@ pub async fn handle(
         },
         "SendStreamingMessage" => {
             let stream = match send_params() {
-                Ok(p) => service.send_streaming_message(p).await,
+                Ok(p) => service.send_streaming_message(*p).await,
                 Err(e) => Err(e),
             };
             return match stream {

@@ -321,7 +321,7 @@ impl AgentService {
         &self,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        match self.send_and_settle(req).await? {
+        match self.send_and_settle(Box::new(req)).await? {
             Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
             Sent::Task { task_id, view } => Ok(SendMessageResponse::Task(
                 self.read_task(&task_id, view).await?,
@@ -335,7 +335,7 @@ impl AgentService {
     /// in-memory store is bytes already), with no intermediate `Task` value or buffer.
     pub(crate) async fn send_message_json(
         &self,
-        req: SendMessageRequest,
+        req: Box<SendMessageRequest>,
         out: &mut Vec<u8>,
     ) -> Result<(), A2aError> {
         match self.send_and_settle(req).await? {
@@ -353,7 +353,8 @@ impl AgentService {
     }
 
     /// Start the message's task and, unless asked to return at once, wait until it settles.
-    async fn send_and_settle(&self, req: SendMessageRequest) -> Result<Sent, A2aError> {
+    /// The request is boxed: it would otherwise be held by each future down the call.
+    async fn send_and_settle(&self, req: Box<SendMessageRequest>) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let return_immediately = req
             .configuration
@@ -414,7 +415,7 @@ impl AgentService {
             ));
         }
         self.validate_send(&req)?;
-        match Box::pin(self.start(req, false)).await? {
+        match Box::pin(self.start(Box::new(req), false)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -504,21 +505,21 @@ impl AgentService {
     /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
     /// is not stored here: its context holds it for `Runtime::run_inline_first`, which
     /// stores it after the skill's first poll ([`Staging`](crate::runtime::Staging)).
-    async fn start(&self, req: SendMessageRequest, stage: bool) -> Result<Started, A2aError> {
+    async fn start(&self, req: Box<SendMessageRequest>, stage: bool) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,
             configuration,
             metadata,
             ..
-        } = req;
+        } = *req;
         let push_config = configuration.and_then(|c| c.task_push_notification_config);
         if push_config.is_some() && !self.inner.push {
             return Err(A2aError::PushNotificationNotSupported);
         }
         match message.task_id.clone() {
+            // Boxed apart: each would otherwise size the other's future.
             Some(task_id) => {
-                self.continue_task(task_id, message, metadata, push_config)
-                    .await
+                Box::pin(self.continue_task(task_id, message, metadata, push_config)).await
             }
             None => self.new_task(message, metadata, push_config, stage).await,
         }
@@ -533,9 +534,28 @@ impl AgentService {
     ) -> Result<(), A2aError> {
         if let Some(mut config) = config {
             config.task_id = Some(task_id.to_string());
-            self.store_push_config(config).await?;
+            // Boxed: rare, and it would size every send's future.
+            Box::pin(self.store_push_config(config)).await?;
         }
         Ok(())
+    }
+
+    /// Extract the skill's arguments and build its future (the agent's `prepare`).
+    fn prepare(
+        &self,
+        skill_id: &'static str,
+        metadata: Option<crate::protocol::Metadata>,
+        history: Option<Vec<Message>>,
+        ctx: &TaskContext,
+    ) -> Result<crate::agent::SkillCall, A2aError> {
+        let req = SkillRequest {
+            skill_id: skill_id.into(),
+            message: None,
+            metadata,
+            history,
+            context: ctx.clone(),
+        };
+        self.inner.agent.clone().prepare(skill_id, &req)
     }
 
     async fn new_task(
@@ -615,42 +635,15 @@ impl AgentService {
             );
             (ctx, Some(message))
         };
-        let sreq = SkillRequest {
-            skill_id: skill.id.into(),
-            message: None,
-            metadata,
-            history: None,
-            context: ctx.clone(),
-        };
-        let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
-        drop(sreq);
+        let call = self.prepare(skill.id, metadata, None, &ctx)?;
 
         if direct {
-            let outcome = self.rt().run_guarded(call.future).await;
-            if let OutcomeKind::Message(reply) = outcome.kind {
-                return Ok(Started::Message(direct_reply(reply, context_id)));
-            }
-            // A direct-message skill that failed: record the failure as a task.
-            let Some(mut message) = unstaged else {
+            let Some(message) = unstaged else {
                 unreachable!("a direct-message skill has no task to stage")
             };
-            message.task_id = Some(task_id.clone());
-            let ctx = TaskContext::new(
-                task_id.clone(),
-                context_id.clone(),
-                skill.id,
-                message.clone(),
-                Some(self.rt().clone()),
-            );
-            self.create_task(&task_id, &context_id, skill.id, message)
-                .await?;
-            self.attach_push(&task_id, push).await?;
-            self.rt().finish(&ctx, outcome).await;
-            return Ok(Started::Task {
-                task_id,
-                after: 0,
-                launch: Launch::Nothing,
-            });
+            // Boxed: a rare path, kept out of the size of every request's future.
+            let direct = self.run_direct(call.future, message, task_id, context_id, skill.id, push);
+            return Box::pin(direct).await;
         }
 
         if let Some(message) = unstaged {
@@ -666,6 +659,40 @@ impl AgentService {
                 future: call.future,
                 emit_working: true,
             },
+        })
+    }
+
+    /// Run a direct-message skill: its reply is the answer; if it fails instead, the failure
+    /// is recorded as a task.
+    async fn run_direct(
+        &self,
+        future: futures::future::BoxFuture<'static, crate::reply::Outcome>,
+        mut message: Message,
+        task_id: String,
+        context_id: String,
+        skill_id: &'static str,
+        push: Option<TaskPushNotificationConfig>,
+    ) -> Result<Started, A2aError> {
+        let outcome = self.rt().run_guarded(future).await;
+        if let OutcomeKind::Message(reply) = outcome.kind {
+            return Ok(Started::Message(direct_reply(reply, context_id)));
+        }
+        message.task_id = Some(task_id.clone());
+        let ctx = TaskContext::new(
+            task_id.clone(),
+            context_id.clone(),
+            skill_id,
+            message.clone(),
+            Some(self.rt().clone()),
+        );
+        self.create_task(&task_id, &context_id, skill_id, message)
+            .await?;
+        self.attach_push(&task_id, push).await?;
+        self.rt().finish(&ctx, outcome).await;
+        Ok(Started::Task {
+            task_id,
+            after: 0,
+            launch: Launch::Nothing,
         })
     }
 
@@ -751,15 +778,7 @@ impl AgentService {
             );
             let mut history = rec.task.history;
             history.push(message.clone());
-            let sreq = SkillRequest {
-                skill_id: skill.id.into(),
-                message: None,
-                metadata,
-                history: Some(history),
-                context: ctx.clone(),
-            };
-            let call = self.inner.agent.clone().prepare(skill.id, &sreq)?;
-            drop(sreq);
+            let call = self.prepare(skill.id, metadata, Some(history), &ctx)?;
             self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;
             rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)

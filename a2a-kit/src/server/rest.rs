@@ -219,7 +219,7 @@ pub async fn handle(
                 let mut out = Vec::with_capacity(2048);
                 service
                     .send_message_json(
-                        body_json(headers, body, tenant_extra(Map::new()))?,
+                        Box::new(body_json(headers, body, tenant_extra(Map::new()))?),
                         &mut out,
                     )
                     .await?;
