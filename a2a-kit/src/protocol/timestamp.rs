@@ -85,6 +85,28 @@ impl Timestamp {
     /// ~10x slower, and every status update carries a timestamp. `None` for years outside
     /// 0..=9999, which need chrono's general form.
     pub(crate) fn wire_bytes(&self) -> Option<[u8; 24]> {
+        thread_local! {
+            /// The last millisecond this thread wrote: a busy server writes many statuses
+            /// stamped within one, and the calendar math is most of the cost.
+            static LAST: std::cell::Cell<Option<(i64, [u8; 24])>> = const { std::cell::Cell::new(None) };
+        }
+        // A leap second (nanoseconds >= 1e9) would share its millisecond count with the next
+        // second's: never cached.
+        if self.0.nanosecond() >= 1_000_000_000 {
+            return self.format_wire();
+        }
+        let millis = self.0.timestamp_millis();
+        LAST.with(|last| match last.get() {
+            Some((at, b)) if at == millis => Some(b),
+            _ => {
+                let b = self.format_wire()?;
+                last.set(Some((millis, b)));
+                Some(b)
+            }
+        })
+    }
+
+    fn format_wire(&self) -> Option<[u8; 24]> {
         let dt = &self.0;
         let year = u32::try_from(dt.year()).ok().filter(|y| *y <= 9999)?;
         let mut b = *b"0000-00-00T00:00:00.000Z";
@@ -189,6 +211,27 @@ mod tests {
                 truncate_to_millis(before) <= ts.0 && ts.0 <= after,
                 "{before} {ts} {after}"
             );
+        }
+    }
+
+    proptest! {
+        /// The per-thread cache of the last written millisecond never returns another's:
+        /// repeats, neighbours and leap seconds all write as chrono does.
+        #[test]
+        fn cached_wire_form_is_always_the_timestamps(
+            picks in prop::collection::vec((0usize..4, 0u32..3), 1..40),
+        ) {
+            let base = 1_767_225_599i64; // 2025-12-31T23:59:59Z
+            for (second, ms) in picks {
+                // Seconds 0..3 after `base`, and 3 is a leap second on `base`.
+                let dt = match second {
+                    3 => DateTime::from_timestamp(base, 1_000_000_000 + ms * 1_000_000),
+                    s => DateTime::from_timestamp(base + s as i64, ms * 1_000_000),
+                }
+                .unwrap();
+                let ts = Timestamp(dt);
+                prop_assert_eq!(ts.to_string(), dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            }
         }
     }
 

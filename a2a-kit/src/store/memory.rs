@@ -88,12 +88,52 @@ struct Inner {
     tasks: crate::FastMap<Arc<str>, Box<Entry>>,
     /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
     by_time: BTreeSet<(i64, Arc<str>)>,
-    /// (terminal-at millis, task id): eviction order.
-    terminal: BTreeSet<(i64, Arc<str>)>,
+    /// Terminal tasks, oldest end first: eviction order.
+    terminal: EvictionOrder,
     /// The most recently finished tasks, oldest first; the one that falls out is compacted.
     finished: VecDeque<Arc<str>>,
     /// Skill ids seen (at most [`MAX_INTERNED_SKILL_IDS`]).
     skill_ids: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
+}
+
+/// Terminal tasks in eviction order, oldest end first. Tasks nearly always end in clock order
+/// (the runtime stamps their statuses), so they queue up at the back, at no cost; one stamped
+/// earlier than the last queued (a status written with a past timestamp) waits in a sorted set.
+/// Among equal times the one that ended first goes first.
+#[derive(Debug, Default)]
+struct EvictionOrder {
+    in_order: VecDeque<(i64, Arc<str>)>,
+    early: BTreeSet<(i64, Arc<str>)>,
+}
+
+impl EvictionOrder {
+    fn insert(&mut self, at: i64, id: Arc<str>) {
+        if self.in_order.back().is_none_or(|(last, _)| *last <= at) {
+            self.in_order.push_back((at, id));
+        } else {
+            self.early.insert((at, id));
+        }
+    }
+
+    /// The oldest task, if it ended before `cutoff`.
+    fn pop_before(&mut self, cutoff: i64) -> Option<Arc<str>> {
+        let queued = self.in_order.front().map(|(at, _)| *at);
+        let early = self.early.first().map(|(at, _)| *at);
+        match (queued, early) {
+            (Some(q), e) if q < cutoff && e.is_none_or(|e| q <= e) => {
+                self.in_order.pop_front().map(|(_, id)| id)
+            }
+            (_, Some(e)) if e < cutoff => self.early.pop_first().map(|(_, id)| id),
+            _ => None,
+        }
+    }
+
+    /// The oldest task.
+    fn pop_oldest(&mut self) -> Option<Arc<str>> {
+        self.pop_before(i64::MAX)
+            .or_else(|| self.in_order.pop_front().map(|(_, id)| id))
+            .or_else(|| self.early.pop_first().map(|(_, id)| id))
+    }
 }
 
 #[derive(Debug)]
@@ -770,10 +810,7 @@ impl Inner {
     /// Evict terminal tasks that ended strictly before `cutoff` (millis); returns how many.
     fn evict_terminal_before(&mut self, cutoff: i64) -> usize {
         let mut n = 0;
-        while self.terminal.first().is_some_and(|(at, _)| *at < cutoff) {
-            let Some((_, id)) = self.terminal.pop_first() else {
-                break;
-            };
+        while let Some(id) = self.terminal.pop_before(cutoff) {
             if let Some(e) = self.tasks.remove(&id) {
                 self.by_time.remove(&(e.time_key, id));
                 n += 1;
@@ -784,7 +821,7 @@ impl Inner {
 
     fn evict_for_capacity(&mut self, max: usize) -> Result<(), StoreError> {
         while self.tasks.len() >= max {
-            let Some((_, id)) = self.terminal.pop_first() else {
+            let Some(id) = self.terminal.pop_oldest() else {
                 return Err(StoreError::Full(self.tasks.len()));
             };
             if let Some(e) = self.tasks.remove(&id) {
@@ -900,7 +937,7 @@ impl TaskManager for InMemoryTaskManager {
         inner.tasks.insert(id.clone(), entry);
         inner.by_time.insert((time_key, id.clone()));
         if terminal {
-            inner.terminal.insert((time_key, id.clone()));
+            inner.terminal.insert(time_key, id.clone());
             // A log kept as steps stays with its task: nothing to drop later.
             if !kept_as_steps {
                 inner.joined_window(id, window);
@@ -928,7 +965,7 @@ impl TaskManager for InMemoryTaskManager {
             inner.by_time.insert((new_key, id.clone()));
         }
         if became_terminal {
-            inner.terminal.insert((new_key, id.clone()));
+            inner.terminal.insert(new_key, id.clone());
             if !kept_as_steps {
                 inner.joined_window(id, self.hot_finished);
             }
@@ -1559,6 +1596,40 @@ mod tests {
     }
 
     proptest! {
+        /// Whatever order tasks end in, they are evicted oldest end first, each once; with a
+        /// cutoff, exactly those that ended before it.
+        #[test]
+        fn eviction_order_is_oldest_end_first(
+            ends in prop::collection::vec(0i64..50, 0..60),
+            cutoff in 0i64..60,
+        ) {
+            let fill = || {
+                let mut order = EvictionOrder::default();
+                for (i, at) in ends.iter().enumerate() {
+                    order.insert(*at, Arc::from(format!("{i}")));
+                }
+                order
+            };
+            let at = |id: &Arc<str>| ends[id.parse::<usize>().unwrap()];
+            let mut order = fill();
+            let mut popped = Vec::new();
+            while let Some(id) = order.pop_oldest() {
+                popped.push(id);
+            }
+            let times: Vec<i64> = popped.iter().map(at).collect();
+            let mut sorted = ends.clone();
+            sorted.sort();
+            prop_assert_eq!(times, sorted);
+            let mut order = fill();
+            let mut before = Vec::new();
+            while let Some(id) = order.pop_before(cutoff) {
+                before.push(at(&id));
+            }
+            let mut want: Vec<i64> = ends.iter().copied().filter(|t| *t < cutoff).collect();
+            want.sort();
+            prop_assert_eq!(before, want);
+        }
+
         /// Whatever is appended, the log is dense and ordered, every event reads back as
         /// written (artifacts shared with the task included), rejected events change nothing,
         /// and every suffix read returns exactly the tail of the log.
