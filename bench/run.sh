@@ -4,7 +4,7 @@
 #   bash bench/run.sh            # full run, rewrites BENCHMARKS.md (about 20-30 minutes)
 #   bash bench/run.sh --quick    # smoke run of the harness, writes target/bench/quick.md
 #
-# Any other argument goes to the driver (`target/release/bench-driver --help`).
+# Any other argument goes to the driver (`target/production/bench-driver --help`).
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
 # and a virtualenv target/bench-venv/ with the official Python SDK, pinned. Not part of
 # `cargo test` or `.ci/run`.
@@ -19,7 +19,7 @@ VENV=target/bench-venv
 args=()
 for a in "$@"; do
     if [[ $a == --quick ]]; then
-        args+=(--runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000
+        args+=(--runs 1 --w1-runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000
                --out target/bench/quick.md --command "bash bench/run.sh --quick")
     else
         args+=("$a")
@@ -41,8 +41,9 @@ fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
 # 3. The servers and the driver.
-echo "== building the bench binaries (--release)" >&2
-cargo build --release --quiet -p a2a-bench --bins
+# The `production` profile (Cargo.toml): release, fat LTO, one codegen unit, for every server.
+echo "== building the bench binaries (--profile production; a few minutes)" >&2
+cargo build --profile production --quiet -p a2a-bench --bins
 
 # 4. Run. 1,000 open streams need 2,000+ descriptors on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -57,5 +58,5 @@ else
     server_cpu=""
 fi
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine distorts the figures)" >&2
-exec "${pin[@]}" target/release/bench-driver \
+exec "${pin[@]}" target/production/bench-driver \
     --oha "$TOOLS/bin/oha" --python "$VENV/bin/python" --server-cpu "$server_cpu" "${args[@]}"
