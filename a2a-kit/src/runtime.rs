@@ -268,6 +268,9 @@ pub(crate) struct Staging {
     stage: Mutex<Stage>,
     /// Rung when the task leaves [`Stage::Writing`].
     stored: tokio::sync::Notify,
+    /// The generation of its run. A staged task enters the running set only when it must
+    /// (it asks for input, or has to wait): nobody can cancel a task whose id is not out.
+    run: std::sync::atomic::AtomicU64,
 }
 
 enum Stage {
@@ -294,7 +297,12 @@ impl Staging {
                 events: Vec::with_capacity(3),
             }),
             stored: tokio::sync::Notify::new(),
+            run: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
+    }
+
+    fn is_held(&self) -> bool {
+        matches!(*self.lock(), Stage::Held { .. })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Stage> {
@@ -368,6 +376,20 @@ impl Drop for WriteDone<'_> {
     fn drop(&mut self) {
         *self.0.lock() = Stage::Stored;
         self.0.stored.notify_waiters();
+    }
+}
+
+/// The running-set entry of `ctx`'s run `generation`.
+fn running_entry(
+    ctx: &TaskContext,
+    generation: u64,
+    waiter: Option<oneshot::Sender<Message>>,
+) -> Running {
+    Running {
+        generation,
+        cancel: ctx.inner.cancel.clone(),
+        waiter,
+        abort: None,
     }
 }
 
@@ -652,7 +674,16 @@ impl Runtime {
         fut: BoxFuture<'static, Outcome>,
         emit_working: bool,
     ) -> Result<bool, StoreError> {
-        let generation = self.register(&ctx);
+        let generation = match &ctx.inner.staging {
+            Some(staging) => {
+                let generation = self.next_generation();
+                staging
+                    .run
+                    .store(generation, std::sync::atomic::Ordering::Relaxed);
+                generation
+            }
+            None => self.register(&ctx),
+        };
         let this = ctx.clone();
         let mut run: BoxFuture<'static, ()> =
             Box::pin(self.clone().execute(ctx, fut, emit_working, generation));
@@ -674,6 +705,14 @@ impl Runtime {
                 let (stored_tx, stored_rx) = oneshot::channel();
                 let rt = self.clone();
                 let task_id = this.inner.task_id.clone();
+                if this.inner.staging.is_some() {
+                    // Enter the running set (unless it asked, which entered it), so the task
+                    // can be canceled once it is stored.
+                    let mut running = self.running();
+                    if !running.contains_key(&task_id) {
+                        running.insert(task_id.clone(), running_entry(&this, generation, None));
+                    }
+                }
                 let handle = tokio::spawn(async move {
                     let stored = rt.store_staged(&this).await;
                     let ok = stored.is_ok();
@@ -720,19 +759,17 @@ impl Runtime {
 
     /// Enter a run of `ctx`'s task in the running set; returns its generation.
     fn register(&self, ctx: &TaskContext) -> u64 {
-        let generation = self
-            .generations
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let generation = self.next_generation();
         self.running().insert(
             ctx.inner.task_id.clone(),
-            Running {
-                generation,
-                cancel: ctx.inner.cancel.clone(),
-                waiter: None,
-                abort: None,
-            },
+            running_entry(ctx, generation, None),
         );
         generation
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.generations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Record the spawned run's abort handle. A cancel that came before it (while the first
@@ -932,9 +969,20 @@ impl Runtime {
         let (tx, rx) = oneshot::channel();
         // Register the waiter before the state change is visible, so a client that sees the
         // interrupted state always finds someone to deliver its reply to.
-        match self.running().get_mut(&ctx.inner.task_id) {
-            Some(r) => r.waiter = Some(tx),
-            None => return Err(SkillError::Canceled),
+        {
+            let mut running = self.running();
+            match running.get_mut(&ctx.inner.task_id) {
+                Some(r) => r.waiter = Some(tx),
+                // A staged task that asks in its first poll enters the running set now.
+                None => match &ctx.inner.staging {
+                    Some(staging) if staging.is_held() => {
+                        let generation = staging.run.load(std::sync::atomic::Ordering::Relaxed);
+                        let entry = running_entry(ctx, generation, Some(tx));
+                        running.insert(ctx.inner.task_id.clone(), entry);
+                    }
+                    _ => return Err(SkillError::Canceled),
+                },
+            }
         }
         let msg = Self::agent_message(&ctx.inner.task_id, &ctx.inner.context_id, parts);
         if let Err(e) = self.emit_status(ctx, state, Some(msg)).await {
