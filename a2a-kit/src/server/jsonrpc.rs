@@ -57,11 +57,25 @@ struct Envelope<'a> {
 }
 
 /// Parse an envelope; with `typed`, the send methods' params are parsed in the same pass.
+///
+/// A body that is UTF-8 as a whole (checked once, fast) is read as a `str`, so serde_json does
+/// not check each string again; any other body is read as bytes, which names the bad byte.
 fn parse_envelope(body: &[u8], typed: bool) -> serde_json::Result<Envelope<'_>> {
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let env = serde::de::DeserializeSeed::deserialize(EnvelopeSeed { typed }, &mut de)?;
-    de.end()?;
-    Ok(env)
+    let seed = EnvelopeSeed { typed };
+    match std::str::from_utf8(body) {
+        Ok(text) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            let env = serde::de::DeserializeSeed::deserialize(seed, &mut de)?;
+            de.end()?;
+            Ok(env)
+        }
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_slice(body);
+            let env = serde::de::DeserializeSeed::deserialize(seed, &mut de)?;
+            de.end()?;
+            Ok(env)
+        }
+    }
 }
 
 struct EnvelopeSeed {

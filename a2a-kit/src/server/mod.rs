@@ -1352,20 +1352,34 @@ impl BindingResponse {
 }
 
 /// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).
+///
+/// ```
+/// use a2a_kit::server::is_json_content_type;
+/// let with = |ct: &str| {
+///     let mut h = http::HeaderMap::new();
+///     h.insert(http::header::CONTENT_TYPE, ct.parse().unwrap());
+///     is_json_content_type(&h)
+/// };
+/// assert!(with("application/json"));
+/// assert!(with(" Application/JSON ; charset=utf-8"));
+/// assert!(with("application/a2a+json"));
+/// assert!(!with("text/plain"));
+/// assert!(!with("application/jsonl"));
+/// assert!(!with("text/x+json"));
+/// assert!(!is_json_content_type(&http::HeaderMap::new()));
+/// ```
 pub fn is_json_content_type(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .is_some_and(|ct| {
-            ct == "application/json" || (ct.starts_with("application/") && ct.ends_with("+json"))
-        })
+    let Some(value) = headers.get(http::header::CONTENT_TYPE) else {
+        return false;
+    };
+    // The media type, before any parameters; compared without case and without allocating.
+    let media = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
+    let media = media.trim_ascii();
+    let prefix = b"application/";
+    media.eq_ignore_ascii_case(b"application/json")
+        || (media.len() >= prefix.len() + 5
+            && media[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && media[media.len() - 5..].eq_ignore_ascii_case(b"+json"))
 }
 
 impl AgentService {
