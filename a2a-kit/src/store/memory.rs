@@ -400,10 +400,46 @@ enum Body {
     /// status message that is also in the history is left out of `status` (see [`Spliced`]).
     Compact {
         state: TaskState,
-        context_id: Box<str>,
+        context_id: ContextId,
         json: bytes::Bytes,
         status_message: Option<Spliced>,
     },
+}
+
+/// A compact task's context id: where `json` holds it as is (no escapes: the usual case), so
+/// it costs no allocation of its own; otherwise a copy.
+#[derive(Debug)]
+enum ContextId {
+    InJson { at: u32, len: u32 },
+    Owned(Box<str>),
+}
+
+impl ContextId {
+    /// Find `context_id` in `json` (written by `TaskRef::write_json`, right after the id).
+    fn locate(json: &[u8], id: &str, context_id: &str) -> Self {
+        // `{"id":"<id>","contextId":"<context id>"`: an id or context id with escapes does not
+        // match at this offset, and is copied.
+        let at = id.len() + 22;
+        let end = at + context_id.len();
+        let as_is = !context_id.is_empty()
+            && json.get(at - 1) == Some(&b'"')
+            && json.get(at..end) == Some(context_id.as_bytes())
+            && json.get(end) == Some(&b'"');
+        match (as_is, u32::try_from(at), u32::try_from(context_id.len())) {
+            (true, Ok(at), Ok(len)) => ContextId::InJson { at, len },
+            _ => ContextId::Owned(context_id.into()),
+        }
+    }
+
+    fn get<'a>(&'a self, json: &'a [u8]) -> &'a str {
+        match self {
+            ContextId::InJson { at, len } => json
+                .get(*at as usize..(*at + *len) as usize)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+            ContextId::Owned(c) => c,
+        }
+    }
 }
 
 /// Where the status message of a compact task is: `history[index]`, whose JSON is
@@ -467,7 +503,9 @@ impl Body {
     fn context_id(&self) -> &str {
         match self {
             Body::Live(s) => &s.task.context_id,
-            Body::Compact { context_id, .. } => context_id,
+            Body::Compact {
+                context_id, json, ..
+            } => context_id.get(json),
         }
     }
 
@@ -540,7 +578,7 @@ impl Body {
         };
         *self = Body::Compact {
             state: t.status.state,
-            context_id: t.context_id.as_str().into(),
+            context_id: ContextId::locate(&json, &t.id, &t.context_id),
             json,
             status_message,
         };
@@ -1593,6 +1631,33 @@ mod tests {
             prop::sample::select(TaskState::ALL.to_vec()).prop_map(Op::Status),
             any::<bool>().prop_map(Op::Chunk),
         ]
+    }
+
+    /// A compact task finds its context id inside its JSON when it is written there as is,
+    /// and keeps a copy when escapes (in it or in the id before it) move or change it.
+    #[test]
+    fn compact_context_ids_read_back_whatever_they_hold() {
+        for (id, context) in [
+            ("t-1", "c-1"),
+            ("t\"2", "c-2"),
+            ("t-3", "c\\3"),
+            ("t-4", "c\n4 \u{e9}"),
+            ("t-5", ""),
+        ] {
+            let task = Task {
+                id: id.into(),
+                context_id: context.into(),
+                status: TaskStatus::new(TaskState::Completed),
+                ..Task::default()
+            };
+            let mut json = Vec::new();
+            TaskRef::from(&task).write_json(&mut json, None).unwrap();
+            let located = ContextId::locate(&json, id, context);
+            let in_json = matches!(located, ContextId::InJson { .. });
+            // Only the first is written as is, after an id written as is.
+            assert_eq!(in_json, id == "t-1", "{id} {context:?}");
+            assert_eq!(located.get(&json), context, "{id}");
+        }
     }
 
     proptest! {
