@@ -159,15 +159,17 @@ struct Entry {
     time_key: i64,
 }
 
-/// One event of a log, sharing what the task holds anyway.
+/// One event of a log, sharing what the task holds anyway. Small (large parts are boxed):
+/// a streamed artifact logs one entry per chunk.
 #[derive(Debug)]
 enum Logged {
     /// An event as written.
-    Event(StreamResponse),
+    Event(Box<StreamResponse>),
     /// A status update of this task. Its ids are the task's and its message, if any, is the
     /// task's `history[at]`: none of them is held twice (nor freed late, when the log goes).
     Status {
-        status: TaskStatus,
+        state: TaskState,
+        timestamp: Option<Timestamp>,
         at: Option<usize>,
         metadata: Option<crate::protocol::Metadata>,
     },
@@ -181,7 +183,7 @@ enum Logged {
     },
     /// An artifact update of this task, its ids left out (they are the task's).
     Artifact {
-        artifact: Artifact,
+        artifact: Box<Artifact>,
         append: bool,
         last_chunk: bool,
         metadata: Option<crate::protocol::Metadata>,
@@ -189,7 +191,9 @@ enum Logged {
     /// The creation snapshot: the task as created was its first `history` messages with this
     /// status and these artifacts; id, context and metadata never change.
     Created {
-        status: TaskStatus,
+        state: TaskState,
+        timestamp: Option<Timestamp>,
+        message: Option<Box<Message>>,
         artifacts: Vec<Artifact>,
         history: usize,
     },
@@ -207,7 +211,7 @@ impl Logged {
     /// task when [`needs_task`](Self::needs_task).
     fn event(&self, (task_id, context_id): (&str, &str), task: Option<&Task>) -> StreamResponse {
         match (self, task) {
-            (Logged::Event(e), _) => e.clone(),
+            (Logged::Event(e), _) => (**e).clone(),
             (
                 Logged::Artifact {
                     artifact,
@@ -219,7 +223,7 @@ impl Logged {
             ) => StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                 task_id: task_id.to_string(),
                 context_id: context_id.to_string(),
-                artifact: artifact.clone(),
+                artifact: (**artifact).clone(),
                 append: *append,
                 last_chunk: *last_chunk,
                 metadata: metadata.clone(),
@@ -242,25 +246,30 @@ impl Logged {
             }),
             (
                 Logged::Status {
-                    status,
+                    state,
+                    timestamp,
                     at,
                     metadata,
                 },
                 t,
             ) => {
                 debug_assert!(at.is_none() || t.is_some(), "needs_task");
-                let mut status = status.clone();
-                status.message = at.and_then(|at| t?.history.get(at).cloned());
                 StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                     task_id: task_id.to_string(),
                     context_id: context_id.to_string(),
-                    status,
+                    status: TaskStatus {
+                        state: *state,
+                        message: at.and_then(|at| t?.history.get(at).cloned()),
+                        timestamp: *timestamp,
+                    },
                     metadata: metadata.clone(),
                 })
             }
             (
                 Logged::Created {
-                    status,
+                    state,
+                    timestamp,
+                    message,
                     artifacts,
                     history,
                 },
@@ -268,7 +277,11 @@ impl Logged {
             ) => StreamResponse::Task(Task {
                 id: t.id.clone(),
                 context_id: t.context_id.clone(),
-                status: status.clone(),
+                status: TaskStatus {
+                    state: *state,
+                    message: message.as_deref().cloned(),
+                    timestamp: *timestamp,
+                },
                 artifacts: artifacts.clone(),
                 history: t.history[..(*history).min(t.history.len())].to_vec(),
                 metadata: t.metadata.clone(),
@@ -313,21 +326,24 @@ impl Step {
         log.iter()
             .map(|logged| match logged {
                 Logged::Created {
-                    status,
+                    state,
+                    timestamp,
+                    message: None,
                     artifacts,
                     history,
-                } if artifacts.is_empty() && status.message.is_none() => Some(Step::Created {
-                    state: status.state,
-                    timestamp: status.timestamp,
+                } if artifacts.is_empty() => Some(Step::Created {
+                    state: *state,
+                    timestamp: *timestamp,
                     history: small(*history)?,
                 }),
                 Logged::Status {
-                    status,
+                    state,
+                    timestamp,
                     at,
                     metadata: None,
                 } => Some(Step::Status {
-                    state: status.state,
-                    timestamp: status.timestamp,
+                    state: *state,
+                    timestamp: *timestamp,
                     at: match at {
                         Some(at) => Some(small(*at)?),
                         None => None,
@@ -357,11 +373,9 @@ impl Step {
                 timestamp,
                 history,
             } => Logged::Created {
-                status: TaskStatus {
-                    state,
-                    message: None,
-                    timestamp,
-                },
+                state,
+                timestamp,
+                message: None,
                 artifacts: Vec::new(),
                 history: history as usize,
             },
@@ -370,11 +384,8 @@ impl Step {
                 timestamp,
                 at,
             } => Logged::Status {
-                status: TaskStatus {
-                    state,
-                    message: None,
-                    timestamp,
-                },
+                state,
+                timestamp,
                 at: at.map(|at| at as usize),
                 metadata: None,
             },
@@ -621,7 +632,9 @@ impl Entry {
     fn new(id: Arc<str>, task: Task, more: usize) -> Entry {
         let mut events = Vec::with_capacity(1 + more.max(3));
         events.push(Logged::Created {
-            status: task.status.clone(),
+            state: task.status.state,
+            timestamp: task.status.timestamp,
+            message: task.status.message.clone().map(Box::new),
             artifacts: task.artifacts.clone(),
             history: task.history.len(),
         });
@@ -689,10 +702,12 @@ impl Entry {
                     stored.task.history.push(m);
                     stored.task.history.len() - 1
                 });
-                stored.task.status = u.status.clone();
+                let (state, timestamp) = (u.status.state, u.status.timestamp);
+                stored.task.status = u.status;
                 stored.status_message = at;
                 Logged::Status {
-                    status: u.status,
+                    state,
+                    timestamp,
                     at,
                     metadata: u.metadata,
                 }
@@ -731,7 +746,7 @@ impl Entry {
                         unreachable!("built above")
                     };
                     Logged::Artifact {
-                        artifact: u.artifact,
+                        artifact: Box::new(u.artifact),
                         append: u.append,
                         last_chunk: u.last_chunk,
                         metadata: u.metadata,
@@ -745,7 +760,7 @@ impl Entry {
                     // Its message is in the status itself (and in the history).
                     stored.status_message = None;
                 }
-                Logged::Event(other)
+                Logged::Event(Box::new(other))
             }
         };
         self.time_key = millis(stored.task.status.timestamp);
@@ -922,7 +937,7 @@ fn materialize(events: &mut [Logged], refs: &mut u32, index: usize, current: &Ar
         {
             if *at == index {
                 *logged = Logged::Artifact {
-                    artifact: current.clone(),
+                    artifact: Box::new(current.clone()),
                     append: *append,
                     last_chunk: *last_chunk,
                     metadata: metadata.take(),
