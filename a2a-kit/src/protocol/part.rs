@@ -184,6 +184,43 @@ impl<'de> Deserialize<'de> for Part {
 
 struct PartVisitor;
 
+/// A Part member name, read without allocating (serde's derive does the same for structs).
+enum PartKey {
+    Text,
+    Raw,
+    Url,
+    Data,
+    Metadata,
+    Filename,
+    MediaType,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for PartKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = PartKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a Part member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<PartKey, E> {
+                Ok(match key {
+                    "text" => PartKey::Text,
+                    "raw" => PartKey::Raw,
+                    "url" => PartKey::Url,
+                    "data" => PartKey::Data,
+                    "metadata" => PartKey::Metadata,
+                    "filename" => PartKey::Filename,
+                    "mediaType" | "media_type" => PartKey::MediaType,
+                    _ => PartKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
 impl PartVisitor {
     fn set<E: de::Error>(slot: &mut Option<PartContent>, content: PartContent) -> Result<(), E> {
         if let Some(first) = slot {
@@ -219,15 +256,15 @@ impl<'de> Visitor<'de> for PartVisitor {
         let mut metadata: Option<Option<Metadata>> = None;
         let mut filename: Option<Option<String>> = None;
         let mut media_type: Option<Option<String>> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
+        while let Some(key) = map.next_key::<PartKey>()? {
+            match key {
                 // A `null` text/raw/url is "unset" in ProtoJSON; a `null` data is a value.
-                "text" => {
+                PartKey::Text => {
                     if let Some(text) = map.next_value::<Option<String>>()? {
                         Self::set(&mut content, PartContent::Text(text))?;
                     }
                 }
-                "raw" => {
+                PartKey::Raw => {
                     if let Some(encoded) = map.next_value::<Option<String>>()? {
                         let bytes = decode_base64(&encoded).map_err(|e| {
                             de::Error::custom(format_args!("invalid base64 in `raw`: {e}"))
@@ -235,28 +272,28 @@ impl<'de> Visitor<'de> for PartVisitor {
                         Self::set(&mut content, PartContent::Raw(bytes))?;
                     }
                 }
-                "url" => {
+                PartKey::Url => {
                     if let Some(url) = map.next_value::<Option<String>>()? {
                         Self::set(&mut content, PartContent::Url(url))?;
                     }
                 }
-                "data" => {
+                PartKey::Data => {
                     let value = map.next_value::<Value>()?;
                     Self::set(&mut content, PartContent::Data(value))?;
                 }
-                "metadata" => {
+                PartKey::Metadata => {
                     no_duplicate(&metadata, "metadata")?;
                     metadata = Some(map.next_value()?);
                 }
-                "filename" => {
+                PartKey::Filename => {
                     no_duplicate(&filename, "filename")?;
                     filename = Some(map.next_value()?);
                 }
-                "mediaType" | "media_type" => {
+                PartKey::MediaType => {
                     no_duplicate(&media_type, "mediaType")?;
                     media_type = Some(map.next_value()?);
                 }
-                _ => {
+                PartKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
