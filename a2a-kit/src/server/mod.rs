@@ -317,6 +317,12 @@ impl AgentService {
     // ----- SendMessage / SendStreamingMessage -----
 
     /// SendMessage: blocking unless `configuration.returnImmediately`.
+    ///
+    /// A blocking send that starts a task stores it after the skill's first poll, not before:
+    /// a skill that ends there (most do) has its task written once, finished, with its whole
+    /// event log; one that has to wait has its task stored before it goes on. Until then no
+    /// other request can see the task (its id is not out yet; ListTasks does not list it).
+    /// A store that refuses the task fails this call.
     pub async fn send_message(
         &self,
         req: SendMessageRequest,
