@@ -71,19 +71,7 @@ impl TaskContext {
         message: Message,
         runtime: Option<Arc<Runtime>>,
     ) -> Self {
-        TaskContext {
-            inner: Arc::new(ContextInner {
-                task_id,
-                context_id,
-                skill_id: skill_id.into(),
-                message,
-                runtime,
-                cancel: CancellationToken::new(),
-                produced_artifact: AtomicBool::new(false),
-                started: Instant::now(),
-                staging: None,
-            }),
-        }
+        Self::build(task_id, context_id, skill_id.into(), message, runtime, None)
     }
 
     /// A context whose `task` is not stored yet: the runtime stores it with the events held
@@ -94,17 +82,37 @@ impl TaskContext {
         message: Message,
         runtime: Arc<Runtime>,
     ) -> Self {
+        let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
+        let staging = crate::runtime::Staging::new(task, skill_id);
+        Self::build(
+            task_id,
+            context_id,
+            skill_id.into(),
+            message,
+            Some(runtime),
+            Some(staging),
+        )
+    }
+
+    fn build(
+        task_id: String,
+        context_id: String,
+        skill_id: std::borrow::Cow<'static, str>,
+        message: Message,
+        runtime: Option<Arc<Runtime>>,
+        staging: Option<crate::runtime::Staging>,
+    ) -> Self {
         TaskContext {
             inner: Arc::new(ContextInner {
-                task_id: task.id.clone(),
-                context_id: task.context_id.clone(),
-                skill_id: skill_id.into(),
+                task_id,
+                context_id,
+                skill_id,
                 message,
-                runtime: Some(runtime),
+                runtime,
                 cancel: CancellationToken::new(),
                 produced_artifact: AtomicBool::new(false),
                 started: Instant::now(),
-                staging: Some(crate::runtime::Staging::new(task, skill_id)),
+                staging,
             }),
         }
     }

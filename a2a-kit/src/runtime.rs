@@ -340,18 +340,11 @@ impl Stage {
                 crate::task::TaskStateMachine::check(*state, u.status.state)?;
                 *state = u.status.state;
             }
-            StreamResponse::ArtifactUpdate(_) if state.is_terminal() => {
-                return Err(StoreError::InvalidEvent(format!(
-                    "task {} is {} and cannot take more artifacts",
-                    task.id,
-                    state.as_str()
-                )));
+            StreamResponse::ArtifactUpdate(_) => {
+                crate::store::check_takes_artifacts(&task.id, *state)?
             }
-            StreamResponse::ArtifactUpdate(_) => {}
             StreamResponse::Task(_) | StreamResponse::Message(_) => {
-                return Err(StoreError::InvalidEvent(
-                    "only status and artifact updates can be appended to a task".into(),
-                ));
+                return Err(crate::store::not_appendable());
             }
         }
         events.push(event);
@@ -646,15 +639,11 @@ impl Runtime {
     ) {
         let task_id = ctx.inner.task_id.clone();
         let generation = self.register(&ctx);
-        let rt = self.clone();
-        let handle = tokio::spawn(async move {
-            // A staged task (none comes this way today) is stored before its skill starts.
-            if rt.store_staged(&ctx).await.is_err() {
-                rt.forget(&ctx.inner.task_id, generation);
-                return;
-            }
-            rt.execute(ctx, fut, emit_working, generation).await
-        });
+        debug_assert!(
+            ctx.inner.staging.is_none(),
+            "a staged task runs through run_inline_first"
+        );
+        let handle = tokio::spawn(self.clone().execute(ctx, fut, emit_working, generation));
         self.set_abort(&task_id, generation, handle.abort_handle());
     }
 
@@ -700,19 +689,24 @@ impl Runtime {
         match first {
             Ok(std::task::Poll::Ready(())) => {}
             Ok(std::task::Poll::Pending) => {
-                // The task is stored as it stands before the skill is polled again, in the
-                // spawned task, so a caller that goes away drops neither.
-                let (stored_tx, stored_rx) = oneshot::channel();
-                let rt = self.clone();
                 let task_id = this.inner.task_id.clone();
-                if this.inner.staging.is_some() {
-                    // Enter the running set (unless it asked, which entered it), so the task
-                    // can be canceled once it is stored.
+                if this.inner.staging.is_none() {
+                    let handle = tokio::spawn(run);
+                    self.set_abort(&task_id, generation, handle.abort_handle());
+                    return Ok(false);
+                }
+                // Enter the running set (unless it asked, which entered it), so the task can
+                // be canceled once it is stored.
+                {
                     let mut running = self.running();
                     if !running.contains_key(&task_id) {
                         running.insert(task_id.clone(), running_entry(&this, generation, None));
                     }
                 }
+                // The task is stored as it stands before the skill is polled again, in the
+                // spawned task, so a caller that goes away drops neither.
+                let (stored_tx, stored_rx) = oneshot::channel();
+                let rt = self.clone();
                 let handle = tokio::spawn(async move {
                     let stored = rt.store_staged(&this).await;
                     let ok = stored.is_ok();
@@ -739,6 +733,9 @@ impl Runtime {
                 self.forget(&this.inner.task_id, generation);
                 let _ = self.emit_status(&this, TaskState::Failed, None).await;
             }
+        }
+        if this.inner.staging.is_none() {
+            return Ok(true);
         }
         // Finished inline: write the staged task, finished, in one step. Polled here first;
         // a store that has to wait finishes the write in a spawned task, so a caller that

@@ -61,20 +61,17 @@ struct Envelope<'a> {
 /// A body that is UTF-8 as a whole (checked once, fast) is read as a `str`, so serde_json does
 /// not check each string again; any other body is read as bytes, which names the bad byte.
 fn parse_envelope(body: &[u8], typed: bool) -> serde_json::Result<Envelope<'_>> {
-    let seed = EnvelopeSeed { typed };
+    fn parse<'de, R: serde_json::de::Read<'de>>(
+        mut de: serde_json::Deserializer<R>,
+        typed: bool,
+    ) -> serde_json::Result<Envelope<'de>> {
+        let env = serde::de::DeserializeSeed::deserialize(EnvelopeSeed { typed }, &mut de)?;
+        de.end()?;
+        Ok(env)
+    }
     match std::str::from_utf8(body) {
-        Ok(text) => {
-            let mut de = serde_json::Deserializer::from_str(text);
-            let env = serde::de::DeserializeSeed::deserialize(seed, &mut de)?;
-            de.end()?;
-            Ok(env)
-        }
-        Err(_) => {
-            let mut de = serde_json::Deserializer::from_slice(body);
-            let env = serde::de::DeserializeSeed::deserialize(seed, &mut de)?;
-            de.end()?;
-            Ok(env)
-        }
+        Ok(text) => parse(serde_json::Deserializer::from_str(text), typed),
+        Err(_) => parse(serde_json::Deserializer::from_slice(body), typed),
     }
 }
 

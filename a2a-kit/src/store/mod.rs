@@ -401,9 +401,7 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
             }
             Ok(())
         }
-        StreamResponse::Task(_) | StreamResponse::Message(_) => Err(StoreError::InvalidEvent(
-            "only status and artifact updates can be appended to a task".into(),
-        )),
+        StreamResponse::Task(_) | StreamResponse::Message(_) => Err(not_appendable()),
     }
 }
 
@@ -434,14 +432,23 @@ pub(crate) fn check_artifact_update(
     u: &crate::protocol::TaskArtifactUpdateEvent,
 ) -> Result<(), StoreError> {
     same_task("artifact", &u.task_id, task)?;
-    if task.status.state.is_terminal() {
+    check_takes_artifacts(&task.id, task.status.state)
+}
+
+/// A task in `state` takes artifacts unless it has ended.
+pub(crate) fn check_takes_artifacts(task_id: &str, state: TaskState) -> Result<(), StoreError> {
+    if state.is_terminal() {
         return Err(StoreError::InvalidEvent(format!(
-            "task {} is {} and cannot take more artifacts",
-            task.id,
-            task.status.state.as_str()
+            "task {task_id} is {} and cannot take more artifacts",
+            state.as_str()
         )));
     }
     Ok(())
+}
+
+/// The refusal of an event that is neither a status nor an artifact update.
+pub(crate) fn not_appendable() -> StoreError {
+    StoreError::InvalidEvent("only status and artifact updates can be appended to a task".into())
 }
 
 /// The empty text part that closes a streamed artifact (see `ArtifactWriter::finish`); stores
