@@ -12,7 +12,7 @@ use a2a_tests::{TestServer, serve};
 use futures::TryStreamExt;
 
 async fn pair(step: Duration, worker_streams: bool) -> (TestServer, TestServer) {
-    let w = serve(worker::a2a_with(step).with_builder(move |b| b.streaming(worker_streams))).await;
+    let w = serve(worker::a2a_with(step).streaming(worker_streams)).await;
     let p = serve(planner::a2a(&w.base)).await;
     (w, p)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2a_kit::client::{A2aClient, ApiKeyAuth, Binding, CardCache, ClientError, SendRequest};
 use a2a_kit::protocol::AgentInterface;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::AgentService;
 use a2a_tests::{TestAgent, serve, serve_test_agent};
 use axum::Router;
 use axum::routing::{get, post};
@@ -154,7 +154,7 @@ async fn api_key_location_comes_from_the_card() {
 
 #[tokio::test]
 async fn tenant_is_echoed_from_the_interface() {
-    let s = serve(A2a::new(TestAgent).card(|c| {
+    let s = serve(AgentService::builder(TestAgent).card(|c| {
         for i in &mut c.supported_interfaces {
             i.tenant = Some("acme".into());
         }

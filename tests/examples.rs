@@ -158,7 +158,7 @@ async fn travel_typed_skills() {
     let ext = &card.capabilities.extensions[0];
     assert_eq!(
         ext.uri.as_deref(),
-        Some(a2a_kit::agent::SKILL_SCHEMA_EXTENSION)
+        Some(a2a_kit::skill::SKILL_SCHEMA_EXTENSION)
     );
     let params = ext.params.as_ref().unwrap();
     assert!(params["skills"]["book-flight"]["input"]["properties"]["passengers"].is_object());

@@ -324,7 +324,7 @@ async fn push_config_crud() {
 
 #[tokio::test]
 async fn capabilities_off_give_the_spec_errors() {
-    let s = serve(a2a_kit_axum::A2a::new(TestAgent).with_builder(|b| b.streaming(false))).await;
+    let s = serve(a2a_kit::server::AgentService::builder(TestAgent).streaming(false)).await;
     let v = rpc(
         &s.base,
         "SendStreamingMessage",
@@ -364,12 +364,13 @@ async fn capabilities_off_give_the_spec_errors() {
 
 #[tokio::test]
 async fn extended_card_and_required_extensions() {
-    let s = serve(a2a_kit_axum::A2a::new(TestAgent).with_builder(|b| {
-        let mut extended = a2a_kit::agent::Agent::info(&TestAgent).card("http://x");
-        extended.name = "Test Agent (extended)".into();
-        b.extended_card(extended)
-            .require_extension("urn:a2a-kit:test-ext")
-    }))
+    let mut extended = a2a_kit::skill::Agent::info(&TestAgent).card("http://x");
+    extended.name = "Test Agent (extended)".into();
+    let s = serve(
+        a2a_kit::server::AgentService::builder(TestAgent)
+            .extended_card(extended)
+            .require_extension("urn:a2a-kit:test-ext"),
+    )
     .await;
     let v = rpc(&s.base, "GetExtendedAgentCard", json!({})).await;
     assert_eq!(

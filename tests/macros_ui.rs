@@ -10,15 +10,6 @@
 use std::path::Path;
 use std::process::Command;
 
-/// Cases whose error exists only without a2a-kit's `inventory` feature (the `extend` form, a
-/// main block without skills). trybuild builds the cases with this crate's features, so with
-/// `--features inventory` they are skipped.
-const WITHOUT_INVENTORY: &[&str] = &[
-    "extend_without_agent.rs",
-    "extend_without_feature.rs",
-    "no_skills.rs",
-];
-
 #[test]
 fn macros_ui() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -47,7 +38,6 @@ fn macros_ui() {
                 .expect("UTF-8 file name")
         })
         .filter(|name| name.ends_with(".rs"))
-        .filter(|name| !(cfg!(feature = "inventory") && WITHOUT_INVENTORY.contains(&name.as_str())))
         .collect();
     cases.sort();
     let t = trybuild::TestCases::new();

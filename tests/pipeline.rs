@@ -524,12 +524,12 @@ async fn failures_end_the_task_with_a_reason() {
 
 #[tokio::test]
 async fn skill_timeout_fails_the_task() {
-    let s = serve(
-        a2a_kit_axum::A2a::new(TestAgent).execution(a2a_kit::runtime::ExecutionConfig {
+    let s = serve(a2a_kit::server::AgentService::builder(TestAgent).execution(
+        a2a_kit::runtime::ExecutionConfig {
             skill_timeout: Some(Duration::from_millis(100)),
             ..Default::default()
-        }),
-    )
+        },
+    ))
     .await;
     let r = rpc(
         &s.base,
@@ -848,12 +848,12 @@ async fn graceful_shutdown_leaves_no_task_working() {
 async fn status_styles_are_configurable() {
     use a2a_kit::runtime::{ExecutionConfig, StatusStyle};
     for (style, expect) in [(StatusStyle::Text, Some("text")), (StatusStyle::None, None)] {
-        let s = serve(
-            a2a_kit_axum::A2a::new(TestAgent).execution(ExecutionConfig {
+        let s = serve(a2a_kit::server::AgentService::builder(TestAgent).execution(
+            ExecutionConfig {
                 status_style: style,
                 ..Default::default()
-            }),
-        )
+            },
+        ))
         .await;
         let resp = rpc_stream(
             &s.base,
@@ -888,7 +888,10 @@ async fn mounts_under_a_prefix_in_an_app_with_state() {
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let agent = a2a_kit_axum::A2a::new(TestAgent).public_url(format!("{base}/agents/test"));
+    let agent = a2a_kit::server::AgentService::builder(TestAgent)
+        .public_url(format!("{base}/agents/test"))
+        .build()
+        .expect("a valid configuration");
     let app = axum::Router::new()
         .route(
             "/health",
@@ -896,8 +899,8 @@ async fn mounts_under_a_prefix_in_an_app_with_state() {
                 |axum::extract::State(s): axum::extract::State<AppState>| async move { s.greeting },
             ),
         )
-        .nest("/agents/test", agent.router())
-        .merge(agent.well_known_router())
+        .nest("/agents/test", a2a_kit_axum::router(&agent))
+        .merge(a2a_kit_axum::well_known_router(&agent))
         .with_state(AppState { greeting: "ok" });
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     assert_eq!(
@@ -1054,8 +1057,8 @@ async fn observers_see_a_staged_tasks_events_in_order() {
     let seen = Arc::new(Seen::default());
     let observer = seen.clone();
     let s = serve(
-        a2a_kit_axum::A2a::new(TestAgent)
-            .with_builder(move |b| b.observe_with(move |_| observer as Arc<dyn EventObserver>)),
+        a2a_kit::server::AgentService::builder(TestAgent)
+            .observe_with(move |_| observer as Arc<dyn EventObserver>),
     )
     .await;
     let r = rpc(
@@ -1084,10 +1087,12 @@ async fn observers_see_a_staged_tasks_events_in_order() {
 async fn a_staged_task_the_store_refuses_fails_the_request() {
     use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
     let s = serve(
-        a2a_kit_axum::A2a::new(TestAgent).task_manager(InMemoryTaskManager::new(InMemoryConfig {
-            max_tasks: 1,
-            terminal_ttl: None,
-        })),
+        a2a_kit::server::AgentService::builder(TestAgent).task_manager(InMemoryTaskManager::new(
+            InMemoryConfig {
+                max_tasks: 1,
+                terminal_ttl: None,
+            },
+        )),
     )
     .await;
     let asked = rpc(

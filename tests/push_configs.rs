@@ -4,7 +4,7 @@
 //! the SSRF guard's reason, and PushNotificationNotSupported when the capability is off.
 
 use a2a_kit::push::{PushConfig, RetryPolicy};
-use a2a_kit_axum::A2a;
+use a2a_kit::server::AgentService;
 use a2a_tests::*;
 use serde_json::{Value, json};
 
@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 /// URLs below are never really reached).
 async fn serve_push() -> TestServer {
     serve(
-        A2a::new(TestAgent)
-            .with_builder(|b| b.push_delivery(PushConfig::default().retry(RetryPolicy::none()))),
+        AgentService::builder(TestAgent)
+            .push_delivery(PushConfig::default().retry(RetryPolicy::none())),
     )
     .await
 }
@@ -370,7 +370,7 @@ async fn ssrf_refusals_are_invalid_params_with_the_reason_on_both_bindings() {
 
 #[tokio::test]
 async fn capability_off_is_push_notification_not_supported() {
-    let s = serve(A2a::new(TestAgent)).await;
+    let s = serve(AgentService::builder(TestAgent)).await;
     let card: Value = client()
         .get(format!("{}/.well-known/agent-card.json", s.base))
         .send()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use a2a_kit::protocol::{StreamResponse, TaskState};
 use a2a_kit::push::{PushConfig, PushDispatcher};
-use a2a_kit_axum::A2a;
+use a2a_kit::server::AgentService;
 use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, VerifiedNotification, WebhookReceiver};
 use a2a_tests::*;
 use axum::http::StatusCode;
@@ -329,7 +329,7 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
 
     // The agent side, with push delivery.
     let push = PushDispatcher::new(PushConfig::default().allow_private_networks());
-    let agent = serve(A2a::new(TestAgent).with_builder(|b| b.push_dispatcher(&push))).await;
+    let agent = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
 
     for (skill, text, want) in [
         ("slow", "300", TaskState::Completed),

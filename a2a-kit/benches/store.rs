@@ -11,15 +11,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
 use a2a_kit::error::A2aError;
-use a2a_kit::extract::{FromSkillRequest, SkillRequest, Text};
 use a2a_kit::protocol::{
     ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, Task, TaskState,
     TaskStatus, Timestamp,
 };
-use a2a_kit::reply::IntoOutcome;
 use a2a_kit::server::AgentService;
+use a2a_kit::skill::IntoOutcome;
+use a2a_kit::skill::{Agent, AgentInfo, SkillCall, SkillInfo};
+use a2a_kit::skill::{FromSkillRequest, SkillRequest, Text};
 use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, SqliteTaskManager, TaskManager};
 
 struct Echo;
@@ -102,14 +102,20 @@ async fn send_throughput(service: &AgentService, n: usize, clients: usize) -> f6
 async fn bench_send(n: usize) {
     println!("== unary SendMessage through AgentService ({n} messages per run) ==");
     for clients in [1usize, 32] {
-        let mem = AgentService::builder(Echo).task_manager(memory()).build();
+        let mem = AgentService::builder(Echo)
+            .task_manager(memory())
+            .build()
+            .expect("a valid configuration");
         // Warm up both paths.
         send_throughput(&mem, 200.min(n), 1).await;
         let mem_rate = send_throughput(&mem, n, clients).await;
 
         let path = temp_db(&format!("send-{clients}"));
         let store = SqliteTaskManager::open(&path).await.expect("open sqlite");
-        let sql = AgentService::builder(Echo).task_manager(store).build();
+        let sql = AgentService::builder(Echo)
+            .task_manager(store)
+            .build()
+            .expect("a valid configuration");
         send_throughput(&sql, 200.min(n), 1).await;
         let sql_rate = send_throughput(&sql, n, clients).await;
         drop(sql);
@@ -196,7 +202,8 @@ async fn bench_paging(n: usize) {
         let filled = fill(store.clone(), n).await;
         let service = AgentService::builder(Echo)
             .shared_task_manager(store)
-            .build();
+            .build()
+            .expect("a valid configuration");
         let (all, pages, seen) = walk(&service, None).await;
         assert_eq!(seen, n);
         let (ctx, ctx_pages, ctx_seen) = walk(&service, Some("ctx-7")).await;

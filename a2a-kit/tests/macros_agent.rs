@@ -4,12 +4,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2a_kit::agent::SKILL_SCHEMA_EXTENSION;
 use a2a_kit::prelude::*;
+use a2a_kit::protocol::Task;
+use a2a_kit::protocol::TaskState;
 use a2a_kit::protocol::{
     ListTasksRequest, Metadata as MetadataMap, Role, SendMessageRequest, SendMessageResponse,
     StreamResponse,
 };
+use a2a_kit::server::AgentService;
+use a2a_kit::skill::SKILL_SCHEMA_EXTENSION;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -109,7 +112,7 @@ impl TestAgent {
 
     /// Read the preferred language from metadata.
     #[skill]
-    async fn prefs(&self, Metadata(p): Metadata<Prefs>) -> String {
+    async fn prefs(&self, RequestMetadata(p): RequestMetadata<Prefs>) -> String {
         p.language.unwrap_or_else(|| "en".into())
     }
 
@@ -139,7 +142,9 @@ impl TestAgent {
 }
 
 fn service() -> AgentService {
-    AgentService::builder(TestAgent::default()).build()
+    AgentService::builder(TestAgent::default())
+        .build()
+        .expect("a valid configuration")
 }
 
 fn request(message: Message) -> SendMessageRequest {
@@ -236,7 +241,7 @@ fn agent_info_and_card() {
 
     // The trait impl hands out the same static.
     let agent = TestAgent::default();
-    assert!(std::ptr::eq(a2a_kit::agent::Agent::info(&agent), info));
+    assert!(std::ptr::eq(a2a_kit::skill::Agent::info(&agent), info));
 }
 
 #[test]
@@ -508,12 +513,12 @@ async fn unknown_skill_is_invalid_params() {
 
     // `prepare` itself rejects an unknown id the same way.
     let agent = std::sync::Arc::new(TestAgent::default());
-    let req = a2a_kit::extract::SkillRequest::new(
+    let req = a2a_kit::skill::SkillRequest::new(
         "nope",
         Message::user_text("x"),
         TaskContext::detached("nope", Message::user_text("x")),
     );
-    let err = a2a_kit::agent::Agent::prepare(agent, "nope", &req).unwrap_err();
+    let err = a2a_kit::skill::Agent::prepare(agent, "nope", &req).unwrap_err();
     assert!(
         matches!(&err, A2aError::InvalidParams { message, .. } if message.contains("nope")),
         "{err:?}"
@@ -523,7 +528,9 @@ async fn unknown_skill_is_invalid_params() {
 #[tokio::test]
 async fn agent_state_is_shared() {
     let agent = std::sync::Arc::new(TestAgent::default());
-    let svc = AgentService::builder_arc(agent.clone()).build();
+    let svc = AgentService::builder_arc(agent.clone())
+        .build()
+        .expect("a valid configuration");
     for name in ["a", "b"] {
         svc.send_message(to_skill("greet", Message::user_text(name)))
             .await

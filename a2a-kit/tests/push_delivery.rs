@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use a2a_kit::error::A2aError;
 use a2a_kit::prelude::*;
+use a2a_kit::protocol::Task;
+use a2a_kit::protocol::TaskState;
 use a2a_kit::protocol::{
     AuthenticationInfo, Role, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
     TaskPushNotificationConfig,
@@ -93,7 +95,8 @@ fn service(config: PushConfig) -> (AgentService, PushDispatcher) {
     (
         AgentService::builder(PushAgent)
             .push_dispatcher(&push)
-            .build(),
+            .build()
+            .expect("a valid configuration"),
         push,
     )
 }

@@ -21,6 +21,7 @@ const AGENT_KEYS: Keys = Keys {
         "output_modes",
         "streaming",
         "push_notifications",
+        "skill_set",
         "extend",
     ],
 };
@@ -79,8 +80,11 @@ struct AgentArgs {
     output_modes: Option<Vec<StrValue>>,
     streaming: bool,
     push_notifications: bool,
-    /// `extend`: an extension block (where the key is written).
-    extend: Option<Span>,
+    /// `skill_set = name`: a skill-set block, generating `fn name() -> SkillSet<Self>`.
+    skill_set: Option<syn::Ident>,
+    /// Whether `skill_set` (or the old `extend`) is written, valid or not: the block is a set
+    /// of skills, never the agent's own block, so one mistake in it is one error.
+    set_form: bool,
 }
 
 fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
@@ -95,7 +99,8 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
         output_modes: None,
         streaming: true,
         push_notifications: false,
-        extend: None,
+        skill_set: None,
+        set_form: false,
     };
     let entries = AGENT_KEYS.parse(attr, errors);
     for e in &entries {
@@ -109,10 +114,17 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
             "output_modes" => a.output_modes = e.strings(errors),
             "streaming" => a.streaming = e.flag(errors).unwrap_or(true),
             "push_notifications" => a.push_notifications = e.flag(errors).unwrap_or(false),
+            "skill_set" => {
+                a.set_form = true;
+                a.skill_set = skill_set_name(e, errors);
+            }
             "extend" => {
-                if e.flag(errors) == Some(true) {
-                    a.extend = Some(e.meta.path().span());
-                }
+                a.set_form = true;
+                errors.spanned(
+                    e.meta.path(),
+                    "`extend` is now `skill_set = name`: the block's skills become the value \
+                 `Type::name()`, added with `AgentService::builder(agent).skills(Type::name())`",
+                );
             }
             "provider" => {
                 if let Some(entries) = e.nested(&PROVIDER_KEYS, errors) {
@@ -145,19 +157,41 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
             _ => unreachable!("key list and match agree"),
         }
     }
-    if a.extend.is_some() {
-        for e in entries.iter().filter(|e| e.key != "extend") {
+    if a.set_form {
+        for e in entries
+            .iter()
+            .filter(|e| e.key != "skill_set" && e.key != "extend")
+        {
             errors.spanned(
                 e.meta.path(),
                 format!(
-                    "`{}` does not go on an `#[a2a_agent(extend)]` block, which only adds skills: \
-                     set card fields on the agent's main `#[a2a_agent(..)]` block",
+                    "`{}` does not go on an `#[a2a_agent(skill_set = ..)]` block, which only \
+                     declares skills: set card fields on the agent's `#[a2a_agent(..)]` block",
                     e.key
                 ),
             );
         }
     }
     a
+}
+
+/// `skill_set = name`: the name of the function to generate.
+fn skill_set_name(e: &crate::args::Entry, errors: &mut Errors) -> Option<syn::Ident> {
+    let value = match &e.meta {
+        syn::Meta::NameValue(nv) => Some(&nv.value),
+        _ => None,
+    };
+    if let Some(syn::Expr::Path(p)) = value {
+        if let (None, Some(ident)) = (&p.qself, p.path.get_ident()) {
+            return Some(ident.clone());
+        }
+    }
+    errors.spanned(
+        &e.meta,
+        "`skill_set` names the function that returns the block's skills: `skill_set = hotels` \
+         generates `fn hotels() -> SkillSet<Self>`",
+    );
+    None
 }
 
 fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> TokenStream {
@@ -200,11 +234,11 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     // them all.
     let mut no_skills = false;
     if skills.is_empty() && imp.trait_.is_none() {
-        if args.extend.is_some() {
+        if args.set_form {
             errors.at(
                 Span::call_site(),
-                "this `#[a2a_agent(extend)]` block has no skills: mark at least one `async fn` \
-                 in the impl block with `#[skill]`",
+                "this `#[a2a_agent(skill_set = ..)]` block has no skills: mark at least one \
+                 `async fn` in the impl block with `#[skill]`",
             );
         } else {
             no_skills = true;
@@ -234,8 +268,8 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     }
 
     let self_ty = (*imp.self_ty).clone();
-    if let Some(extend) = args.extend {
-        return expand_extension(imp, &skills, extend, &errors);
+    if args.set_form {
+        return expand_skill_set(imp, &skills, args.skill_set, &errors);
     }
     let require_skills = if no_skills {
         quote! {
@@ -321,15 +355,12 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
                 Self::agent_info().card(base_url)
             }
 
-            /// This agent's static description: card fields and skills. Generated by
+            /// This agent's static description: card fields and the skills of this impl
+            /// block (skill sets are added when a service is built). Generated by
             /// `#[a2a_agent]`.
-            ///
-            /// With a2a-kit's `inventory` feature it includes the skills of this type's
-            /// `#[a2a_agent(extend)]` blocks, and panics if the blocks conflict (see
-            /// `a2a_kit::registry`).
             #[allow(dead_code)]
             pub fn agent_info() -> &'static ::a2a_kit::__private::AgentInfo {
-                ::a2a_kit::__private::agent_info!(#self_ty)
+                <Self as ::a2a_kit::__private::GeneratedAgent>::base_info()
             }
         }
 
@@ -360,6 +391,7 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
                 Self::agent_info()
             }
 
+
             #[allow(unused_variables)]
             fn prepare(
                 self: ::a2a_kit::__private::Arc<Self>,
@@ -368,7 +400,9 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
                 match __a2a_skill_id {
                     #(#arms)*
-                    __a2a_other => ::a2a_kit::__private::prepare_registered(self, __a2a_other, __a2a_req),
+                    __a2a_other => ::core::result::Result::Err(
+                        ::a2a_kit::__private::unknown_skill(Self::agent_info(), __a2a_other),
+                    ),
                 }
             }
         }
@@ -378,19 +412,24 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     }
 }
 
-/// `#[a2a_agent(extend)]`: the impl block, its skills' static metadata and dispatch, handed to
-/// the agent through `register_skills!` (an error without the `inventory` feature).
-fn expand_extension(imp: ItemImpl, skills: &[Skill], extend: Span, errors: &Errors) -> TokenStream {
-    if !errors.is_empty() {
+/// `#[a2a_agent(skill_set = name)]`: the impl block and `fn name() -> SkillSet<Self>`, its
+/// skills' static metadata and dispatch as a value.
+fn expand_skill_set(
+    imp: ItemImpl,
+    skills: &[Skill],
+    name: Option<syn::Ident>,
+    errors: &Errors,
+) -> TokenStream {
+    let (Some(name), true) = (name, errors.is_empty()) else {
         let errs = errors.to_compile_errors();
         return quote! {
             #errs
             #[allow(dead_code)]
             #imp
         };
-    }
+    };
     let self_ty = (*imp.self_ty).clone();
-    // Everything below lives in a `const _` block at module level, where `Self` does not exist.
+    // The items below live in a function body, where `Self` does not exist.
     let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
     let mut skill_items = Vec::new();
     let mut skill_infos = Vec::new();
@@ -403,39 +442,43 @@ fn expand_extension(imp: ItemImpl, skills: &[Skill], extend: Span, errors: &Erro
         .iter()
         .map(|s| subst(s.prepare_arm(&quote!(__a2a_self))));
     let count = skills.len();
-    // A type without a main `#[a2a_agent]` block is one error, at the type.
-    let downcast =
-        quote_spanned!(self_ty.span()=> ::a2a_kit::__private::downcast_agent::<#self_ty>);
-    // Without the feature, the error is at `extend` (the span of the whole invocation).
-    let register = quote_spanned! {extend=>
-        ::a2a_kit::__private::register_skills!(#self_ty, &__A2A_SKILLS, __a2a_prepare);
-    };
+    let name_str = name.to_string();
+    let doc = format!(
+        " The skills of this impl block, as a value: add them to the agent's service with \
+         `AgentService::builder(agent).skills({}::{name_str}())`. Generated by \
+         `#[a2a_agent(skill_set = {name_str})]`.",
+        type_name(&self_ty)
+    );
+    // A type without an `#[a2a_agent]` block is one error, at the type.
+    let set = quote_spanned!(self_ty.span()=> ::a2a_kit::__private::skill_set::<#self_ty>);
     quote! {
         #imp
 
-        const _: () = {
-            #(#skill_items)*
-
+        impl #self_ty {
+            #[doc = #doc]
             #[allow(dead_code)]
-            static __A2A_SKILLS: [::a2a_kit::__private::SkillInfo; #count] = [#(#skill_infos),*];
+            pub fn #name() -> ::a2a_kit::__private::SkillSet<Self> {
+                #(#skill_items)*
 
-            #[allow(dead_code, unused_variables)]
-            fn __a2a_prepare(
-                __a2a_agent: ::a2a_kit::__private::ErasedAgent,
-                __a2a_skill_id: &str,
-                __a2a_req: &::a2a_kit::__private::SkillRequest,
-            ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
-                let __a2a_self = #downcast(__a2a_agent)?;
-                match __a2a_skill_id {
-                    #(#arms)*
-                    __a2a_other => ::core::result::Result::Err(
-                        ::a2a_kit::__private::unknown_block_skill(&__A2A_SKILLS, __a2a_other),
-                    ),
+                static __A2A_SKILLS: [::a2a_kit::__private::SkillInfo; #count] = [#(#skill_infos),*];
+
+                #[allow(unused_variables)]
+                fn __a2a_prepare(
+                    __a2a_self: ::a2a_kit::__private::Arc<#self_ty>,
+                    __a2a_skill_id: &str,
+                    __a2a_req: &::a2a_kit::__private::SkillRequest,
+                ) -> ::core::result::Result<::a2a_kit::__private::SkillCall, ::a2a_kit::__private::A2aError> {
+                    match __a2a_skill_id {
+                        #(#arms)*
+                        __a2a_other => ::core::result::Result::Err(
+                            ::a2a_kit::__private::unknown_block_skill(&__A2A_SKILLS, __a2a_other),
+                        ),
+                    }
                 }
-            }
 
-            #register
-        };
+                #set(#name_str, &__A2A_SKILLS, __a2a_prepare, ::core::file!(), ::core::line!())
+            }
+        }
     }
 }
 
@@ -590,9 +633,9 @@ mod expansion_tests {
     }
 
     #[test]
-    fn extension_expansion() {
+    fn skill_set_expansion() {
         let out = expand(
-            quote!(extend),
+            quote!(skill_set = shouting),
             quote! {
                 impl HelloAgent {
                     /// Shout.
@@ -605,16 +648,14 @@ mod expansion_tests {
         );
         assert!(!out.contains("compile_error"), "{out}");
         assert!(!out.contains("# [skill"), "attributes are stripped: {out}");
-        assert!(out.contains("const _ : () ="), "{out}");
-        assert!(out.contains("register_skills !"), "{out}");
-        assert!(out.contains("downcast_agent :: < HelloAgent >"), "{out}");
+        assert!(out.contains("pub fn shouting ()"), "{out}");
+        assert!(out.contains("skill_set :: < HelloAgent >"), "{out}");
         assert!(out.contains("\"shout\" =>"), "{out}");
         assert!(
             out.contains("Data < HelloAgent >"),
             "`Self` is replaced: {out}"
         );
-        // An extension block has no card fields, no `impl Agent` and no registration of an
-        // agent of its own.
+        // A skill set has no card fields, no `impl Agent` and no registration of its own.
         assert!(!out.contains("fn agent_card"), "{out}");
         assert!(!out.contains("register_agent"), "{out}");
         assert!(
@@ -624,7 +665,7 @@ mod expansion_tests {
     }
 
     #[test]
-    fn main_block_without_skills_defers_to_the_feature() {
+    fn blocks_without_skills() {
         let out = expand(
             quote!(),
             quote! { /// Doc.
@@ -634,18 +675,18 @@ mod expansion_tests {
         assert!(out.contains("require_skills !"), "{out}");
         assert!(out.contains("register_agent !"), "{out}");
 
-        let out = expand(quote!(extend), quote! { impl A {} });
+        let out = expand(quote!(skill_set = s), quote! { impl A {} });
         assert_eq!(out.matches("compile_error").count(), 1, "{out}");
         assert!(
-            out.contains("this `#[a2a_agent(extend)]` block has no skills"),
+            out.contains("this `#[a2a_agent(skill_set = ..)]` block has no skills"),
             "{out}"
         );
     }
 
     #[test]
-    fn extension_takes_no_card_keys() {
+    fn skill_set_takes_no_card_keys_and_extend_is_renamed() {
         let out = expand(
-            quote!(extend, name = "X", version = "1"),
+            quote!(skill_set = s, name = "X", version = "1"),
             quote! {
                 impl A {
                     /// Skill.
@@ -656,10 +697,21 @@ mod expansion_tests {
         );
         assert_eq!(out.matches("compile_error").count(), 2, "{out}");
         assert!(
-            out.contains("`name` does not go on an `#[a2a_agent(extend)]` block"),
+            out.contains("`name` does not go on an `#[a2a_agent(skill_set = ..)]` block"),
             "{out}"
         );
         assert!(out.contains("async fn s"), "{out}");
+
+        let out = expand(
+            quote!(skill_set = "s"),
+            quote! { impl A { #[skill] async fn s(&self) {} } },
+        );
+        assert!(out.contains("`skill_set` names the function"), "{out}");
+        let out = expand(
+            quote!(extend),
+            quote! { impl A { #[skill] async fn s(&self) {} } },
+        );
+        assert!(out.contains("`extend` is now `skill_set = name`"), "{out}");
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! types, `TaskContext`, the service) is documented in `a2a_kit`.
 //!
 //! The examples here are marked `ignore` because a proc-macro crate cannot depend on
-//! `a2a_kit`; the same code is compiled by `a2a-kit/tests/macros_docs.rs` (the `extend` one by
-//! the doctests of `a2a_kit::registry`).
+//! `a2a_kit`; the same code is compiled by `a2a-kit/tests/macros_docs.rs` (the `skill_set` one
+//! by the doctests of `a2a_kit::skill`'s skill sets).
 //!
 //! # Errors
 //!
@@ -18,10 +18,11 @@
 //! is), generic skills, a receiver other than `&self`, an argument that is not an extractor
 //! (at the argument's type), a return type that is not a skill result or not a `Stream`
 //! (at the return type), a future that is not `Send` (at the skill's name), and `#[skill]` or
-//! `#[streaming]` outside an `#[a2a_agent]` impl block; for `#[a2a_agent(extend)]` blocks, card
-//! keys next to `extend`, a type without a main `#[a2a_agent]` block (at the type), and the
-//! form itself without a2a-kit's `inventory` feature.
+//! `#[streaming]` outside an `#[a2a_agent]` impl block; for `#[a2a_agent(skill_set = ..)]`
+//! blocks, card keys next to `skill_set`, a name that is not an identifier, and a type without
+//! an `#[a2a_agent]` block (at the type); the old `extend` key, with what replaced it.
 
+#![forbid(unsafe_code)]
 mod agent;
 mod args;
 mod skill;
@@ -69,7 +70,7 @@ use syn::Item;
 /// | `output_modes = ["..."]` | `defaultOutputModes` | `["text/plain", "application/json"]` |
 /// | `streaming = bool` | `capabilities.streaming` | `true` |
 /// | `push_notifications = bool` | `capabilities.pushNotifications` | `false` |
-/// | `extend` | see [below](#skills-in-several-impl-blocks-feature-inventory): this block only adds skills | off |
+/// | `skill_set = name` | see [below](#skills-in-several-impl-blocks): this block is a set of skills, `Type::name()` | off |
 ///
 /// String values are literals or macro calls producing a `&'static str` (`env!`, `concat!`,
 /// `include_str!`).
@@ -80,27 +81,28 @@ use syn::Item;
 /// - `pub fn agent_info() -> &'static AgentInfo` (a `static`: card fields and one
 ///   `SkillInfo` per skill, in declaration order) and `pub fn agent_card(base_url: &str) ->
 ///   AgentCard`;
-/// - `impl a2a_kit::agent::Agent`: `prepare` extracts every argument of the chosen skill, in
+/// - `impl a2a_kit::skill::Agent`: `prepare` extracts every argument of the chosen skill, in
 ///   order, before any task exists (a failure is InvalidParams naming the skill and the field),
 ///   then returns the skill's future, which owns an `Arc` of the agent;
 /// - a hidden trait impl holding that `static`, and, with a2a-kit's `inventory` feature only,
-///   the agent's entry in `a2a_kit::registry`. Without the feature nothing is registered and
-///   `agent_info()` returns the `static` directly.
+///   the agent's entry in `a2a_kit::registry` (every agent of the binary, with its card).
+///   Without the feature nothing is registered.
 ///
 /// The agent is a value shared between tasks: skills take `&self`, and the type must be
 /// `Send + Sync + 'static`. Other methods of the impl block are left alone.
 ///
 /// Generic impl blocks and trait impls are not supported.
 ///
-/// # Skills in several impl blocks (feature `inventory`)
+/// # Skills in several impl blocks
 ///
-/// With a2a-kit's opt-in `inventory` cargo feature, further inherent impl blocks of the same
-/// type, marked `#[a2a_agent(extend)]`, add their `#[skill]`s to the agent (in any module of
-/// the crate). The main block keeps the card fields and may then have no skill of its own;
-/// `extend` takes no other key.
+/// Further inherent impl blocks of the same type, marked `#[a2a_agent(skill_set = name)]`, are
+/// sets of skills (in any module of the crate): each generates `pub fn name() ->
+/// SkillSet<Self>`, a value the service is built with, and sets compose with `+`. A skill set
+/// takes no other key; the `#[a2a_agent]` block keeps the card fields.
 ///
 /// ```ignore
 /// use a2a_kit::prelude::*;
+/// use a2a_kit::server::AgentService;
 ///
 /// struct Travel;
 ///
@@ -112,24 +114,21 @@ use syn::Item;
 ///     async fn flight(&self, Text(to): Text) -> String { format!("flight to {to}") }
 /// }
 ///
-/// #[a2a_agent(extend)]
+/// #[a2a_agent(skill_set = hotels)]
 /// impl Travel {
 ///     /// Book a hotel.
 ///     #[skill]
 ///     async fn hotel(&self, Text(city): Text) -> String { format!("hotel in {city}") }
 /// }
 ///
-/// let ids: Vec<_> = Travel::agent_info().skills.iter().map(|s| s.id).collect();
+/// let service = AgentService::builder(Travel).skills(Travel::hotels()).build()?;
+/// let ids: Vec<_> = service.card().skills.iter().map(|s| s.id.as_str()).collect();
 /// assert_eq!(ids, ["flight", "hotel"]);
 /// ```
 ///
 /// Each block checks its own skills at compile time (duplicate ids, two defaults). Conflicts
-/// *between* blocks are found at run time, when the agent's description is first built:
-/// `a2a_kit::registry::check()` returns them, and `agent_info()` / `agent_card()` /
-/// `AgentService::builder(..).build()` panic with a message naming both blocks. Without the
-/// feature, `extend` is a compile error saying how to enable it, and a main block without
-/// skills is an error as usual. See `a2a_kit::registry` for the order of the merged skills and
-/// the costs.
+/// *between* blocks are an error from `AgentServiceBuilder::build`, naming both blocks; nothing
+/// panics at run time.
 #[proc_macro_attribute]
 pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     agent::expand(attr.into(), item.into()).into()
@@ -190,11 +189,11 @@ pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # Signature
 ///
 /// `async fn name(&self, arg: Extractor, ...) -> R`:
-/// - every argument implements `a2a_kit::extract::FromSkillRequest` (`Text`, `Data<T>`,
+/// - every argument implements `a2a_kit::skill::FromSkillRequest` (`Text`, `Data<T>`,
 ///   `File`, `Files`, `Parts`, `Message`, `Metadata<T>`, `History`, `TaskContext`,
 ///   `Option<E>`, or your own); patterns such as `Text(name): Text` are fine. The first
 ///   `Data<T>` argument's JSON Schema is published in the card;
-/// - `R` implements `a2a_kit::reply::IntoOutcome` (`String`, `Data<T>`, `Message` for a
+/// - `R` implements `a2a_kit::skill::IntoOutcome` (`String`, `Data<T>`, `Message` for a
 ///   direct reply without a task, `Outcome`, `Result<T, E>`, ...) and must be a named type;
 /// - the future must be `Send` (it runs on a spawned task);
 /// - no generics.
@@ -233,7 +232,7 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The method is a plain `fn` (not `async`) taking `&self` and extractors, returning any
-/// `Stream + Send` whose items implement `a2a_kit::reply::IntoChunk` (`String`, `Data<T>`,
+/// `Stream + Send` whose items implement `a2a_kit::skill::IntoParts` (`String`, `Data<T>`,
 /// `Part`, `Result<T, E>` where `Err` fails the task, ...). The order of `#[skill]` and
 /// `#[streaming]` does not matter. Takes no arguments.
 ///

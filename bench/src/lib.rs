@@ -18,17 +18,16 @@
 //! default) all of them, the limit included, run on mimalloc, otherwise all on the system
 //! allocator.
 
+#![forbid(unsafe_code)]
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
 use a2a_kit::error::A2aError;
-use a2a_kit::extract::{FromSkillRequest, SkillRequest, Text};
 use a2a_kit::prelude::*;
-use a2a_kit::reply::IntoOutcome;
+use a2a_kit::server::AgentServiceBuilder;
+use a2a_kit::skill::{Agent, AgentInfo, FromSkillRequest, SkillCall, SkillInfo, SkillRequest};
 use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
-use a2a_kit_axum::A2a;
 use clap::Parser;
 
 /// The command line of every server binary.
@@ -48,7 +47,10 @@ pub struct ServerCli {
 
 impl ServerCli {
     /// Apply the store options to an agent.
-    pub async fn configure(&self, a2a: A2a) -> Result<A2a, Box<dyn std::error::Error>> {
+    pub async fn configure(
+        &self,
+        a2a: AgentServiceBuilder,
+    ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
         let a2a = a2a.public_url(format!("http://{}", self.bind));
         if self.store == "memory" {
             return Ok(match self.max_tasks {
@@ -71,23 +73,28 @@ impl ServerCli {
 }
 
 #[cfg(feature = "sqlite")]
-async fn open_sqlite(a2a: A2a, path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+async fn open_sqlite(
+    a2a: AgentServiceBuilder,
+    path: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Ok(a2a.task_manager(a2a_kit::store::SqliteTaskManager::open(path).await?))
 }
 
 #[cfg(not(feature = "sqlite"))]
-async fn open_sqlite(_: A2a, _: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+async fn open_sqlite(
+    _: AgentServiceBuilder,
+    _: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("built without the `sqlite` feature of a2a-bench".into())
 }
 
 /// Parse the command line, configure `a2a` and serve it until killed.
-pub async fn serve(a2a: A2a) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn serve(a2a: AgentServiceBuilder) -> Result<(), Box<dyn std::error::Error>> {
     let cli = ServerCli::parse();
-    let a2a = cli.configure(a2a).await?;
+    let service = cli.configure(a2a).await?.build()?;
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
-        .await?;
+    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())
 }
 

@@ -24,9 +24,9 @@
 
 use std::time::Duration;
 
-use a2a_kit::agent::{Route, RouteRequest, SkillRouter};
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
+use a2a_kit::skill::{Route, RouteRequest, SkillRouter};
 use serde_json::json;
 
 /// What the agent does for one message.
@@ -195,19 +195,15 @@ pub struct ConformanceFlags {
 }
 
 /// The agent configured by `flags`.
-pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> A2a {
+pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> AgentServiceBuilder {
     let flags = flags.clone();
-    let mut a2a = A2a::new(agent)
+    let mut a2a = AgentService::builder(agent)
         .skill_router(PrefixRouter)
-        .with_builder(|mut b| {
-            b = b
-                .streaming(!flags.no_streaming)
-                .push_notifications(flags.push);
-            for uri in &flags.require_extension {
-                b = b.require_extension(uri.clone());
-            }
-            b
-        });
+        .streaming(!flags.no_streaming)
+        .push_notifications(flags.push);
+    for uri in &flags.require_extension {
+        a2a = a2a.require_extension(uri.clone());
+    }
     if flags.extended_card {
         let mut card = ConformanceAgent::agent_card("http://placeholder");
         card.name = "a2a-kit conformance agent (extended)".into();
@@ -221,12 +217,12 @@ pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> A2a {
 }
 
 /// Push delivery that may reach webhooks on private networks (local receivers in tests).
-fn enable_push(a2a: A2a) -> A2a {
+fn enable_push(a2a: AgentServiceBuilder) -> AgentServiceBuilder {
     a2a.push_delivery(a2a_kit::push::PushConfig::default().allow_private_networks())
 }
 
 /// The agent with default flags.
-pub fn a2a() -> A2a {
+pub fn a2a() -> AgentServiceBuilder {
     a2a_with(ConformanceAgent::default(), &ConformanceFlags::default())
 }
 

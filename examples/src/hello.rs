@@ -1,7 +1,7 @@
 //! The smallest useful agent: one skill that greets by name.
 
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 
 /// The hello agent (it holds no state, but could: clients, pools, config).
 #[derive(Clone, Default)]
@@ -18,11 +18,11 @@ impl HelloAgent {
 }
 
 /// The agent, ready to configure or mount.
-pub fn a2a() -> A2a {
-    A2a::new(HelloAgent)
+pub fn a2a() -> AgentServiceBuilder {
+    AgentService::builder(HelloAgent)
 }
 
 /// A complete axum app serving the agent at `/` (JSON-RPC and HTTP+JSON) and its card.
 pub fn app() -> axum::Router {
-    a2a().into_router()
+    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
 }

@@ -4,6 +4,7 @@
 //! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
 //! the agent card JSON and exit), `--public-url URL` and `--store memory|sqlite:PATH`.
 
+#![forbid(unsafe_code)]
 pub mod conformance;
 pub mod hello;
 pub mod planner;
@@ -14,7 +15,7 @@ pub mod workshop;
 
 use std::net::SocketAddr;
 
-use a2a_kit_axum::A2a;
+use a2a_kit::server::AgentServiceBuilder;
 use clap::Parser;
 
 /// The command line every example shares.
@@ -70,8 +71,11 @@ impl Cli {
             .unwrap_or_else(|| format!("http://{}", self.bind))
     }
 
-    /// Apply the store and URL options to an agent.
-    pub async fn configure(&self, a2a: A2a) -> Result<A2a, Box<dyn std::error::Error>> {
+    /// Apply the store and URL options to an agent's configuration.
+    pub async fn configure(
+        &self,
+        a2a: AgentServiceBuilder,
+    ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
         let a2a = a2a.public_url(self.url());
         match &self.store {
             StoreSpec::Memory => Ok(a2a),
@@ -81,34 +85,45 @@ impl Cli {
 }
 
 #[cfg(feature = "sqlite")]
-async fn open_sqlite(a2a: A2a, path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+async fn open_sqlite(
+    a2a: AgentServiceBuilder,
+    path: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     let store = a2a_kit::store::SqliteTaskManager::open(path).await?;
     Ok(a2a.task_manager(store))
 }
 
 #[cfg(not(feature = "sqlite"))]
-async fn open_sqlite(_a2a: A2a, _path: &str) -> Result<A2a, Box<dyn std::error::Error>> {
+async fn open_sqlite(
+    _a2a: AgentServiceBuilder,
+    _path: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("this binary was built without the `sqlite` feature".into())
 }
 
 /// Run an example: parse the command line, print the card or serve until Ctrl-C.
-pub async fn run(make: impl FnOnce(&Cli) -> A2a) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn run(
+    make: impl FnOnce(&Cli) -> AgentServiceBuilder,
+) -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
     let a2a = make(&cli);
     run_with(cli, a2a).await
 }
 
 /// Run an agent with an already parsed command line.
-pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn run_with(
+    cli: Cli,
+    a2a: AgentServiceBuilder,
+) -> Result<(), Box<dyn std::error::Error>> {
     init_tracing();
-    let a2a = cli.configure(a2a).await?;
+    let service = cli.configure(a2a).await?.build()?;
     if cli.print_card {
         // A closed pipe (`--print-card | head`) is not an error worth a panic.
         use std::io::Write;
         let _ = writeln!(
             std::io::stdout().lock(),
             "{}",
-            serde_json::to_string_pretty(a2a.service().card())?
+            serde_json::to_string_pretty(service.card())?
         );
         return Ok(());
     }
@@ -118,11 +133,7 @@ pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Erro
             std::time::Duration::from_secs(1),
             std::time::Duration::from_secs(60),
         );
-        a2a_kit::store::retention::spawn_retention(
-            a2a.service().task_manager().clone(),
-            ttl,
-            every,
-        );
+        a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
     }
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!(
@@ -130,8 +141,7 @@ pub async fn run_with(cli: Cli, a2a: A2a) -> Result<(), Box<dyn std::error::Erro
         listener.local_addr()?,
         cli.url()
     );
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
-        .await?;
+    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())
 }
 

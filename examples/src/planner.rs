@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use a2a_kit::client::{A2aClient, ClientError, DelegateOptions, RemoteAgent, SendRequest};
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::protocol::TaskState;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use tokio::sync::OnceCell;
 
 /// Plans, and lets a worker agent do the work.
@@ -84,11 +85,11 @@ impl PlannerAgent {
 }
 
 /// The agent delegating to `worker_url`.
-pub fn a2a(worker_url: &str) -> A2a {
-    A2a::new(PlannerAgent::new(worker_url))
+pub fn a2a(worker_url: &str) -> AgentServiceBuilder {
+    AgentService::builder(PlannerAgent::new(worker_url))
 }
 
 /// A complete axum app serving the agent and its card.
 pub fn app(worker_url: &str) -> axum::Router {
-    a2a(worker_url).into_router()
+    a2a_kit_axum::app(&a2a(worker_url).build().expect("a valid configuration"))
 }

@@ -1,7 +1,7 @@
 //! A streaming skill: each yielded item is one chunk of the task's artifact.
 
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 
 /// Counts out loud.
 #[derive(Clone, Default)]
@@ -24,11 +24,11 @@ impl CounterAgent {
 }
 
 /// The agent, ready to configure or mount.
-pub fn a2a() -> A2a {
-    A2a::new(CounterAgent)
+pub fn a2a() -> AgentServiceBuilder {
+    AgentService::builder(CounterAgent)
 }
 
 /// A complete axum app serving the agent and its card.
 pub fn app() -> axum::Router {
-    a2a().into_router()
+    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
 }

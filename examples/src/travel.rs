@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -139,11 +139,11 @@ impl TravelAgent {
 }
 
 /// The agent, ready to configure or mount.
-pub fn a2a() -> A2a {
-    A2a::new(TravelAgent::default())
+pub fn a2a() -> AgentServiceBuilder {
+    AgentService::builder(TravelAgent::default())
 }
 
 /// A complete axum app serving the agent and its card.
 pub fn app() -> axum::Router {
-    a2a().into_router()
+    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
 }

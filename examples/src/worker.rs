@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use a2a_kit::prelude::*;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 
 /// Carries out jobs step by step.
 #[derive(Clone)]
@@ -65,16 +65,16 @@ impl WorkerAgent {
 }
 
 /// The agent with steps of `step`.
-pub fn a2a_with(step: Duration) -> A2a {
-    A2a::new(WorkerAgent::new(step))
+pub fn a2a_with(step: Duration) -> AgentServiceBuilder {
+    AgentService::builder(WorkerAgent::new(step))
 }
 
 /// The agent, ready to configure or mount.
-pub fn a2a() -> A2a {
-    A2a::new(WorkerAgent::default())
+pub fn a2a() -> AgentServiceBuilder {
+    AgentService::builder(WorkerAgent::default())
 }
 
 /// A complete axum app serving the agent and its card.
 pub fn app() -> axum::Router {
-    a2a().into_router()
+    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use a2a_kit::prelude::*;
 use a2a_kit::runtime::{ExecutionConfig, NarrationContext, StatusNarrator};
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 
 /// Builds things, slowly, and talks about it.
 #[derive(Clone)]
@@ -86,8 +86,8 @@ impl StatusNarrator for ElapsedNarrator {
 }
 
 /// The agent with narration every `every`.
-pub fn a2a_with(agent: WorkshopAgent, every: Duration) -> A2a {
-    A2a::new(agent).execution(ExecutionConfig {
+pub fn a2a_with(agent: WorkshopAgent, every: Duration) -> AgentServiceBuilder {
+    AgentService::builder(agent).execution(ExecutionConfig {
         narrator: Some(Arc::new(ElapsedNarrator)),
         narration_interval: every,
         ..Default::default()
@@ -95,11 +95,11 @@ pub fn a2a_with(agent: WorkshopAgent, every: Duration) -> A2a {
 }
 
 /// The agent, ready to configure or mount (narration every 2 s).
-pub fn a2a() -> A2a {
+pub fn a2a() -> AgentServiceBuilder {
     a2a_with(WorkshopAgent::default(), Duration::from_secs(2))
 }
 
 /// A complete axum app serving the agent and its card.
 pub fn app() -> axum::Router {
-    a2a().into_router()
+    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
 }

@@ -5,13 +5,14 @@
 //!
 //! Prints `listening on http://ADDR` on stdout once bound (so `--bind 127.0.0.1:0` works), then
 //! serves until SIGINT/SIGTERM. At start-up it ends the tasks a previous process left SUBMITTED
-//! or WORKING (`A2a::serve_listener` runs `AgentService::recover`).
+//! or WORKING (`a2a_kit_axum::serve_service` runs `AgentService::recover`).
 
 use std::io::Write;
 use std::time::Duration;
 
+use a2a_kit::server::AgentService;
 use a2a_kit::store::SqliteTaskManager;
-use a2a_kit_axum::{A2a, shutdown_signal};
+use a2a_kit_axum::shutdown_signal;
 use a2a_tests::TestAgent;
 
 #[tokio::main]
@@ -45,19 +46,19 @@ async fn main() {
             std::process::exit(1);
         });
     let addr = listener.local_addr().expect("bound address");
-    let a2a = A2a::new(TestAgent)
+    let service = AgentService::builder(TestAgent)
         .public_url(format!("http://{addr}"))
         .task_manager(store)
-        .with_builder(|b| {
-            b.push_notifications(true)
-                .execution(a2a_kit::runtime::ExecutionConfig {
-                    cancel_grace: Duration::from_millis(300),
-                    ..Default::default()
-                })
-        });
+        .push_notifications(true)
+        .execution(a2a_kit::runtime::ExecutionConfig {
+            cancel_grace: Duration::from_millis(300),
+            ..Default::default()
+        })
+        .build()
+        .expect("a valid configuration");
     println!("listening on http://{addr}");
     let _ = std::io::stdout().flush();
-    if let Err(e) = a2a.serve_listener(listener, shutdown_signal()).await {
+    if let Err(e) = a2a_kit_axum::serve_service(service, listener, shutdown_signal()).await {
         eprintln!("store_server: {e}");
         std::process::exit(1);
     }

@@ -1,7 +1,7 @@
 //! Less common but supported forms.
 use std::sync::Mutex;
 
-use a2a_kit::extract::{ExtractError, FromSkillRequest, SkillRequest};
+use a2a_kit::skill::{ExtractError, FromSkillRequest, SkillRequest};
 use futures::stream::BoxStream;
 use futures::StreamExt;
 
@@ -46,7 +46,7 @@ impl Notes {
     ///
     /// `Self` in a signature is fine.
     #[a2a_kit::skill(id = "add-note", name = "Add a note", default)]
-    pub async fn add(&self, a2a_kit::extract::Text(t): a2a_kit::extract::Text, _locale: Locale) -> Result<String, <Self as Errors>::Error> {
+    pub async fn add(&self, a2a_kit::skill::Text(t): a2a_kit::skill::Text, _locale: Locale) -> Result<String, <Self as Errors>::Error> {
         let mut lines = self.lines.lock().unwrap();
         lines.push(t);
         Ok(format!("{} note(s)", lines.len()))
@@ -75,8 +75,8 @@ impl Notes {
 
     /// Ask for more.
     #[a2a_kit::skill]
-    async fn ask(&self, _ctx: a2a_kit::context::TaskContext) -> a2a_kit::reply::Outcome {
-        a2a_kit::reply::Outcome::input_required("What else?")
+    async fn ask(&self, _ctx: a2a_kit::skill::TaskContext) -> a2a_kit::skill::Outcome {
+        a2a_kit::skill::Outcome::input_required("What else?")
     }
 }
 
@@ -86,5 +86,5 @@ fn main() {
     assert_eq!(info.skills.len(), 5);
     assert_eq!(info.skills[0].id, "add-note");
     assert!(info.skills[1].streaming && info.skills[2].streaming);
-    let _service = a2a_kit::server::AgentService::builder(Notes::new()).build();
+    let _service = a2a_kit::server::AgentService::builder(Notes::new()).build().expect("a valid configuration");
 }

@@ -1,5 +1,6 @@
 //! The design notes' first example.
 use a2a_kit::prelude::*;
+use a2a_kit::server::AgentService;
 
 #[derive(Clone, Default)]
 struct HelloAgent;
@@ -25,5 +26,5 @@ impl HelloAgent {
 fn main() {
     let card = HelloAgent::agent_card("http://127.0.0.1:3000");
     assert_eq!(card.skills[0].id, "greet");
-    let _service = AgentService::builder(HelloAgent).build();
+    let _service = AgentService::builder(HelloAgent).build().expect("a valid configuration");
 }

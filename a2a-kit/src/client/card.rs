@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::error::ClientError;
 use super::stream::snippet;
-use super::transport::Http;
+use super::transport::{Binding, Http};
 use crate::protocol::{AgentCard, AgentInterface};
 
 /// The well-known path of the agent card.
@@ -21,49 +21,6 @@ pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
 /// Time limit for fetching a card.
 const CARD_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A protocol binding the client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Binding {
-    /// JSON-RPC 2.0 over HTTP (`JSONRPC`).
-    JsonRpc,
-    /// HTTP+JSON / REST (`HTTP+JSON`).
-    HttpJson,
-}
-
-impl Binding {
-    /// The `protocolBinding` value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Binding::JsonRpc => AgentInterface::JSONRPC,
-            Binding::HttpJson => AgentInterface::HTTP_JSON,
-        }
-    }
-
-    /// Parse a `protocolBinding` (case-insensitive; `rest` and `json-rpc` are accepted too).
-    pub fn parse(s: &str) -> Option<Binding> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
-            "HTTP+JSON" | "REST" | "HTTP" | "HTTP_JSON" => Some(Binding::HttpJson),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Binding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Binding {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Binding::parse(s).ok_or_else(|| {
-            format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON)")
-        })
-    }
-}
 
 /// A shared cache of agent cards, keyed by the URL they were resolved from. Clone it into
 /// several builders to share it.

@@ -8,10 +8,10 @@ use futures::StreamExt;
 
 use super::stream::status_text;
 use super::{A2aClient, ClientError, SendRequest, TaskAccumulator};
-use crate::context::TaskContext;
 use crate::error::SkillError;
 use crate::protocol::{Message, Part, Role, SendMessageResponse, StreamResponse, Task, TaskState};
-use crate::reply::{IntoOutcome, Outcome};
+use crate::skill::TaskContext;
+use crate::skill::{IntoOutcome, Outcome};
 
 /// How [`RemoteAgent::delegate`] behaves.
 #[derive(Debug, Clone)]

@@ -67,11 +67,12 @@ use serde_json::Value;
 pub use auth::{
     ApiKeyAuth, ApiKeyLocation, BearerAuth, CallInfo, FnInterceptor, Interceptor, StaticHeaders,
 };
-pub use card::{AGENT_CARD_PATH, Binding, CardCache};
+pub use card::{AGENT_CARD_PATH, CardCache};
 pub use delegate::{DelegateOptions, DelegationResult, RemoteAgent};
 pub use error::{AgentError, ClientError, code_for_reason, error_name};
 pub use reqwest;
 pub use stream::{ResumePolicy, TaskAccumulator, TaskStream, status_text};
+pub use transport::Binding;
 
 use crate::protocol::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,

@@ -10,10 +10,53 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::auth::{CallInfo, Interceptor};
-use super::card::Binding;
 use super::error::{AgentError, ClientError};
 use super::stream::{RawEvents, decode_sse, snippet};
+use crate::protocol::AgentInterface;
 use crate::protocol::{AgentCard, PROTOCOL_VERSION, StreamResponse};
+
+/// A protocol binding the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP (`JSONRPC`).
+    JsonRpc,
+    /// HTTP+JSON / REST (`HTTP+JSON`).
+    HttpJson,
+}
+
+impl Binding {
+    /// The `protocolBinding` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => AgentInterface::JSONRPC,
+            Binding::HttpJson => AgentInterface::HTTP_JSON,
+        }
+    }
+
+    /// Parse a `protocolBinding` (case-insensitive; `rest` and `json-rpc` are accepted too).
+    pub fn parse(s: &str) -> Option<Binding> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
+            "HTTP+JSON" | "REST" | "HTTP" | "HTTP_JSON" => Some(Binding::HttpJson),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Binding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Binding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Binding::parse(s).ok_or_else(|| {
+            format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON)")
+        })
+    }
+}
 
 /// The HTTP layer shared by every call: the reqwest client, interceptors, service parameters.
 pub(crate) struct Http {

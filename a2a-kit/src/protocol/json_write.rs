@@ -37,27 +37,6 @@ fn byte_needs_escape(b: u8) -> bool {
 #[inline]
 fn clean_prefix_len(s: &[u8]) -> usize {
     let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    while let Some(chunk) = s.get(i..i + 16) {
-        // SSE2 is part of x86_64 itself: 16 bytes at a time.
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
-        };
-        // SAFETY: `chunk` is 16 readable bytes (an unaligned load is allowed); the other
-        // intrinsics only compute on registers, and SSE2 is always present on x86_64.
-        let mask = unsafe {
-            let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
-            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)))
-        };
-        if mask != 0 {
-            return i + mask.trailing_zeros() as usize;
-        }
-        i += 16;
-    }
     while let Some(chunk) = s.get(i..i + 8) {
         let mut w = [0u8; 8];
         w.copy_from_slice(chunk);

@@ -7,11 +7,11 @@
 //!
 //! ```no_run
 //! use a2a_kit::push::{PushConfig, PushDispatcher};
-//! # fn demo(agent: impl a2a_kit::agent::Agent) {
+//! # fn demo(agent: impl a2a_kit::skill::Agent) -> Result<(), a2a_kit::server::BuildError> {
 //! let push = PushDispatcher::new(PushConfig::default());
-//! let service = a2a_kit::server::AgentService::builder(agent).push_dispatcher(&push).build();
+//! let service = a2a_kit::server::AgentService::builder(agent).push_dispatcher(&push).build()?;
 //! // later: push.status("task-id", "config-id")
-//! # }
+//! # Ok(()) }
 //! ```
 //!
 //! **How it works.** The capability is advertised and the four push-config operations are

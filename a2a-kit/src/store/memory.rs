@@ -85,7 +85,7 @@ pub const DEFAULT_HOT_FINISHED: usize = 1024;
 struct Inner {
     /// Boxed: the table of a full store is large and cold, and an insert or a removal then
     /// touches one small bucket, not a whole entry's cache lines.
-    tasks: crate::FastMap<Arc<str>, Box<Entry>>,
+    tasks: crate::fast_map::FastMap<Arc<str>, Box<Entry>>,
     /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
     by_time: BTreeSet<(i64, Arc<str>)>,
     /// Terminal tasks, oldest end first: eviction order.

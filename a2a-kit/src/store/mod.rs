@@ -19,8 +19,6 @@ mod memory;
 mod sqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
-#[cfg(feature = "test-support")]
-pub mod conformance;
 pub mod retention;
 
 use async_trait::async_trait;

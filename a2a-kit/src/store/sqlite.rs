@@ -450,7 +450,7 @@ impl SqliteTaskManager {
                 )
                 .db()?;
             let rows = stmt
-                .query_map(params![task_id, crate::runtime::STATUS_MESSAGE_KIND, clamp(limit)], |r| r.get::<_, String>(0))
+                .query_map(params![task_id, crate::protocol::STATUS_MESSAGE_KIND, clamp(limit)], |r| r.get::<_, String>(0))
                 .db()?;
             let mut out = rows.map(|r| r.db().and_then(|b| from_json::<Message>(&b))).collect::<Result<Vec<_>, _>>()?;
             out.reverse();
@@ -723,7 +723,7 @@ fn clamp(n: usize) -> i64 {
 fn message_kind(m: &Message) -> Option<&str> {
     m.metadata
         .as_ref()?
-        .get(crate::runtime::STATUS_MESSAGE_KIND_KEY)?
+        .get(crate::protocol::STATUS_MESSAGE_KIND_KEY)?
         .as_str()
 }
 

@@ -12,6 +12,7 @@
 //!   completed tasks (with `oha -n`), and before and after opening 1,000 SSE streams that stay
 //!   open (a `hold` skill): bytes per retained task and per open stream.
 
+#![forbid(unsafe_code)]
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -941,7 +942,7 @@ fn report(
         "Servers (each started fresh for every measurement; the servers of one run are interleaved, \
          so slow drift of the machine hits all of them alike):\n\n\
          * **ours**: `bench-hello`, the macro `hello` agent of `examples/src/hello.rs` behind \
-           `a2a_kit_axum::A2a::serve_listener`, with the default in-memory store (bounded at 100,000 \
+           `a2a_kit_axum::serve_service`, with the default in-memory store (bounded at 100,000 \
            tasks) or `--store sqlite:PATH` (`a2a_kit::store::SqliteTaskManager`); \
            `bench-hello-manual`, the same agent written by hand against the `Agent` trait; \
            `bench-stream`, a `count` skill streaming N chunks (the one of `examples/src/streaming.rs`) \

@@ -1,9 +1,13 @@
 //! The hello agent written by hand against the `Agent` trait (`a2a_bench::ManualHello`).
 //! `bench-hello-manual [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
+#![forbid(unsafe_code)]
 a2a_bench::server_allocator!();
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    a2a_bench::serve(a2a_kit_axum::A2a::new(a2a_bench::ManualHello)).await
+    a2a_bench::serve(a2a_kit::server::AgentService::builder(
+        a2a_bench::ManualHello,
+    ))
+    .await
 }

@@ -1,9 +1,13 @@
 //! The macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`).
 //! `bench-hello [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
+#![forbid(unsafe_code)]
 a2a_bench::server_allocator!();
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    a2a_bench::serve(a2a_kit_axum::A2a::new(a2a_examples::hello::HelloAgent)).await
+    a2a_bench::serve(a2a_kit::server::AgentService::builder(
+        a2a_examples::hello::HelloAgent,
+    ))
+    .await
 }

@@ -1,5 +1,5 @@
 //! The limit: a bare axum handler with no A2A logic, on the same axum/hyper/tokio stack and
-//! socket options as `a2a_kit_axum::A2a::serve_listener`.
+//! socket options as `a2a_kit_axum::serve_service`.
 //!
 //! `POST /` parses the JSON-RPC body (all of it, into a `serde_json::Value`) and answers:
 //! * `SendMessage`: the bytes of `--unary FILE` (a real a2a-kit response to the same request,
@@ -13,6 +13,7 @@
 //!
 //! `bench-limit [--bind HOST:PORT] --unary FILE --stream-frames FILE`
 
+#![forbid(unsafe_code)]
 a2a_bench::server_allocator!();
 
 use std::convert::Infallible;

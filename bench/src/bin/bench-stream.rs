@@ -1,9 +1,13 @@
 //! The streaming agent (`a2a_bench::StreamAgent`: skills `count` and `hold`).
 //! `bench-stream [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
+#![forbid(unsafe_code)]
 a2a_bench::server_allocator!();
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    a2a_bench::serve(a2a_kit_axum::A2a::new(a2a_bench::StreamAgent)).await
+    a2a_bench::serve(a2a_kit::server::AgentService::builder(
+        a2a_bench::StreamAgent,
+    ))
+    .await
 }

@@ -78,7 +78,8 @@ async fn main() {
     });
     let service = AgentService::builder(a2a_examples::hello::HelloAgent)
         .task_manager(store)
-        .build();
+        .build()
+        .expect("a valid configuration");
     let text = "Alice Pleasance Liddell, who followed a white rabbit down a hole and found a strange world of wonder";
     let params = format!(
         r#"{{"message":{{"messageId":"bench-w1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}"#

@@ -1,6 +1,7 @@
 //! `cargo run --bin conformance -- [--bind HOST:PORT] [--print-card] [--no-streaming] [--push]
 //! [--extended-card] [--require-extension URI]...`
 
+#![forbid(unsafe_code)]
 use a2a_examples::conformance::{ConformanceAgent, ConformanceFlags, a2a_with};
 use clap::Parser;
 

@@ -17,6 +17,7 @@
 //! Output lines: `acknowledged: task ID (STATE)`, `webhook: task ID -> STATE`, then
 //! `result: STATE: TEXT`.
 
+#![forbid(unsafe_code)]
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -3,6 +3,7 @@
 //! Run the worker first (`cargo run --bin worker -- --bind 127.0.0.1:3001`), then:
 //! `a2a send http://127.0.0.1:3000 "launch a newsletter" --skill plan --stream`
 
+#![forbid(unsafe_code)]
 use a2a_examples::planner;
 
 use clap::Parser;
@@ -20,9 +21,13 @@ struct PlannerCli {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = PlannerCli::parse();
-    let a2a = cli.common.configure(planner::a2a(&cli.worker)).await?;
+    let service = cli
+        .common
+        .configure(planner::a2a(&cli.worker))
+        .await?
+        .build()?;
     if cli.common.print_card {
-        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        println!("{}", serde_json::to_string_pretty(service.card())?);
         return Ok(());
     }
     let listener = tokio::net::TcpListener::bind(cli.common.bind).await?;
@@ -32,7 +37,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         cli.common.url(),
         cli.worker
     );
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
-        .await?;
+    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())
 }

@@ -7,11 +7,12 @@
 //! `--allow-private-webhooks` is given (development only: with it, a client could make this
 //! agent POST to services on its own network). On start it prints `listening on URL`.
 
+#![forbid(unsafe_code)]
 use std::time::Duration;
 
 use a2a_kit::prelude::*;
 use a2a_kit::push::PushConfig;
-use a2a_kit_axum::A2a;
+use a2a_kit::server::AgentService;
 use clap::Parser;
 
 /// The worker: its skill sleeps, then answers.
@@ -58,10 +59,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = Worker {
         work: Duration::from_millis(args.work_ms),
     };
-    let a2a = A2a::new(agent).with_builder(move |b| b.push_delivery(push));
+    let a2a = AgentService::builder(agent).push_delivery(push);
     if args.common.print_card {
-        let a2a = args.common.configure(a2a).await?;
-        println!("{}", serde_json::to_string_pretty(a2a.service().card())?);
+        let service = args.common.configure(a2a).await?.build()?;
+        println!("{}", serde_json::to_string_pretty(service.card())?);
         return Ok(());
     }
     // Bind first, so `--bind 127.0.0.1:0` gets a real port into the card.
@@ -72,9 +73,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .clone()
             .unwrap_or_else(|| format!("http://{}", listener.local_addr().unwrap_or(cli.bind))),
     );
-    let a2a = cli.configure(a2a).await?;
+    let service = cli.configure(a2a).await?.build()?;
     println!("listening on {}", cli.url());
-    a2a.serve_listener(listener, a2a_kit_axum::shutdown_signal())
-        .await?;
+    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())
 }

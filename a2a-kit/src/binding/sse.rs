@@ -13,7 +13,7 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Frame one event. `json` must be a single line (serde_json's compact output is).
 ///
 /// ```
-/// let frame = a2a_kit::server::sse::frame(Some(3), br#"{"a":1}"#);
+/// let frame = a2a_kit::binding::sse::frame(Some(3), br#"{"a":1}"#);
 /// assert_eq!(&frame[..], b"id: 3\ndata: {\"a\":1}\n\n");
 /// ```
 pub fn frame(id: Option<u64>, json: &[u8]) -> Bytes {

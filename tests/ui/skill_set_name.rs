@@ -1,4 +1,4 @@
-//! `#[a2a_agent(extend)]` needs a2a-kit's `inventory` feature, off here.
+//! `skill_set` names a function: a string is refused, with the form to use.
 use a2a_kit::prelude::*;
 
 struct Travel;
@@ -13,7 +13,7 @@ impl Travel {
     }
 }
 
-#[a2a_agent(extend)]
+#[a2a_agent(skill_set = "hotels", name = "Hotels")]
 impl Travel {
     /// Book a hotel.
     #[skill]
@@ -22,6 +22,4 @@ impl Travel {
     }
 }
 
-fn main() {
-    let _ = Travel::agent_card("http://localhost");
-}
+fn main() {}

@@ -35,7 +35,7 @@ fn query_param(query: Option<&str>, name: &str) -> Option<String> {
 /// Check the version and the required extensions.
 ///
 /// ```
-/// use a2a_kit::server::params::check;
+/// use a2a_kit::binding::params::check;
 /// let mut headers = http::HeaderMap::new();
 /// assert_eq!(check(&headers, None, &[], &[]).unwrap_err().code(), -32009);
 /// headers.insert("a2a-version", "1.0".parse().unwrap());

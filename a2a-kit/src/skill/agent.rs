@@ -1,28 +1,19 @@
-//! The [`Agent`] trait (what `#[a2a_agent]` implements), static skill metadata, skill routing
-//! and agent-card assembly.
-//!
-//! # Routing a message to a skill (first match wins)
-//! 1. The message continues an existing task (`taskId`): that task's skill.
-//! 2. An explicit skill id: `message.metadata.skillId`, else the request's `metadata.skillId`.
-//!    An unknown id is InvalidParams listing the available ids.
-//! 3. The agent has exactly one skill.
-//! 4. The skill marked `#[skill(default)]`.
-//! 5. The [`SkillRouter`], if one is installed; it may also answer directly with a Message.
-//! 6. Otherwise InvalidParams, listing the available skill ids.
+//! The [`Agent`] trait (what `#[a2a_agent]` implements), static skill metadata and agent-card
+//! assembly.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+use super::extract::SkillRequest;
+use super::outcome::Outcome;
 use crate::error::A2aError;
-use crate::extract::SkillRequest;
 use crate::protocol::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentProvider, AgentSkill,
-    Message,
 };
-use crate::reply::Outcome;
+use crate::runtime::Ending;
 
 /// URI of the card extension that publishes skills' input and output JSON Schemas.
 ///
@@ -133,11 +124,16 @@ impl AgentInfo {
 
     /// The agent card served at `base_url` (JSON-RPC at `base_url`, HTTP+JSON below it).
     pub fn card(&self, base_url: &str) -> AgentCard {
+        self.card_with(self.skills, base_url)
+    }
+
+    /// The card with `skills` (the agent's own and its skill sets').
+    pub(crate) fn card_with(&self, skills: &[SkillInfo], base_url: &str) -> AgentCard {
         let base = base_url.trim_end_matches('/').to_string();
         let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let mut extensions = Vec::new();
         let mut schemas = Map::new();
-        for s in self.skills {
+        for s in skills {
             let (i, o) = ((s.input_schema)(), (s.output_schema)());
             if i.is_some() || o.is_some() {
                 let mut entry = Map::new();
@@ -182,7 +178,7 @@ impl AgentInfo {
             security_requirements: Vec::new(),
             default_input_modes: strings(self.default_input_modes),
             default_output_modes: strings(self.default_output_modes),
-            skills: self.skills.iter().map(|s| s.to_card_skill()).collect(),
+            skills: skills.iter().map(|s| s.to_card_skill()).collect(),
             signatures: Vec::new(),
             icon_url: self.icon_url.map(Into::into),
         }
@@ -191,14 +187,15 @@ impl AgentInfo {
 
 /// A prepared skill invocation: arguments extracted, future not yet started.
 pub struct SkillCall {
-    pub(crate) future: BoxFuture<'static, Outcome>,
+    /// The skill's future, its outcome turned into what the executor writes.
+    pub(crate) future: BoxFuture<'static, Ending>,
 }
 
 impl SkillCall {
     /// Wrap a future producing the skill's outcome.
     pub fn new(future: impl std::future::Future<Output = Outcome> + Send + 'static) -> Self {
         SkillCall {
-            future: Box::pin(future),
+            future: Box::pin(future.map(Outcome::into_ending)),
         }
     }
 }
@@ -214,10 +211,9 @@ impl std::fmt::Debug for SkillCall {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
 /// use a2a_kit::error::A2aError;
-/// use a2a_kit::extract::{FromSkillRequest, SkillRequest, Text};
-/// use a2a_kit::reply::IntoOutcome;
+/// use a2a_kit::skill::{Agent, AgentInfo, FromSkillRequest, IntoOutcome, SkillCall, SkillInfo};
+/// use a2a_kit::skill::{SkillRequest, Text};
 ///
 /// struct Echo;
 /// static INFO: AgentInfo = AgentInfo {
@@ -247,67 +243,6 @@ pub trait Agent: Send + Sync + 'static {
     fn customize_card(&self, card: &mut crate::protocol::AgentCard) {
         let _ = card;
     }
-}
-
-/// What a [`SkillRouter`] sees.
-#[derive(Debug, Clone, Copy)]
-pub struct RouteRequest<'a> {
-    /// The incoming message.
-    pub message: &'a Message,
-    /// Request metadata.
-    pub metadata: Option<&'a crate::protocol::Metadata>,
-    /// The agent's skills.
-    pub skills: &'static [SkillInfo],
-}
-
-/// A routing decision.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Route {
-    /// Run this skill (by id).
-    Skill(String),
-    /// Answer directly with this message; no task is created.
-    Reply(Message),
-    /// No decision: the request fails with InvalidParams listing the skills.
-    NoMatch,
-}
-
-/// Step 5 of routing: an async hook (keyword rules, an LLM classifier, ...) for messages that
-/// name no skill when the agent has several and no default.
-///
-/// ```
-/// use a2a_kit::agent::{Route, RouteRequest, SkillRouter};
-/// struct Keywords;
-/// #[async_trait::async_trait]
-/// impl SkillRouter for Keywords {
-///     async fn route(&self, req: RouteRequest<'_>) -> Route {
-///         if req.message.text().contains("flight") { Route::Skill("book-flight".into()) } else { Route::NoMatch }
-///     }
-/// }
-/// ```
-#[async_trait]
-pub trait SkillRouter: Send + Sync + 'static {
-    /// Decide.
-    async fn route(&self, req: RouteRequest<'_>) -> Route;
-}
-
-/// The skill id named in message or request metadata (`skillId`).
-pub(crate) fn explicit_skill_id<'a>(
-    message: &'a Message,
-    request_metadata: Option<&'a crate::protocol::Metadata>,
-) -> Option<&'a str> {
-    let from = |m: Option<&'a crate::protocol::Metadata>| {
-        m.and_then(|m| m.get("skillId")).and_then(|v| v.as_str())
-    };
-    from(message.metadata.as_ref()).or_else(|| from(request_metadata))
-}
-
-/// InvalidParams listing the available skills.
-pub(crate) fn no_skill_error(info: &AgentInfo, why: &str) -> A2aError {
-    let ids: Vec<&str> = info.skills.iter().map(|s| s.id).collect();
-    A2aError::invalid_field(
-        "message.metadata.skillId",
-        format!("{why}; set metadata.skillId to one of: {}", ids.join(", ")),
-    )
 }
 
 /// The boxed agent the service holds.

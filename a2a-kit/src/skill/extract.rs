@@ -5,7 +5,7 @@
 //! leaves nothing behind. Write your own extractor by implementing the trait:
 //!
 //! ```
-//! use a2a_kit::extract::{ExtractError, FromSkillRequest, SkillRequest};
+//! use a2a_kit::skill::{ExtractError, FromSkillRequest, SkillRequest};
 //!
 //! /// The caller's locale, from request metadata `locale` (default "en").
 //! struct Locale(String);
@@ -25,8 +25,11 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::context::TaskContext;
-use crate::protocol::{Message, Metadata as MetadataMap, Part, PartContent};
+use super::context::TaskContext;
+use super::data::Data;
+use super::outcome::IntoParts;
+use crate::error::SkillError;
+use crate::protocol::{Message, Metadata, Part, PartContent, TaskState};
 
 /// What a skill is invoked with: the message, the request metadata, the task history and the
 /// task context.
@@ -35,7 +38,7 @@ pub struct SkillRequest {
     pub(crate) skill_id: std::borrow::Cow<'static, str>,
     /// `None`: the context's message (the usual case; saves a copy per request).
     pub(crate) message: Option<Message>,
-    pub(crate) metadata: Option<MetadataMap>,
+    pub(crate) metadata: Option<Metadata>,
     /// `None`: just the message.
     pub(crate) history: Option<Vec<Message>>,
     pub(crate) context: TaskContext,
@@ -64,7 +67,7 @@ impl SkillRequest {
             .unwrap_or_else(|| self.context.message())
     }
     /// Request-level metadata (`SendMessageRequest.metadata`), else the message's metadata.
-    pub fn metadata(&self) -> Option<&MetadataMap> {
+    pub fn metadata(&self) -> Option<&Metadata> {
         self.metadata.as_ref().or(self.message().metadata.as_ref())
     }
     /// The task's history so far, including this message.
@@ -127,7 +130,7 @@ impl ExtractError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as a skill argument",
     label = "this argument is not an extractor",
-    note = "skill arguments must implement `a2a_kit::extract::FromSkillRequest`: use `Text`, `Data<T>`, `File`, `Parts`, `Message`, `Metadata<T>`, `History`, `TaskContext`, `Option<E>`, or implement the trait"
+    note = "skill arguments must implement `a2a_kit::skill::FromSkillRequest`: use `Text`, `Data<T>`, `File`, `Parts`, `Message`, `RequestMetadata<T>`, `History`, `TaskContext`, `Option<E>`, or implement the trait"
 )]
 pub trait FromSkillRequest: Sized + Send + 'static {
     /// Extract the argument.
@@ -142,7 +145,7 @@ pub trait FromSkillRequest: Sized + Send + 'static {
 /// All text parts of the message, joined with `\n`. Fails when the message has no text part.
 ///
 /// ```
-/// # use a2a_kit::extract::Text;
+/// # use a2a_kit::skill::Text;
 /// async fn greet(Text(name): Text) -> String { format!("Hello, {name}!") }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,13 +172,6 @@ impl FromSkillRequest for Text {
         Ok(Text(texts.join("\n")))
     }
 }
-
-/// Structured data: the first data part, deserialized into `T`. A text part holding JSON is
-/// accepted too, so plain-text clients can call typed skills. `T`'s JSON Schema is published
-/// in the card (see [`crate::agent::SKILL_SCHEMA_EXTENSION`]). As a return value, `Data<T>`
-/// becomes a data part.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Data<T>(pub T);
 
 impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillRequest for Data<T> {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
@@ -320,13 +316,13 @@ impl FromSkillRequest for Message {
 /// Request metadata deserialized into `T` (request-level metadata, else the message's; an
 /// absent map deserializes from `{}` so all-optional structs always extract).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Metadata<T>(pub T);
+pub struct RequestMetadata<T>(pub T);
 
-impl<T: DeserializeOwned + Send + 'static> FromSkillRequest for Metadata<T> {
+impl<T: DeserializeOwned + Send + 'static> FromSkillRequest for RequestMetadata<T> {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let value = Value::Object(req.metadata().cloned().unwrap_or_default());
         serde_path_to_error::deserialize::<_, T>(value)
-            .map(Metadata)
+            .map(RequestMetadata)
             .map_err(|e| {
                 let inner = e.path().to_string();
                 let path = if inner == "." {
@@ -383,4 +379,53 @@ fn describe_parts(parts: &[Part]) -> String {
         })
         .collect();
     format!("parts: {}", kinds.join(", "))
+}
+
+/// Multi-turn: a running skill asks, and the reply is extracted like an argument.
+impl TaskContext {
+    /// Ask the user: the task goes INPUT_REQUIRED with `question` as its status message, and
+    /// this call resumes when the next message for the task arrives, extracted as `T`. A reply
+    /// that does not extract is answered by asking again, with the reason.
+    pub async fn ask<T: FromSkillRequest>(
+        &self,
+        question: impl IntoParts,
+    ) -> Result<T, SkillError> {
+        self.interrupt(TaskState::InputRequired, question).await
+    }
+
+    /// Ask for authorization: AUTH_REQUIRED with `explanation`, resuming on the next message.
+    pub async fn require_auth<T: FromSkillRequest>(
+        &self,
+        explanation: impl IntoParts,
+    ) -> Result<T, SkillError> {
+        self.interrupt(TaskState::AuthRequired, explanation).await
+    }
+
+    async fn interrupt<T: FromSkillRequest>(
+        &self,
+        state: TaskState,
+        question: impl IntoParts,
+    ) -> Result<T, SkillError> {
+        let mut parts = question.into_parts()?;
+        loop {
+            let reply = self.wait_for_reply(state, parts).await?;
+            let history = self.history().await;
+            let req = SkillRequest {
+                skill_id: std::borrow::Cow::Owned(self.skill_id().to_string()),
+                message: Some(reply),
+                metadata: None,
+                history: Some(history),
+                context: self.clone(),
+            };
+            match T::from_request(&req) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    parts = vec![Part::text(format!(
+                        "I could not use that reply: expected {} ({}). Please try again.",
+                        e.expected, e.detail
+                    ))];
+                }
+            }
+        }
+    }
 }

@@ -1,9 +1,9 @@
-//! An extension block needs the type's main `#[a2a_agent]` block.
+//! A skill set needs the type's `#[a2a_agent]` block.
 use a2a_kit::prelude::*;
 
 struct Travel;
 
-#[a2a_agent(extend)]
+#[a2a_agent(skill_set = hotels)]
 impl Travel {
     /// Book a hotel.
     #[skill]

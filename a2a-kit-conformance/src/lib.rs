@@ -1,17 +1,18 @@
-//! The [`TaskManager`] conformance suite (cargo feature `test-support`).
+//! The [`TaskManager`] conformance suite: test support, not part of the SDK.
 //!
 //! Every store must behave the same: the runtime, the HTTP bindings and `Last-Event-ID` replay
-//! rely on exactly the semantics of [`InMemoryTaskManager`](super::InMemoryTaskManager) and
-//! [`apply_event`]. This module checks them, so a third-party store can run
-//! the same suite as the kit's own stores:
+//! rely on exactly the semantics of [`InMemoryTaskManager`](a2a_kit::store::InMemoryTaskManager)
+//! and [`apply_event`]. This crate checks them, so a third-party store can run the same suite
+//! as the kit's own stores:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! a2a-kit = { version = "0.1", features = ["test-support"] }
+//! a2a-kit-conformance = "0.1"
 //! ```
 //!
 //! ```
-//! use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+//! use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+//! use a2a_kit_conformance as conformance;
 //!
 //! #[tokio::test(flavor = "multi_thread")]
 //! # async fn never() {}
@@ -37,20 +38,28 @@
 //! name; [`run_check`] runs one. [`kit_cursor_format`] is not part of [`run_all`]: it pins the
 //! page-token format the kit's own stores share, which other stores need not follow.
 
+#![forbid(unsafe_code)]
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{
-    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskView, apply_event, encode_cursor,
-};
-use crate::protocol::{
+use a2a_kit::protocol::{
     Artifact, AuthenticationInfo, ListTasksResponse, Message, Metadata, Part, Role, StreamResponse,
     Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus,
     TaskStatusUpdateEvent, Timestamp,
 };
+use a2a_kit::store::{
+    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
+};
+
+/// The keyset cursor the kit's stores share: (status timestamp, task id), base64url. Pinned
+/// here, apart from the stores, so a change to it is a visible change of the suite.
+fn encode_cursor(ts_millis: i64, task_id: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ts_millis}:{task_id}"))
+}
 
 /// The store handed to each check.
 pub type Store = Arc<dyn TaskManager>;
@@ -58,7 +67,7 @@ pub type Store = Arc<dyn TaskManager>;
 /// One named check of the suite.
 ///
 /// ```
-/// let names: Vec<&str> = a2a_kit::store::conformance::CHECKS.iter().map(|c| c.name).collect();
+/// let names: Vec<&str> = a2a_kit_conformance::CHECKS.iter().map(|c| c.name).collect();
 /// assert!(names.contains(&"event_log"));
 /// ```
 #[derive(Clone, Copy)]
@@ -86,7 +95,7 @@ macro_rules! checks {
 /// Every check [`run_all`] runs, in order.
 ///
 /// ```
-/// assert!(a2a_kit::store::conformance::CHECKS.len() > 10);
+/// assert!(a2a_kit_conformance::CHECKS.len() > 10);
 /// ```
 pub const CHECKS: &[Check] = checks![
     create_and_get,
@@ -114,7 +123,8 @@ pub const CHECKS: &[Check] = checks![
 /// Run every check in [`CHECKS`], each on a fresh store from `make`.
 ///
 /// ```
-/// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::run_all(|| async {
 ///     InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
@@ -138,7 +148,8 @@ where
 /// Run the check called `name` on a fresh store from `make`; panics if there is no such check.
 ///
 /// ```
-/// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::run_check("push_configs", || async {
 ///     InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None })
@@ -191,8 +202,8 @@ fn msg(role: Role, id: &str, text: &str) -> Message {
 fn status_msg(id: &str, text: &str) -> Message {
     let mut meta = Metadata::new();
     meta.insert(
-        crate::runtime::STATUS_MESSAGE_KIND_KEY.into(),
-        crate::runtime::STATUS_MESSAGE_KIND.into(),
+        a2a_kit::protocol::STATUS_MESSAGE_KIND_KEY.into(),
+        a2a_kit::protocol::STATUS_MESSAGE_KIND.into(),
     );
     msg(Role::Agent, id, text).with_metadata(meta)
 }
@@ -295,7 +306,7 @@ async fn append(s: &Store, task: &str, ev: StreamResponse) -> Seq {
         .unwrap_or_else(|e| panic!("append_event({task}): {e}"))
 }
 
-async fn full(s: &Store, id: &str) -> super::TaskRecord {
+async fn full(s: &Store, id: &str) -> TaskRecord {
     s.get_task(id, TaskView::FULL)
         .await
         .unwrap_or_else(|e| panic!("get_task({id}): {e}"))
@@ -366,7 +377,8 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 /// refused, a missing task reads as `None`.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::create_and_get(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -447,7 +459,8 @@ pub async fn create_and_get(s: Store) {
 /// on and off.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::task_views(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -578,7 +591,8 @@ async fn check_views(s: &Store, t: &Task, last_seq: Seq) {
 /// Status updates: state, status and history change together; refused events change nothing.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::status_updates(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -723,7 +737,8 @@ pub async fn status_updates(s: Store) {
 /// Artifact updates: new, appended (closing empty parts dropped), replaced in place, metadata.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::artifact_updates(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -815,7 +830,8 @@ pub async fn artifact_updates(s: Store) {
 /// no event) in one order; `history_length` keeps the most recent.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::history_semantics(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -896,7 +912,8 @@ pub async fn history_semantics(s: Store) {
 /// The event log: contiguous sequence numbers from 1, `events_after` windows, exact events.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::event_log(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -990,7 +1007,8 @@ pub async fn event_log(s: Store) {
 /// duplicate id changes nothing.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::create_with_events(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1169,7 +1187,8 @@ pub async fn create_with_events(s: Store) {
 /// ListTasks on an empty store.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_empty(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1191,7 +1210,8 @@ pub async fn list_empty(s: Store) {
 /// every size.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_order_and_pagination(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1244,7 +1264,8 @@ pub async fn list_order_and_pagination(s: Store) {
 /// `totalSize` counting the filtered set.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_filters(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1331,7 +1352,8 @@ pub async fn list_filters(s: Store) {
 /// ListTasks applies the query's [`TaskView`] to every task.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_views(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1387,7 +1409,8 @@ pub async fn list_views(s: Store) {
 /// Page tokens: garbage is InvalidPageToken; a token stays valid whatever else changes.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_page_tokens(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1428,7 +1451,8 @@ pub async fn list_page_tokens(s: Store) {
 /// Keyset pagination: tasks created between two pages do not shift or repeat later pages.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::list_pagination_is_stable_under_inserts(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1463,7 +1487,8 @@ pub async fn list_pagination_is_stable_under_inserts(s: Store) {
 /// isolation, missing tasks.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::push_configs(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1556,7 +1581,8 @@ pub async fn push_configs(s: Store) {
 /// cutoff, with their log and push configs, and never a live task.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::retention(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1691,7 +1717,8 @@ pub async fn retention(s: Store) {
 /// `task_ids_in_states` (start-up recovery) finds exactly the tasks in the given states.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::task_ids_in_states(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1745,7 +1772,8 @@ pub async fn task_ids_in_states(s: Store) {
 /// Every field of tasks, messages, parts, artifacts and events survives storage unchanged.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::json_fidelity(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1836,7 +1864,8 @@ pub async fn json_fidelity(s: Store) {
 /// contiguous.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::concurrent_appends_across_tasks(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1910,7 +1939,8 @@ pub async fn concurrent_appends_across_tasks(s: Store) {
 /// no lost update.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::concurrent_appends_to_one_task(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -1963,7 +1993,8 @@ pub async fn concurrent_appends_to_one_task(s: Store) {
 /// model's log and the same error for refused events.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::model_replay(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });
@@ -2107,7 +2138,8 @@ pub async fn model_replay(s: Store) {
 /// [`run_all`]: other stores may use any opaque token.
 ///
 /// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, conformance};
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// conformance::kit_cursor_format(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
 /// # });

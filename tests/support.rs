@@ -1,16 +1,18 @@
-//! Shared helpers for the cross-crate tests: a server on a random 127.0.0.1 port, JSON-RPC and
-//! REST calls, an SSE reader, and a hand-written test agent covering every pipeline path.
+//! The cross-crate tests' shared support (the `a2a_tests` library): a server on a random
+//! 127.0.0.1 port, JSON-RPC and REST calls, an SSE reader, and a hand-written test agent
+//! covering every pipeline path.
 
+#![forbid(unsafe_code)]
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_kit::agent::{Agent, AgentInfo, SkillCall, SkillInfo};
-use a2a_kit::context::TaskContext;
 use a2a_kit::error::{A2aError, SkillError};
-use a2a_kit::extract::{FromSkillRequest, History, SkillRequest, Text};
 use a2a_kit::protocol::{Artifact, Message, Part};
-use a2a_kit::reply::{IntoOutcome, Outcome};
-use a2a_kit_axum::A2a;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
+use a2a_kit::skill::{
+    Agent, AgentInfo, FromSkillRequest, History, IntoOutcome, Outcome, SkillCall, SkillInfo,
+    SkillRequest, TaskContext, Text,
+};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -30,15 +32,15 @@ impl Drop for TestServer {
     }
 }
 
-/// Serve `a2a` on a random port.
-pub async fn serve(a2a: A2a) -> TestServer {
+/// Build and serve `a2a` on a random port (its public URL set to that port's).
+pub async fn serve(a2a: AgentServiceBuilder) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let a2a = a2a.public_url(base.clone());
-    let service = a2a.service();
-    let app = a2a.into_router();
+    let service = a2a.build().expect("a valid configuration");
+    let app = a2a_kit_axum::app(&service);
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });
@@ -51,13 +53,14 @@ pub async fn serve(a2a: A2a) -> TestServer {
 
 /// Serve the [`TestAgent`] with default settings.
 pub async fn serve_test_agent() -> TestServer {
-    serve(A2a::new(TestAgent).with_builder(|b| {
-        b.push_notifications(true)
+    serve(
+        AgentService::builder(TestAgent)
+            .push_notifications(true)
             .execution(a2a_kit::runtime::ExecutionConfig {
                 cancel_grace: Duration::from_millis(300),
                 ..Default::default()
-            })
-    }))
+            }),
+    )
     .await
 }
 

@@ -1,5 +1,5 @@
 //! Skill return values: anything that implements [`IntoOutcome`] (and, for `#[streaming]`
-//! skills, stream items that implement [`IntoChunk`]).
+//! skills, stream items that implement [`IntoParts`]).
 //!
 //! | returned | task ends |
 //! |---|---|
@@ -10,7 +10,7 @@
 //! | `Result<T, E>` | `Ok` as `T`; `Err` FAILED with the error's text, or REJECTED / CANCELED through [`SkillError`] |
 //!
 //! ```
-//! use a2a_kit::reply::{IntoOutcome, Outcome};
+//! use a2a_kit::skill::{IntoOutcome, Outcome};
 //! let done = "all good".to_string().into_outcome();
 //! assert!(done.is_completed());
 //! let ask = Outcome::input_required("Which city?");
@@ -20,18 +20,19 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::data::Data;
 use crate::error::SkillError;
-use crate::extract::Data;
 use crate::protocol::{Artifact, Message, Part, TaskState};
+use crate::runtime::Ending;
 
 /// How a skill invocation ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    pub(crate) kind: OutcomeKind,
+    kind: OutcomeKind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum OutcomeKind {
+enum OutcomeKind {
     /// COMPLETED; content (if any) becomes an artifact unless one was produced already.
     Completed {
         content: Content,
@@ -49,7 +50,7 @@ pub(crate) enum OutcomeKind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Content {
+enum Content {
     None,
     Parts(Vec<Part>),
     Artifact(Artifact),
@@ -162,6 +163,45 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// The events the executor writes for this outcome. A text-only result is also the
+    /// COMPLETED status message's text, unless one was set.
+    pub(crate) fn into_ending(self) -> Ending {
+        let text = |t: String| Message::agent(vec![Part::text(t)]);
+        match self.kind {
+            OutcomeKind::Completed {
+                content,
+                status_text,
+            } => {
+                let mut final_text = status_text;
+                let artifact = match content {
+                    Content::None => None,
+                    Content::Artifact(a) => Some(a),
+                    Content::Parts(parts) => {
+                        if final_text.is_none() && parts.iter().all(|p| p.as_text().is_some()) {
+                            final_text = Some(parts.iter().filter_map(|p| p.as_text()).collect());
+                        }
+                        Some(Artifact::new(parts).with_name("result"))
+                    }
+                };
+                Ending::Completed {
+                    artifact,
+                    message: final_text.map(text),
+                }
+            }
+            OutcomeKind::Interrupted { state, parts } => Ending::Settled {
+                state,
+                message: Some(Message::agent(parts)),
+            },
+            OutcomeKind::Ended { state, reason } => Ending::Settled {
+                state,
+                message: reason.map(text),
+            },
+            OutcomeKind::Message(m) => Ending::Reply(m),
+        }
+    }
+}
+
 impl From<SkillError> for Outcome {
     fn from(e: SkillError) -> Self {
         match e {
@@ -177,7 +217,13 @@ impl From<SkillError> for Outcome {
     }
 }
 
-/// Content that becomes message or artifact parts.
+/// Content that becomes message or artifact parts: a skill's answer, a question it asks, a
+/// chunk it writes, and each item of a `#[streaming]` skill's stream.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be turned into message parts",
+    label = "not content",
+    note = "content is `String`, `&str`, `Part`, `Vec<Part>`, `Data<T>`, or `Result<T, E>` of those"
+)]
 pub trait IntoParts {
     /// The parts (an error when serialization fails).
     fn into_parts(self) -> Result<Vec<Part>, SkillError>;
@@ -292,26 +338,6 @@ impl<T: IntoOutcome, E: Into<SkillError> + Send + 'static> IntoOutcome for Resul
         T::output_schema()
     }
 }
-
-/// An item of a `#[streaming]` skill's stream: one chunk of the skill's artifact.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a streaming skill's item",
-    label = "not a chunk",
-    note = "stream items are `String`, `&'static str`, `Part`, `Vec<Part>`, `Data<T>`, or `Result<T, E>` of those"
-)]
-pub trait IntoChunk: Send + 'static {
-    /// The chunk's parts, or the error that fails the task.
-    fn into_chunk(self) -> Result<Vec<Part>, SkillError>;
-}
-
-impl<T: IntoParts + Send + 'static> IntoChunk for T {
-    fn into_chunk(self) -> Result<Vec<Part>, SkillError> {
-        self.into_parts()
-    }
-}
-
-/// `Result` items: `Err` fails the task.
-pub type ChunkResult<T, E> = Result<T, E>;
 
 impl<T: IntoParts, E: Into<SkillError>> IntoParts for Result<T, E> {
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {

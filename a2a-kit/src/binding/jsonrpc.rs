@@ -18,28 +18,15 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{AgentService, BindingResponse, EventStream, is_json_content_type, sse};
+use super::dispatch::{A2aMethod, Answer, Params, call};
+use super::service::{json, sse as sse_response, with_extensions};
+use super::{A2aBody, content_type, is_json_content_type, sse};
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
-
-/// The A2A 1.0 JSON-RPC methods.
-pub const METHODS: [&str; 11] = [
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-    "GetExtendedAgentCard",
-];
+use crate::server::{AgentService, EventStream};
 
 /// A request envelope. The params of the two send methods are parsed in the same pass when
 /// `method` comes before `params` (as clients write it): no second scan of the largest part
@@ -230,7 +217,7 @@ pub fn success<T: Serialize>(id: &Value, result: &T) -> Bytes {
 
 /// The start of a success envelope (the field order of [`success`]), up to its result: the
 /// caller appends the result's JSON and a closing `}`.
-pub(crate) fn success_prefix(id: &Value) -> Result<Vec<u8>, A2aError> {
+fn success_prefix(id: &Value) -> Result<Vec<u8>, A2aError> {
     // Room for a typical finished task, so the response is written without regrowing.
     let mut out = Vec::with_capacity(2048);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -252,40 +239,20 @@ pub fn failure(id: &Value, err: &A2aError) -> Bytes {
     )
 }
 
-fn error_response(id: &Value, err: &A2aError) -> BindingResponse {
-    BindingResponse::json(http::StatusCode::OK, failure(id, err))
-}
-
-fn params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
-    let text = raw.map(RawValue::get).unwrap_or("{}");
-    if !text.trim_start().starts_with('{') {
-        return Err(A2aError::invalid_field(
-            "params",
-            "must be a JSON object (by-name parameters)",
-        ));
-    }
-    // The path to the offending field is only needed for the error message: parse plainly
-    // and run again through serde_path_to_error only when that fails.
-    serde_json::from_str(text).or_else(|_| {
-        let mut de = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| A2aError::from_serde("params", &e.path().to_string(), e.inner()))
-    })
+fn error_response(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
+    json(http::StatusCode::OK, failure(id, err))
 }
 
 /// Handle one JSON-RPC request.
-pub async fn handle(
+pub(super) async fn handle(
     service: &AgentService,
     headers: &http::HeaderMap,
     query: Option<&str>,
     body: &[u8],
-) -> BindingResponse {
+) -> http::Response<A2aBody> {
     let null = Value::Null;
     if !is_json_content_type(headers) {
-        let got = headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("none");
+        let got = content_type(headers);
         return error_response(
             &null,
             &A2aError::ContentTypeNotSupported(format!(
@@ -335,150 +302,48 @@ pub async fn handle(
             &A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()),
         );
     }
-    let Some(method) = env.method else {
+    let Some(name) = env.method else {
         return error_response(
             &id,
             &A2aError::InvalidRequest("`method` is required".into()),
         );
     };
-    if !METHODS.contains(&method.as_str()) {
-        let hint = if method.contains('/') {
+    let Some(method) = A2aMethod::from_name(&name) else {
+        let hint = if name.contains('/') {
             " (that is an A2A 0.3 method name; this agent speaks 1.0)"
         } else {
             ""
         };
+        let names: Vec<&str> = A2aMethod::ALL.iter().map(|m| m.name()).collect();
         return error_response(
             &id,
             &A2aError::MethodNotFound(format!(
-                "method `{method}` does not exist{hint}; A2A 1.0 methods are {}",
-                METHODS.join(", ")
+                "method `{name}` does not exist{hint}; A2A 1.0 methods are {}",
+                names.join(", ")
             )),
         );
-    }
-    let meta = match service.check_request(headers, query) {
+    };
+    let (required, supported) = service.extensions();
+    let meta = match super::params::check(headers, query, required, supported) {
         Ok(m) => m,
         Err(e) => return error_response(&id, &e),
     };
-    let raw = env.params;
-    let send = env.send;
-    let send_params = || match send {
-        Some(p) => Ok(p),
-        None => params(raw).map(Box::new),
+    let params = Params::JsonRpc {
+        raw: env.params,
+        send: env.send,
     };
-    let result: Result<Bytes, A2aError> = match method.as_str() {
-        "SendMessage" => match send_params() {
-            Ok(p) => match success_prefix(&id) {
-                Ok(mut out) => service.send_message_json(p, &mut out).await.map(|()| {
-                    out.push(b'}');
-                    Bytes::from(out)
-                }),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        },
-        "SendStreamingMessage" => {
-            let stream = match send_params() {
-                Ok(p) => service.send_streaming_message(*p).await,
-                Err(e) => Err(e),
-            };
-            return match stream {
-                Ok(s) => BindingResponse::sse(sse_envelopes(id, s)).with_extensions(&meta),
-                Err(e) => error_response(&id, &e),
-            };
-        }
-        "SubscribeToTask" => {
-            let last = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
-                Some(v) => match sse::parse_last_event_id(v) {
-                    Ok(n) => Some(n),
-                    Err(e) => return error_response(&id, &e),
-                },
-                None => None,
-            };
-            let stream = match params(raw) {
-                Ok(p) => service.subscribe_to_task(p, last).await,
-                Err(e) => Err(e),
-            };
-            return match stream {
-                Ok(s) => BindingResponse::sse(sse_envelopes(id, s)).with_extensions(&meta),
-                Err(e) => error_response(&id, &e),
-            };
-        }
-        "GetTask" => {
-            async {
-                service
-                    .get_task(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "ListTasks" => {
-            async {
-                service
-                    .list_tasks(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "CancelTask" => {
-            async {
-                service
-                    .cancel_task(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "CreateTaskPushNotificationConfig" => {
-            async {
-                service
-                    .create_push_config(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "GetTaskPushNotificationConfig" => {
-            async {
-                service
-                    .get_push_config(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "ListTaskPushNotificationConfigs" => {
-            async {
-                service
-                    .list_push_configs(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        "DeleteTaskPushNotificationConfig" => {
-            async {
-                service
-                    .delete_push_config(params(raw)?)
-                    .await
-                    .map(|()| success(&id, &serde_json::json!({})))
-            }
-            .await
-        }
-        "GetExtendedAgentCard" => {
-            async {
-                service
-                    .get_extended_agent_card(params(raw)?)
-                    .await
-                    .map(|r| success(&id, &r))
-            }
-            .await
-        }
-        _ => Err(A2aError::MethodNotFound(method.clone())),
+    let out = match success_prefix(&id) {
+        Ok(out) => out,
+        Err(e) => return error_response(&id, &e),
     };
-    match result {
-        Ok(body) => BindingResponse::json(http::StatusCode::OK, body).with_extensions(&meta),
+    match call(service, method, params, headers, out).await {
+        Ok(Answer::Json(mut out)) => {
+            out.push(b'}');
+            with_extensions(json(http::StatusCode::OK, out), &meta)
+        }
+        Ok(Answer::Events(events)) => {
+            with_extensions(sse_response(sse_envelopes(id, events)), &meta)
+        }
         Err(e) => error_response(&id, &e),
     }
 }

@@ -1,15 +1,15 @@
-//! The TaskManager conformance suite (`a2a_kit::store::conformance`) against every store the
+//! The TaskManager conformance suite (`a2a_kit_conformance`) against every store the
 //! kit ships: one test per check and store, so a failure names both.
 
 use a2a_kit::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
     Timestamp,
 };
-use a2a_kit::store::conformance::{self, Store};
 use a2a_kit::store::{
     EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Seq, StoreError, TaskManager,
     TaskRecord, TaskView,
 };
+use a2a_kit_conformance::{self as conformance, Store};
 
 fn memory() -> InMemoryTaskManager {
     InMemoryTaskManager::new(InMemoryConfig {
@@ -80,7 +80,6 @@ impl TaskManager for OneByOne {
     }
 }
 
-#[cfg(feature = "sqlite")]
 mod sqlite_support {
     use a2a_kit::store::SqliteTaskManager;
 
@@ -152,7 +151,6 @@ macro_rules! suite {
             )*
         }
 
-        #[cfg(feature = "sqlite")]
         mod sqlite_in_memory {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,7 +161,6 @@ macro_rules! suite {
             )*
         }
 
-        #[cfg(feature = "sqlite")]
         mod sqlite_file {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -218,7 +215,6 @@ async fn run_all_in_memory() {
     conformance::run_all(|| async { memory() }).await;
 }
 
-#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_all_sqlite() {
     conformance::run_all(|| async {

@@ -1,0 +1,211 @@
+//! The eleven A2A operations as one enum, and the one place that calls them: each binding
+//! turns a request into an [`A2aMethod`] and its [`Params`], and writes the [`Answer`].
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::sse;
+use crate::error::A2aError;
+use crate::protocol::SendMessageRequest;
+use crate::server::{AgentService, EventStream};
+
+/// An A2A 1.0 operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum A2aMethod {
+    /// `SendMessage`.
+    SendMessage,
+    /// `SendStreamingMessage`.
+    SendStreamingMessage,
+    /// `GetTask`.
+    GetTask,
+    /// `ListTasks`.
+    ListTasks,
+    /// `CancelTask`.
+    CancelTask,
+    /// `SubscribeToTask`.
+    SubscribeToTask,
+    /// `CreateTaskPushNotificationConfig`.
+    CreateTaskPushNotificationConfig,
+    /// `GetTaskPushNotificationConfig`.
+    GetTaskPushNotificationConfig,
+    /// `ListTaskPushNotificationConfigs`.
+    ListTaskPushNotificationConfigs,
+    /// `DeleteTaskPushNotificationConfig`.
+    DeleteTaskPushNotificationConfig,
+    /// `GetExtendedAgentCard`.
+    GetExtendedAgentCard,
+}
+
+impl A2aMethod {
+    /// Every operation, in the spec's order.
+    pub const ALL: [A2aMethod; 11] = [
+        A2aMethod::SendMessage,
+        A2aMethod::SendStreamingMessage,
+        A2aMethod::GetTask,
+        A2aMethod::ListTasks,
+        A2aMethod::CancelTask,
+        A2aMethod::SubscribeToTask,
+        A2aMethod::CreateTaskPushNotificationConfig,
+        A2aMethod::GetTaskPushNotificationConfig,
+        A2aMethod::ListTaskPushNotificationConfigs,
+        A2aMethod::DeleteTaskPushNotificationConfig,
+        A2aMethod::GetExtendedAgentCard,
+    ];
+
+    /// The operation's name (its JSON-RPC method).
+    ///
+    /// ```
+    /// use a2a_kit::binding::A2aMethod;
+    /// assert_eq!(A2aMethod::from_name("GetTask"), Some(A2aMethod::GetTask));
+    /// assert_eq!(A2aMethod::GetTask.name(), "GetTask");
+    /// assert_eq!(A2aMethod::from_name("tasks/get"), None);
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            A2aMethod::SendMessage => "SendMessage",
+            A2aMethod::SendStreamingMessage => "SendStreamingMessage",
+            A2aMethod::GetTask => "GetTask",
+            A2aMethod::ListTasks => "ListTasks",
+            A2aMethod::CancelTask => "CancelTask",
+            A2aMethod::SubscribeToTask => "SubscribeToTask",
+            A2aMethod::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            A2aMethod::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            A2aMethod::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            A2aMethod::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            A2aMethod::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// The operation with this name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether the operation answers with a stream of events.
+    pub fn is_streaming(self) -> bool {
+        matches!(
+            self,
+            A2aMethod::SendStreamingMessage | A2aMethod::SubscribeToTask
+        )
+    }
+}
+
+/// A method's parameters as a binding read them.
+pub(super) enum Params<'a> {
+    /// JSON-RPC: `params` as written, or a send request parsed in the envelope's own pass.
+    JsonRpc {
+        raw: Option<&'a RawValue>,
+        send: Option<Box<SendMessageRequest>>,
+    },
+    /// HTTP+JSON: the body, path and query fields merged into one object.
+    Rest(Value),
+}
+
+impl Params<'_> {
+    fn parse<T: DeserializeOwned>(self) -> Result<T, A2aError> {
+        match self {
+            Params::JsonRpc { raw, .. } => jsonrpc_params(raw),
+            Params::Rest(value) => rest_params(value),
+        }
+    }
+
+    /// The send request: boxed, as it travels down several futures that would each hold it.
+    fn send(self) -> Result<Box<SendMessageRequest>, A2aError> {
+        match self {
+            Params::JsonRpc {
+                send: Some(req), ..
+            } => Ok(req),
+            other => other.parse().map(Box::new),
+        }
+    }
+}
+
+/// JSON-RPC's by-name `params` as `T`; errors name the field under `params`.
+fn jsonrpc_params<T: DeserializeOwned>(raw: Option<&RawValue>) -> Result<T, A2aError> {
+    let text = raw.map(RawValue::get).unwrap_or("{}");
+    if !text.trim_start().starts_with('{') {
+        return Err(A2aError::invalid_field(
+            "params",
+            "must be a JSON object (by-name parameters)",
+        ));
+    }
+    // The path to the offending field is only needed for the error message: parse plainly
+    // and run again through serde_path_to_error only when that fails.
+    serde_json::from_str(text).or_else(|_| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| A2aError::from_serde("params", &e.path().to_string(), e.inner()))
+    })
+}
+
+/// An HTTP+JSON request object as `T`; errors name the field.
+pub(super) fn rest_params<T: DeserializeOwned>(value: Value) -> Result<T, A2aError> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| A2aError::from_serde("", &e.path().to_string(), e.inner()))
+}
+
+/// What an operation answered.
+pub(super) enum Answer {
+    /// The binding's prefix with the result's JSON appended.
+    Json(Vec<u8>),
+    /// The events of a stream.
+    Events(EventStream),
+}
+
+fn append<T: Serialize>(mut out: Vec<u8>, value: &T) -> Result<Answer, A2aError> {
+    serde_json::to_writer(&mut out, value)
+        .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}")))?;
+    Ok(Answer::Json(out))
+}
+
+/// Call `method` with `params`; a JSON result is appended to `out` (which holds the start of
+/// the binding's envelope, if it has one).
+pub(super) async fn call(
+    service: &AgentService,
+    method: A2aMethod,
+    params: Params<'_>,
+    headers: &http::HeaderMap,
+    mut out: Vec<u8>,
+) -> Result<Answer, A2aError> {
+    match method {
+        A2aMethod::SendMessage => {
+            service.send_message_json(params.send()?, &mut out).await?;
+            Ok(Answer::Json(out))
+        }
+        A2aMethod::SendStreamingMessage => {
+            let req = params.send()?;
+            Ok(Answer::Events(service.send_streaming_message(*req).await?))
+        }
+        A2aMethod::SubscribeToTask => {
+            let last = headers
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok())
+                .map(sse::parse_last_event_id)
+                .transpose()?;
+            let stream = service.subscribe_to_task(params.parse()?, last).await?;
+            Ok(Answer::Events(stream))
+        }
+        A2aMethod::GetTask => append(out, &service.get_task(params.parse()?).await?),
+        A2aMethod::ListTasks => append(out, &service.list_tasks(params.parse()?).await?),
+        A2aMethod::CancelTask => append(out, &service.cancel_task(params.parse()?).await?),
+        A2aMethod::CreateTaskPushNotificationConfig => {
+            append(out, &service.create_push_config(params.parse()?).await?)
+        }
+        A2aMethod::GetTaskPushNotificationConfig => {
+            append(out, &service.get_push_config(params.parse()?).await?)
+        }
+        A2aMethod::ListTaskPushNotificationConfigs => {
+            append(out, &service.list_push_configs(params.parse()?).await?)
+        }
+        A2aMethod::DeleteTaskPushNotificationConfig => {
+            service.delete_push_config(params.parse()?).await?;
+            append(out, &serde_json::json!({}))
+        }
+        A2aMethod::GetExtendedAgentCard => append(
+            out,
+            &service.get_extended_agent_card(params.parse()?).await?,
+        ),
+    }
+}

@@ -1,0 +1,59 @@
+//! The HTTP bindings: JSON-RPC 2.0 and HTTP+JSON (REST), with SSE for the two streaming
+//! operations, served by one [`tower::Service`](tower_service::Service):
+//! [`A2aHttpService`]. axum, plain hyper or any tower-based server mount the same service.
+//!
+//! Each binding turns a request into an [`A2aMethod`] and its parameters; one dispatcher
+//! calls the [`AgentService`](crate::server::AgentService) operation for the method; the
+//! binding writes the answer (a JSON-RPC envelope or a bare REST body, one SSE frame per
+//! event). Paths are relative to where the service is mounted: JSON-RPC at `/`, HTTP+JSON
+//! below it.
+
+mod dispatch;
+mod jsonrpc;
+pub mod params;
+mod rest;
+mod service;
+pub mod sse;
+
+pub use dispatch::A2aMethod;
+pub use params::RequestMeta;
+pub use service::{A2aBody, A2aHttpService, SseFrames, card_response};
+
+/// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).
+///
+/// ```
+/// use a2a_kit::binding::is_json_content_type;
+/// let with = |ct: &str| {
+///     let mut h = http::HeaderMap::new();
+///     h.insert(http::header::CONTENT_TYPE, ct.parse().unwrap());
+///     is_json_content_type(&h)
+/// };
+/// assert!(with("application/json"));
+/// assert!(with(" Application/JSON ; charset=utf-8"));
+/// assert!(with("application/a2a+json"));
+/// assert!(!with("text/plain"));
+/// assert!(!with("application/jsonl"));
+/// assert!(!with("text/x+json"));
+/// assert!(!is_json_content_type(&http::HeaderMap::new()));
+/// ```
+pub fn is_json_content_type(headers: &http::HeaderMap) -> bool {
+    let Some(value) = headers.get(http::header::CONTENT_TYPE) else {
+        return false;
+    };
+    // The media type, before any parameters; compared without case and without allocating.
+    let media = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
+    let media = media.trim_ascii();
+    let prefix = b"application/";
+    media.eq_ignore_ascii_case(b"application/json")
+        || (media.len() >= prefix.len() + 5
+            && media[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && media[media.len() - 5..].eq_ignore_ascii_case(b"+json"))
+}
+
+/// The `Content-Type` of a request, for error messages.
+fn content_type(headers: &http::HeaderMap) -> &str {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("none")
+}

@@ -1,0 +1,383 @@
+//! The HTTP+JSON binding: the spec's routes, relative to the interface URL, each also under a
+//! `/{tenant}` prefix.
+//!
+//! Decisions:
+//! - Routes are matched by `matchit` (axum's matcher) on the percent-decoded path. Literal
+//!   routes are matched first; only a path that matches no route is retried with its first
+//!   segment taken as the tenant, so a tenant named `tasks` cannot shadow a route.
+//! - Responses are `application/json` (the spec's tables and the SDKs disagree with the 1.0.1
+//!   `application/a2a+json`); requests may use either, or any `+json` type.
+//! - SubscribeToTask accepts `GET` (the proto) and `POST` (the spec's tables).
+//! - A known path with the wrong verb is 405 with an `Allow` header.
+//! - Errors are `{"error":{code,status,message,details}}` with the spec's HTTP status.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use serde_json::{Map, Value};
+
+use super::dispatch::{A2aMethod, Answer, Params, call};
+use super::service::{json, rest_body, sse as sse_response, with_extensions};
+use super::{A2aBody, content_type, is_json_content_type, sse};
+use crate::error::A2aError;
+use crate::server::{AgentService, EventStream};
+
+/// A path of the binding, with the ids it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Route {
+    Send,
+    Stream,
+    List,
+    Get(String),
+    Cancel(String),
+    Subscribe(String),
+    PushCollection(String),
+    PushItem(String, String),
+    ExtendedCard,
+}
+
+impl Route {
+    /// The operation a verb asks of this path, if the path takes that verb.
+    fn method(&self, verb: &http::Method) -> Option<A2aMethod> {
+        use http::Method as M;
+        Some(match (self, verb) {
+            (Route::Send, &M::POST) => A2aMethod::SendMessage,
+            (Route::Stream, &M::POST) => A2aMethod::SendStreamingMessage,
+            (Route::List, &M::GET) => A2aMethod::ListTasks,
+            (Route::Get(_), &M::GET) => A2aMethod::GetTask,
+            (Route::Cancel(_), &M::POST) => A2aMethod::CancelTask,
+            (Route::Subscribe(_), &M::GET | &M::POST) => A2aMethod::SubscribeToTask,
+            (Route::PushCollection(_), &M::POST) => A2aMethod::CreateTaskPushNotificationConfig,
+            (Route::PushCollection(_), &M::GET) => A2aMethod::ListTaskPushNotificationConfigs,
+            (Route::PushItem(..), &M::GET) => A2aMethod::GetTaskPushNotificationConfig,
+            (Route::PushItem(..), &M::DELETE) => A2aMethod::DeleteTaskPushNotificationConfig,
+            (Route::ExtendedCard, &M::GET) => A2aMethod::GetExtendedAgentCard,
+            _ => return None,
+        })
+    }
+
+    fn allowed(&self) -> &'static [http::Method] {
+        use http::Method;
+        match self {
+            Route::Send | Route::Stream | Route::Cancel(_) => &[Method::POST],
+            Route::List | Route::Get(_) | Route::ExtendedCard => &[Method::GET],
+            Route::Subscribe(_) => &[Method::GET, Method::POST],
+            Route::PushCollection(_) => &[Method::GET, Method::POST],
+            Route::PushItem(..) => &[Method::GET, Method::DELETE],
+        }
+    }
+}
+
+/// The binding's paths. `/tasks/{id}` also carries the custom methods `{id}:cancel` and
+/// `{id}:subscribe` (AIP-136), told apart after the match.
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    Send,
+    Stream,
+    Tasks,
+    Task,
+    PushConfigs,
+    PushConfig,
+    ExtendedCard,
+}
+
+fn router() -> &'static matchit::Router<Path> {
+    static ROUTER: OnceLock<matchit::Router<Path>> = OnceLock::new();
+    ROUTER.get_or_init(|| {
+        let mut r = matchit::Router::new();
+        for (path, value) in [
+            ("/message:send", Path::Send),
+            ("/message:stream", Path::Stream),
+            ("/tasks", Path::Tasks),
+            ("/tasks/{id}", Path::Task),
+            ("/tasks/{id}/pushNotificationConfigs", Path::PushConfigs),
+            (
+                "/tasks/{id}/pushNotificationConfigs/{config}",
+                Path::PushConfig,
+            ),
+            ("/extendedAgentCard", Path::ExtendedCard),
+        ] {
+            r.insert(path, value)
+                .expect("the binding's routes do not conflict");
+        }
+        r
+    })
+}
+
+/// The route of a path made of decoded `segments`.
+fn match_route(segments: &[String]) -> Option<Route> {
+    // Each segment as matchit reads it: `/` and `%` inside a decoded segment escaped again.
+    let path: String = segments
+        .iter()
+        .map(|s| format!("/{}", s.replace('%', "%25").replace('/', "%2F")))
+        .collect();
+    let matched = router().at(&path).ok()?;
+    let param = |name: &str| {
+        matched
+            .params
+            .get(name)
+            .map(|v| v.replace("%2F", "/").replace("%25", "%"))
+    };
+    Some(match matched.value {
+        Path::Send => Route::Send,
+        Path::Stream => Route::Stream,
+        Path::Tasks => Route::List,
+        Path::ExtendedCard => Route::ExtendedCard,
+        Path::PushConfigs => Route::PushCollection(param("id")?),
+        Path::PushConfig => Route::PushItem(param("id")?, param("config")?),
+        Path::Task => {
+            let last = param("id")?;
+            match last.rsplit_once(':') {
+                Some((id, "cancel")) if !id.is_empty() => Route::Cancel(id.to_string()),
+                Some((id, "subscribe")) if !id.is_empty() => Route::Subscribe(id.to_string()),
+                Some(_) => return None,
+                None if !last.is_empty() => Route::Get(last),
+                None => return None,
+            }
+        }
+    })
+}
+
+/// Split a relative path into decoded segments and find its route and tenant.
+fn resolve(path: &str) -> Option<(Route, Option<String>)> {
+    let segs: Vec<String> = path
+        .trim_start_matches('/')
+        .trim_end_matches('/')
+        .split('/')
+        .map(percent_decode)
+        .collect();
+    if let Some(r) = match_route(&segs) {
+        return Some((r, None));
+    }
+    if segs.len() >= 2 && !segs[0].is_empty() {
+        return match_route(&segs[1..]).map(|r| (r, Some(segs[0].clone())));
+    }
+    None
+}
+
+fn percent_decode(s: &str) -> String {
+    form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_string())
+}
+
+fn error_response(err: &A2aError) -> http::Response<A2aBody> {
+    let status =
+        http::StatusCode::from_u16(err.http_status()).unwrap_or(http::StatusCode::BAD_REQUEST);
+    json(status, rest_body(err))
+}
+
+/// The request body as a JSON object (`{}` when empty), with `extra` fields merged in.
+fn body_object(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    extra: Map<String, Value>,
+) -> Result<Value, A2aError> {
+    let mut value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Map::new())
+    } else {
+        if !is_json_content_type(headers) {
+            let got = content_type(headers);
+            return Err(A2aError::ContentTypeNotSupported(format!(
+                "request bodies must be application/json or application/a2a+json, not `{got}`"
+            )));
+        }
+        serde_json::from_slice::<Value>(body)
+            .map_err(|e| A2aError::JsonParse(format!("request body is not valid JSON: {e}")))?
+    };
+    let Value::Object(obj) = &mut value else {
+        return Err(A2aError::invalid_params(
+            "the request body must be a JSON object",
+        ));
+    };
+    obj.extend(extra);
+    Ok(value)
+}
+
+/// Query parameters as a JSON object; `bools` are converted to JSON booleans.
+fn query_object(query: Option<&str>, bools: &[&str]) -> Result<Map<String, Value>, A2aError> {
+    let mut m = Map::new();
+    for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if k.eq_ignore_ascii_case(super::params::VERSION_HEADER) {
+            continue;
+        }
+        let value = if bools.contains(&k.as_ref()) {
+            match v.as_ref() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                other => {
+                    return Err(A2aError::invalid_field(
+                        k.as_ref(),
+                        format!("must be true or false, got `{other}`"),
+                    ));
+                }
+            }
+        } else {
+            Value::String(v.into_owned())
+        };
+        m.insert(k.into_owned(), value);
+    }
+    Ok(m)
+}
+
+fn with_ids(mut m: Map<String, Value>, ids: &[(&str, &str)]) -> Map<String, Value> {
+    for (k, v) in ids {
+        m.insert((*k).to_string(), Value::String((*v).to_string()));
+    }
+    m
+}
+
+/// The operation's parameters: path ids, query and body as one object, per route.
+fn params(
+    route: &Route,
+    method: A2aMethod,
+    tenant: Option<&str>,
+    query: Option<&str>,
+    headers: &http::HeaderMap,
+    body: &[u8],
+) -> Result<Value, A2aError> {
+    let tenant = |m: Map<String, Value>| match tenant {
+        Some(t) => with_ids(m, &[("tenant", t)]),
+        None => m,
+    };
+    let object = |m: Map<String, Value>| Ok(Value::Object(tenant(m)));
+    match route {
+        Route::Send | Route::Stream => body_object(headers, body, tenant(Map::new())),
+        Route::ExtendedCard => object(Map::new()),
+        Route::List => object(query_object(
+            query,
+            &["includeArtifacts", "include_artifacts"],
+        )?),
+        Route::Get(id) => object(with_ids(query_object(query, &[])?, &[("id", id)])),
+        Route::Cancel(id) => {
+            body_object(headers, body, tenant(with_ids(Map::new(), &[("id", id)])))
+        }
+        Route::Subscribe(id) => object(with_ids(Map::new(), &[("id", id)])),
+        Route::PushCollection(task_id) if method == A2aMethod::CreateTaskPushNotificationConfig => {
+            body_object(
+                headers,
+                body,
+                tenant(with_ids(Map::new(), &[("taskId", task_id)])),
+            )
+        }
+        Route::PushCollection(task_id) => {
+            object(with_ids(query_object(query, &[])?, &[("taskId", task_id)]))
+        }
+        Route::PushItem(task_id, id) => {
+            object(with_ids(Map::new(), &[("taskId", task_id), ("id", id)]))
+        }
+    }
+}
+
+/// Handle one HTTP+JSON request. `path` is relative to where the agent is mounted.
+pub(super) async fn handle(
+    service: &AgentService,
+    verb: &http::Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &http::HeaderMap,
+    body: &[u8],
+) -> http::Response<A2aBody> {
+    let Some((route, tenant)) = resolve(path) else {
+        return error_response(&A2aError::MethodNotFound(format!(
+            "no A2A operation at `{path}`"
+        )));
+    };
+    let Some(method) = route.method(verb) else {
+        let allowed: Vec<&str> = route.allowed().iter().map(http::Method::as_str).collect();
+        let err = A2aError::MethodNotFound(format!(
+            "`{verb} {path}` is not allowed; use {}",
+            allowed.join(" or ")
+        ));
+        let mut resp = error_response(&err);
+        *resp.status_mut() = http::StatusCode::METHOD_NOT_ALLOWED;
+        if let Ok(v) = http::HeaderValue::from_str(&allowed.join(", ")) {
+            resp.headers_mut().insert(http::header::ALLOW, v);
+        }
+        return resp;
+    };
+    let (required, supported) = service.extensions();
+    let meta = match super::params::check(headers, query, required, supported) {
+        Ok(m) => m,
+        Err(e) => return error_response(&e),
+    };
+    let answer = match params(&route, method, tenant.as_deref(), query, headers, body) {
+        Ok(p) => {
+            let out = if method == A2aMethod::SendMessage {
+                Vec::with_capacity(2048)
+            } else {
+                Vec::new()
+            };
+            call(service, method, Params::Rest(p), headers, out).await
+        }
+        Err(e) => Err(e),
+    };
+    match answer {
+        Ok(Answer::Json(out)) => with_extensions(json(http::StatusCode::OK, out), &meta),
+        Ok(Answer::Events(events)) => with_extensions(sse_response(sse_events(events)), &meta),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn sse_events(events: EventStream) -> futures::stream::BoxStream<'static, Bytes> {
+    let frames = events.scan(false, |done, item| {
+        if *done {
+            return futures::future::ready(None);
+        }
+        let frame = match item {
+            Ok(item) => match serde_json::to_vec(&item.event) {
+                Ok(json) => sse::frame(item.seq, &json),
+                Err(e) => {
+                    *done = true;
+                    let err = A2aError::Internal(format!("could not serialize an event: {e}"));
+                    sse::frame(None, &rest_body(&err))
+                }
+            },
+            Err(e) => {
+                *done = true;
+                sse::frame(None, &rest_body(&e))
+            }
+        };
+        futures::future::ready(Some(frame))
+    });
+    sse::with_keep_alive(frames, sse::KEEP_ALIVE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_and_tenants() {
+        assert_eq!(resolve("/message:send"), Some((Route::Send, None)));
+        assert_eq!(
+            resolve("/acme/message:send"),
+            Some((Route::Send, Some("acme".into())))
+        );
+        assert_eq!(
+            resolve("/tasks/abc:cancel"),
+            Some((Route::Cancel("abc".into()), None))
+        );
+        assert_eq!(
+            resolve("/tasks/abc"),
+            Some((Route::Get("abc".into()), None))
+        );
+        assert_eq!(
+            resolve("/t1/tasks/abc:subscribe"),
+            Some((Route::Subscribe("abc".into()), Some("t1".into())))
+        );
+        assert_eq!(
+            resolve("/tasks/a/pushNotificationConfigs/c"),
+            Some((Route::PushItem("a".into(), "c".into()), None))
+        );
+        // A tenant literally named `tasks` does not shadow GET /tasks/{id}.
+        assert_eq!(
+            resolve("/tasks/tasks"),
+            Some((Route::Get("tasks".into()), None))
+        );
+        assert_eq!(resolve("/tasks/abc:explode"), None);
+        assert_eq!(resolve("/nothing"), None);
+    }
+}

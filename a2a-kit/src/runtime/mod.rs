@@ -1,0 +1,530 @@
+//! Execution: one spawned tokio task per running A2A task, owning the skill future and a
+//! cancellation token, writing every event through the [`TaskManager`].
+//!
+//! Readers (blocking SendMessage, streams, SubscribeToTask) never receive events from the
+//! executor directly: they subscribe to a per-task doorbell, then read the store's event log
+//! after the last sequence number they saw. The store is the single source of truth, so a
+//! late, slow or reconnecting reader sees every event exactly once, in log order, and a slow
+//! reader can never hold events in memory for the others. A reader keeps its task's log alive
+//! (its doorbell subscription); when a finished task has no reader left, the store is told it
+//! may drop the log ([`TaskManager::release_log`]), so a client that reconnects long after the
+//! end gets the final `Task` snapshot instead of the events.
+
+mod bus;
+mod config;
+mod run;
+mod staging;
+
+pub(crate) use bus::BusSubscription;
+pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
+pub(crate) use run::{Ending, NoReply, TaskRun};
+pub(crate) use staging::Emitting;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use crate::error::A2aError;
+use crate::fast_map::FastMap;
+use crate::protocol::{
+    Message, StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent, status_message_text,
+};
+use crate::store::{EventRecord, Seq, StoreError, TaskManager, TaskView};
+use bus::EventBus;
+
+/// The running-set entry of `run`'s run `generation`.
+fn running_entry(
+    run: &TaskRun,
+    generation: u64,
+    waiter: Option<oneshot::Sender<Message>>,
+) -> Running {
+    Running {
+        generation,
+        cancel: run.cancel.clone(),
+        waiter,
+        abort: None,
+    }
+}
+
+struct Running {
+    /// Distinguishes successive runs of one task (stateless multi-turn re-invokes the skill).
+    generation: u64,
+    cancel: tokio_util::sync::CancellationToken,
+    waiter: Option<oneshot::Sender<Message>>,
+    abort: Option<AbortHandle>,
+}
+
+/// The shared execution state behind an [`AgentService`](crate::server::AgentService).
+pub(crate) struct Runtime {
+    pub(crate) store: Arc<dyn TaskManager>,
+    pub(crate) bus: Arc<EventBus>,
+    pub(crate) config: ExecutionConfig,
+    running: Mutex<FastMap<String, Running>>,
+    generations: AtomicU64,
+    pub(crate) observers: Vec<Arc<dyn EventObserver>>,
+}
+
+/// A status update of `task_id`, stamped now.
+pub(super) fn status_update(
+    task_id: &str,
+    context_id: &str,
+    state: TaskState,
+    message: Option<Message>,
+) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: task_id.to_string(),
+        context_id: context_id.to_string(),
+        status: TaskStatus {
+            state,
+            message,
+            timestamp: Some(crate::protocol::Timestamp::now()),
+        },
+        metadata: None,
+    })
+}
+
+/// Whether `event` ends a stream: terminal states, INPUT_REQUIRED, and AUTH_REQUIRED unless
+/// configured otherwise.
+pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bool {
+    match state {
+        Some(s) if s.is_terminal() => true,
+        Some(TaskState::InputRequired) => true,
+        Some(TaskState::AuthRequired) => close_on_auth,
+        _ => false,
+    }
+}
+
+impl Runtime {
+    pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
+        Runtime {
+            bus: Arc::new(EventBus::new(store.clone())),
+            store,
+            config,
+            running: Mutex::default(),
+            generations: AtomicU64::new(0),
+            observers: Vec::new(),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, FastMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Set the observers (before the runtime is shared). Observers may read logs late, so
+    /// with any, logs of finished tasks are not released.
+    pub(crate) fn set_observers(&mut self, observers: Vec<Arc<dyn EventObserver>>) {
+        self.bus
+            .release_logs
+            .store(observers.is_empty(), Ordering::Relaxed);
+        self.observers = observers;
+    }
+
+    /// Append an event and ring the task's doorbell.
+    pub(crate) async fn emit(
+        &self,
+        task_id: &str,
+        event: StreamResponse,
+    ) -> Result<Seq, StoreError> {
+        let state = event.state();
+        let seq = if self.observers.is_empty() {
+            self.store.append_event(task_id, event).await?
+        } else {
+            let seq = self.store.append_event(task_id, event.clone()).await?;
+            for o in &self.observers {
+                o.on_event(task_id, seq, &event);
+            }
+            seq
+        };
+        let listened = self.bus.notify(task_id, seq, state);
+        if !listened && state.is_some_and(|s| s.is_terminal()) && self.bus.releases_logs() {
+            self.store.release_log(task_id);
+        }
+        // A skill that emits in a loop (a stream of chunks) would otherwise never yield on a
+        // store that answers at once, and its readers would see nothing until it ends.
+        tokio::task::consume_budget().await;
+        Ok(seq)
+    }
+
+    pub(crate) async fn emit_status_for(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<Seq, StoreError> {
+        self.emit(task_id, status_update(task_id, context_id, state, message))
+            .await
+    }
+
+    /// Run a skill future for `run`'s task in the background.
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        run: Arc<TaskRun>,
+        fut: BoxFuture<'static, Ending>,
+        emit_working: bool,
+    ) {
+        let task_id = run.task_id.clone();
+        let generation = self.register(&run);
+        debug_assert!(
+            run.staging.is_none(),
+            "a staged task runs through run_inline_first"
+        );
+        let handle = tokio::spawn(self.clone().execute(run, fut, emit_working, generation));
+        self.set_abort(&task_id, generation, handle.abort_handle());
+    }
+
+    /// Run a skill future for `run`'s task, polling it once on the caller's task first: a
+    /// skill that finishes without waiting on anything (the common quick skill) then costs no
+    /// spawned task, no wake-up and no doorbell, and its task, if staged ([`Staging`]), is
+    /// written once. If it must wait, the same future moves to a spawned task (it is boxed, so
+    /// moving it is sound) and goes on without the caller, after its task is stored.
+    /// Returns whether it finished inline, i.e. its final events are written; `Err` if its
+    /// staged task could not be written (then no task exists and the skill is dropped).
+    ///
+    /// Only for callers that wait for the task anyway (a blocking SendMessage): a stream
+    /// wants its first event before the skill has produced many more.
+    pub(crate) async fn run_inline_first(
+        self: &Arc<Self>,
+        run: Arc<TaskRun>,
+        fut: BoxFuture<'static, Ending>,
+        emit_working: bool,
+    ) -> Result<bool, StoreError> {
+        let generation = match &run.staging {
+            Some(staging) => {
+                let generation = self.next_generation();
+                staging.run.store(generation, Ordering::Relaxed);
+                generation
+            }
+            None => self.register(&run),
+        };
+        let this = run.clone();
+        let mut run: BoxFuture<'static, ()> =
+            Box::pin(self.clone().execute(run, fut, emit_working, generation));
+        // One poll, on this task's waker; no await point between it and the spawn below, so a
+        // caller that goes away (a client disconnecting) cannot drop the skill half-way. The
+        // skill's own panics are caught inside; one from the rest of the run (a store, an
+        // observer) must not unwind through the request's task either: the task fails.
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                run.as_mut().poll(cx)
+            })))
+        })
+        .await;
+        match first {
+            Ok(std::task::Poll::Ready(())) => {}
+            Ok(std::task::Poll::Pending) => {
+                let task_id = this.task_id.clone();
+                if this.staging.is_none() {
+                    let handle = tokio::spawn(run);
+                    self.set_abort(&task_id, generation, handle.abort_handle());
+                    return Ok(false);
+                }
+                // Enter the running set (unless it asked, which entered it), so the task can
+                // be canceled once it is stored.
+                {
+                    let mut running = self.running();
+                    if !running.contains_key(&task_id) {
+                        running.insert(task_id.clone(), running_entry(&this, generation, None));
+                    }
+                }
+                // The task is stored as it stands before the skill is polled again, in the
+                // spawned task, so a caller that goes away drops neither.
+                let (stored_tx, stored_rx) = oneshot::channel();
+                let rt = self.clone();
+                let handle = tokio::spawn(async move {
+                    let stored = rt.store_staged(&this).await;
+                    let ok = stored.is_ok();
+                    let _ = stored_tx.send(stored);
+                    if ok {
+                        run.await;
+                    } else {
+                        drop(run);
+                        rt.forget(&this.task_id, generation);
+                    }
+                });
+                self.set_abort(&task_id, generation, handle.abort_handle());
+                return match stored_rx.await {
+                    Ok(Ok(())) => Ok(false),
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => Err(StoreError::Backend(
+                        "the task could not be stored (its run ended first)".into(),
+                    )),
+                };
+            }
+            Err(_) => {
+                tracing::error!(task_id = this.task_id, "running a task panicked");
+                drop(run);
+                self.forget(&this.task_id, generation);
+                let _ = this.emit_status(TaskState::Failed, None).await;
+            }
+        }
+        if this.staging.is_none() {
+            return Ok(true);
+        }
+        // Finished inline: write the staged task, finished, in one step. Polled here first;
+        // a store that has to wait finishes the write in a spawned task, so a caller that
+        // goes away cannot lose it.
+        let rt = self.clone();
+        let mut write: BoxFuture<'static, Result<(), StoreError>> =
+            Box::pin(async move { rt.store_staged(&this).await });
+        let written =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
+        match written {
+            std::task::Poll::Ready(r) => r?,
+            std::task::Poll::Pending => tokio::spawn(write)
+                .await
+                .map_err(|e| StoreError::Backend(format!("storing the task failed: {e}")))??,
+        }
+        Ok(true)
+    }
+
+    /// Enter a run of `run`'s task in the running set; returns its generation.
+    fn register(&self, run: &TaskRun) -> u64 {
+        let generation = self.next_generation();
+        self.running()
+            .insert(run.task_id.clone(), running_entry(run, generation, None));
+        generation
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Record the spawned run's abort handle. A cancel that came before it (while the first
+    /// poll ran inline) could not schedule the abort, so it is scheduled now.
+    fn set_abort(self: &Arc<Self>, task_id: &str, generation: u64, abort: AbortHandle) {
+        let cancelled = match self
+            .running()
+            .get_mut(task_id)
+            .filter(|r| r.generation == generation)
+        {
+            Some(r) => {
+                r.abort = Some(abort);
+                r.cancel.is_cancelled()
+            }
+            None => false,
+        };
+        if cancelled {
+            self.signal_cancel(task_id);
+        }
+    }
+
+    /// The whole run of a skill: WORKING (if asked), the skill with narration, then its
+    /// ending as events.
+    async fn execute(
+        self: Arc<Self>,
+        run: Arc<TaskRun>,
+        fut: BoxFuture<'static, Ending>,
+        emit_working: bool,
+        generation: u64,
+    ) {
+        let rt = self;
+        if emit_working && run.emit_status(TaskState::Working, None).await.is_err() {
+            rt.forget(&run.task_id, generation);
+            return;
+        }
+        let narration = rt.config.narrator.clone().map(|n| {
+            let (rt, run) = (rt.clone(), run.clone());
+            tokio::spawn(async move { rt.narrate(n, run).await })
+        });
+        let ending = rt.run_guarded(fut).await;
+        if let Some(n) = narration {
+            n.abort();
+        }
+        // Leave the running set before the final event is visible, so a follow-up message
+        // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
+        rt.forget(&run.task_id, generation);
+        run.finish(ending).await;
+    }
+
+    fn forget(&self, task_id: &str, generation: u64) {
+        let mut running = self.running();
+        if running
+            .get(task_id)
+            .is_some_and(|r| r.generation == generation)
+        {
+            running.remove(task_id);
+        }
+    }
+
+    /// Run a skill future with panics and the configured timeout turned into FAILED endings.
+    pub(crate) async fn run_guarded(&self, fut: BoxFuture<'static, Ending>) -> Ending {
+        let guarded = AssertUnwindSafe(fut).catch_unwind();
+        let result = match self.config.skill_timeout {
+            Some(limit) => match tokio::time::timeout(limit, guarded).await {
+                Ok(r) => r,
+                Err(_) => return Ending::failed(format!("the skill timed out after {limit:?}")),
+            },
+            None => guarded.await,
+        };
+        result.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(panic = %what, "skill panicked");
+            Ending::failed(format!("the skill panicked: {what}"))
+        })
+    }
+
+    async fn narrate(&self, narrator: Arc<dyn StatusNarrator>, run: Arc<TaskRun>) {
+        let mut tick = 0u32;
+        let mut interval = tokio::time::interval(self.config.narration_interval);
+        interval.tick().await;
+        loop {
+            interval.tick().await;
+            if run.produced_artifact() || run.cancel.is_cancelled() {
+                return;
+            }
+            let Ok(Some(rec)) = self.store.get_task(&run.task_id, TaskView::FULL).await else {
+                return;
+            };
+            if rec.task.status.state != TaskState::Working {
+                if rec.task.status.state.is_terminal() {
+                    return;
+                }
+                continue;
+            }
+            tick += 1;
+            let recent: Vec<String> = rec
+                .task
+                .history
+                .iter()
+                .filter_map(status_message_text)
+                .collect();
+            let recent = recent[recent.len().saturating_sub(5)..].to_vec();
+            let n = NarrationContext {
+                task_id: run.task_id.clone(),
+                skill_id: run.skill_id.to_string(),
+                elapsed: run.started.elapsed(),
+                tick,
+                recent_statuses: recent.clone(),
+            };
+            if let Some(text) = narrator.narrate(&n).await {
+                if !recent.contains(&text)
+                    && !run.produced_artifact()
+                    && run.report_status(text).await.is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Take the suspended skill's reply channel, if a skill is waiting on this task.
+    pub(crate) fn take_waiter(&self, task_id: &str) -> Option<oneshot::Sender<Message>> {
+        self.running()
+            .get_mut(task_id)
+            .and_then(|r| r.waiter.take())
+    }
+
+    /// Fire the task's cancellation token and abort it after the grace period.
+    pub(crate) fn signal_cancel(self: &Arc<Self>, task_id: &str) {
+        // The token fires under the lock: `set_abort` (which stores the handle of a run that
+        // was polled inline first) checks it under the same lock, so one of the two always
+        // schedules the abort.
+        let (abort, generation) = match self.running().get_mut(task_id) {
+            Some(r) => {
+                r.waiter = None;
+                r.cancel.cancel();
+                (r.abort.clone(), r.generation)
+            }
+            None => return,
+        };
+        if let Some(abort) = abort {
+            let grace = self.config.cancel_grace;
+            let rt = self.clone();
+            let task_id = task_id.to_string();
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if !abort.is_finished() {
+                    tracing::warn!(task_id, "skill ignored cancellation; aborting it");
+                    abort.abort();
+                }
+                rt.forget(&task_id, generation);
+            });
+        }
+    }
+
+    /// Ids of tasks with a skill executing.
+    pub(crate) fn running_ids(&self) -> Vec<String> {
+        self.running().keys().cloned().collect()
+    }
+
+    /// Subscribe to a task's doorbell. A stream subscribes before the events it wants can be
+    /// written (before launching the skill); a waiter that subscribes later reads the log once
+    /// first ([`wait_settled`](Self::wait_settled)).
+    pub(crate) fn subscribe(&self, task_id: &str) -> BusSubscription {
+        self.bus.subscribe(task_id)
+    }
+
+    /// Wait until the task reaches a terminal or interrupted state after event `after`.
+    ///
+    /// `sub` is taken before this call; the events written before it are read from the log
+    /// once, then the doorbell alone (which carries the settle state) says when it settles.
+    pub(crate) async fn wait_settled(
+        &self,
+        sub: &mut BusSubscription,
+        after: Seq,
+    ) -> Result<(), A2aError> {
+        let mut last = after;
+        loop {
+            let events = self.store.events_after(&sub.task_id, last, 256).await?;
+            for ev in &events {
+                last = ev.seq;
+                let s = ev.event.state();
+                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+                    return Ok(());
+                }
+            }
+            if events.len() < 256 {
+                break;
+            }
+        }
+        loop {
+            if sub.bell().settled_seq > after {
+                return Ok(());
+            }
+            sub.changed().await;
+        }
+    }
+
+    /// The task's events after `after`, live, ending after an event that closes streams.
+    /// `sub` is taken by the caller before the events it wants can be written (and keeps
+    /// the task's log from being released while this reader lives).
+    pub(crate) fn event_stream(
+        self: &Arc<Self>,
+        mut sub: BusSubscription,
+        after: Seq,
+    ) -> BoxStream<'static, Result<EventRecord, A2aError>> {
+        let rt = self.clone();
+        let close_on_auth = self.config.close_streams_on_auth_required;
+        let task_id = sub.task_id.clone();
+        Box::pin(async_stream::stream! {
+            let mut last = after;
+            loop {
+                let events = match rt.store.events_after(&task_id, last, 256).await {
+                    Ok(e) => e,
+                    Err(e) => { yield Err(A2aError::from(e)); return; }
+                };
+                let n = events.len();
+                for ev in events {
+                    last = ev.seq;
+                    let closes = closes_stream(ev.event.state(), close_on_auth);
+                    yield Ok(ev);
+                    if closes { return; }
+                }
+                if n < 256 {
+                    sub.changed().await;
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,285 @@
+//! [`TaskRun`]: one run of a skill on a task, as the executor sees it, and [`Ending`], what
+//! the run ended with. The skill layer's `TaskContext` wraps a run; the runtime never sees
+//! the context.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::staging::{Emitting, Staging};
+use super::{Runtime, StatusStyle, running_entry, status_update};
+use crate::protocol::{
+    Artifact, Message, Part, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
+    status_indicator, status_message_metadata,
+};
+use crate::store::{StoreError, TaskView};
+
+/// One run of a skill on a task: its ids, the message that started it, its cancellation
+/// token, and the way its events reach the store (held while the task is staged).
+pub(crate) struct TaskRun {
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    /// Borrowed from the agent's skill table in the usual case: no copy per task.
+    pub(crate) skill_id: Cow<'static, str>,
+    pub(crate) message: Message,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) started: Instant,
+    produced_artifact: AtomicBool,
+    pub(super) staging: Option<Staging>,
+    pub(super) runtime: Arc<Runtime>,
+}
+
+/// How a run ended, as the executor writes it.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// COMPLETED: the artifact (written unless the skill produced one already and this one is
+    /// empty) and the final status message.
+    Completed {
+        artifact: Option<Artifact>,
+        message: Option<Message>,
+    },
+    /// The skill answered with a message: COMPLETED's status message for a task, the reply
+    /// itself for a direct-message skill.
+    Reply(Message),
+    /// Another state (INPUT_REQUIRED, AUTH_REQUIRED, REJECTED, FAILED, CANCELED) with its
+    /// status message.
+    Settled {
+        state: TaskState,
+        message: Option<Message>,
+    },
+}
+
+impl Ending {
+    /// FAILED with a reason.
+    pub(crate) fn failed(reason: String) -> Self {
+        Ending::Settled {
+            state: TaskState::Failed,
+            message: Some(Message::agent(vec![Part::text(reason)])),
+        }
+    }
+}
+
+/// Why a wait for the user's reply ended without one.
+#[derive(Debug)]
+pub(crate) enum NoReply {
+    /// The task ended (it was canceled) or could not be interrupted.
+    Ended,
+    /// The store refused the interrupted status.
+    Store(StoreError),
+}
+
+impl Runtime {
+    /// A run of a stored task.
+    pub(crate) fn run(
+        self: &Arc<Self>,
+        task_id: String,
+        context_id: String,
+        skill_id: impl Into<Cow<'static, str>>,
+        message: Message,
+    ) -> Arc<TaskRun> {
+        self.new_run(task_id, context_id, skill_id.into(), message, None)
+    }
+
+    /// A run of a new task that is not stored yet: it is stored with the events held
+    /// meanwhile, after the skill's first poll ([`run_inline_first`](Self::run_inline_first)).
+    pub(crate) fn staged_run(
+        self: &Arc<Self>,
+        task: Task,
+        skill_id: &'static str,
+        message: Message,
+    ) -> Arc<TaskRun> {
+        let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
+        let staging = Staging::new(task, skill_id);
+        self.new_run(task_id, context_id, skill_id.into(), message, Some(staging))
+    }
+
+    fn new_run(
+        self: &Arc<Self>,
+        task_id: String,
+        context_id: String,
+        skill_id: Cow<'static, str>,
+        message: Message,
+        staging: Option<Staging>,
+    ) -> Arc<TaskRun> {
+        Arc::new(TaskRun {
+            task_id,
+            context_id,
+            skill_id,
+            message,
+            cancel: CancellationToken::new(),
+            started: Instant::now(),
+            produced_artifact: AtomicBool::new(false),
+            staging,
+            runtime: self.clone(),
+        })
+    }
+}
+
+impl TaskRun {
+    /// Whether the skill produced an artifact.
+    pub(crate) fn produced_artifact(&self) -> bool {
+        self.produced_artifact.load(Ordering::Acquire)
+    }
+
+    /// Append an artifact chunk.
+    pub(crate) fn emit_artifact(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Emitting<'_> {
+        self.produced_artifact.store(true, Ordering::Release);
+        let event = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            artifact,
+            append,
+            last_chunk,
+            metadata: None,
+        });
+        self.runtime.emit_for(self, event)
+    }
+
+    /// Append a status update.
+    pub(crate) fn emit_status(&self, state: TaskState, message: Option<Message>) -> Emitting<'_> {
+        let event = status_update(&self.task_id, &self.context_id, state, message);
+        self.runtime.emit_for(self, event)
+    }
+
+    /// An agent message of this task.
+    pub(crate) fn agent_message(&self, parts: Vec<Part>) -> Message {
+        Message::agent(parts)
+            .with_task_id(&self.task_id)
+            .with_context_id(&self.context_id)
+    }
+
+    /// `message` as this task's agent message: its ids and role set.
+    fn stamp(&self, mut message: Message) -> Message {
+        message.task_id = Some(self.task_id.clone());
+        message.context_id = Some(self.context_id.clone());
+        message.role = Role::Agent;
+        message
+    }
+
+    /// The working-state status message for `text`, per the configured style.
+    pub(crate) fn status_message(&self, text: String) -> Option<Message> {
+        let part = match self.runtime.config.status_style {
+            StatusStyle::None => return None,
+            StatusStyle::Text => Part::text(text),
+            StatusStyle::Indicator => status_indicator(text),
+        };
+        Some(
+            self.agent_message(vec![part])
+                .with_metadata(status_message_metadata()),
+        )
+    }
+
+    /// Report progress: a WORKING status update with `text` in the configured style.
+    pub(crate) fn report_status(&self, text: String) -> Emitting<'_> {
+        let message = self.status_message(text);
+        self.emit_status(TaskState::Working, message)
+    }
+
+    /// Write the run's ending as the task's final (or interrupted) events.
+    pub(crate) async fn finish(&self, ending: Ending) {
+        let result = match ending {
+            Ending::Completed { artifact, message } => {
+                // Content returned without an artifact produced goes through the same
+                // artifact path a streaming skill uses.
+                let mut ok = true;
+                if let Some(a) = artifact {
+                    if !self.produced_artifact() || !a.parts.is_empty() {
+                        ok = self.emit_artifact(a, false, true).await.is_ok();
+                    }
+                }
+                if ok {
+                    let message = message.map(|m| self.stamp(m));
+                    self.emit_status(TaskState::Completed, message)
+                        .await
+                        .map(|_| ())
+                } else {
+                    Ok(())
+                }
+            }
+            Ending::Reply(m) => {
+                let message = Some(self.stamp(m));
+                self.emit_status(TaskState::Completed, message)
+                    .await
+                    .map(|_| ())
+            }
+            Ending::Settled { state, message } => {
+                let message = message.map(|m| self.stamp(m));
+                self.emit_status(state, message).await.map(|_| ())
+            }
+        };
+        match result {
+            Ok(()) | Err(StoreError::IllegalTransition(_)) | Err(StoreError::TaskNotFound(_)) => {}
+            Err(e) => tracing::error!(
+                task_id = self.task_id,
+                error = %e,
+                "could not record the end of a task"
+            ),
+        }
+    }
+
+    /// Suspend the skill in `state` (INPUT_REQUIRED or AUTH_REQUIRED, asking with `parts`)
+    /// until the next message for its task arrives.
+    pub(crate) async fn wait_for_reply(
+        &self,
+        state: TaskState,
+        parts: Vec<Part>,
+    ) -> Result<Message, NoReply> {
+        let rt = &self.runtime;
+        let (tx, rx) = oneshot::channel();
+        // Register the waiter before the state change is visible, so a client that sees the
+        // interrupted state always finds someone to deliver its reply to.
+        {
+            let mut running = rt.running();
+            match running.get_mut(&self.task_id) {
+                Some(r) => r.waiter = Some(tx),
+                // A staged task that asks in its first poll enters the running set now.
+                None => match &self.staging {
+                    Some(staging) if staging.is_held() => {
+                        let generation = staging.run.load(Ordering::Relaxed);
+                        let entry = running_entry(self, generation, Some(tx));
+                        running.insert(self.task_id.clone(), entry);
+                    }
+                    _ => return Err(NoReply::Ended),
+                },
+            }
+        }
+        let msg = self.agent_message(parts);
+        if let Err(e) = self.emit_status(state, Some(msg)).await {
+            if let Some(r) = rt.running().get_mut(&self.task_id) {
+                r.waiter = None;
+            }
+            return Err(match e {
+                StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => NoReply::Ended,
+                other => NoReply::Store(other),
+            });
+        }
+        tokio::select! {
+            reply = rx => reply.map_err(|_| NoReply::Ended),
+            _ = self.cancel.cancelled() => Err(NoReply::Ended),
+        }
+    }
+
+    /// The task's history as it stands (held, or read from the store).
+    pub(crate) async fn history(&self) -> Vec<Message> {
+        if let Some(held) = self.staging.as_ref().and_then(|s| s.held_history()) {
+            return held;
+        }
+        self.runtime
+            .store
+            .get_task(&self.task_id, TaskView::FULL)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.task.history)
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,335 @@
+//! [`AgentServiceBuilder`]: the one way to configure an agent, checked when it is built.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{AgentService, ServiceInner};
+use crate::protocol::{AgentCard, AgentExtension};
+use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
+use crate::skill::{BoundBlock, DynAgent, SkillRouter, SkillSet, SkillTable};
+use crate::store::{InMemoryTaskManager, TaskManager};
+
+/// The default request body limit (1 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// The public URL of an agent configured without one.
+pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:3000";
+
+/// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The public URL is not an absolute http or https URL.
+    #[error("public_url `{url}` is not an absolute http or https URL: {reason}")]
+    PublicUrl {
+        /// The URL as configured.
+        url: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A required extension has an empty URI.
+    #[error("require_extension: an extension URI must not be empty")]
+    EmptyExtensionUri,
+    /// A narrator is set with a zero narration interval.
+    #[error("execution: narration_interval must be greater than zero when a narrator is set")]
+    ZeroNarrationInterval,
+    /// The body limit is zero.
+    #[error("body_limit must be at least one byte")]
+    ZeroBodyLimit,
+    /// The agent's skills conflict: two impl blocks declare one skill id, or two defaults.
+    /// The message names both blocks.
+    #[error("{0}")]
+    Skills(String),
+    /// A skill set of another agent type was added.
+    #[error(
+        "skills: a skill set of `{set}` cannot be added to an agent of type `{agent}` (a skill set belongs to the type whose impl block declares it; build from the agent's own type, not `builder_arc`)"
+    )]
+    SkillSetType {
+        /// The skill set's agent type.
+        set: &'static str,
+        /// The service's agent type.
+        agent: &'static str,
+    },
+    /// The card cannot be serialized (a card edit put something unserializable in it).
+    #[error("the agent card cannot be serialized: {0}")]
+    Card(String),
+}
+
+/// Checks a push notification URL when a config is created; `Err` is the reason it is refused
+/// (sent back as InvalidParams). The default accepts absolute http and https URLs; the push
+/// module's SSRF guard installs a stricter one.
+pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// An edit applied to the card after the kit built it.
+type CardEdit = Box<dyn FnOnce(&mut AgentCard) + Send>;
+
+/// Builds an observer once the store is known.
+type ObserverFactory = Box<dyn FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObserver> + Send>;
+
+/// Configures an [`AgentService`].
+#[must_use]
+pub struct AgentServiceBuilder {
+    agent: DynAgent,
+    /// The agent as its own type, for skill sets.
+    typed_agent: Option<Arc<dyn Any + Send + Sync>>,
+    type_name: &'static str,
+    skill_sets: Vec<BoundBlock>,
+    skill_set_error: Option<BuildError>,
+    public_url: Option<String>,
+    store: Option<Arc<dyn TaskManager>>,
+    execution: ExecutionConfig,
+    router: Option<Arc<dyn SkillRouter>>,
+    extended_card: Option<AgentCard>,
+    required_extensions: Vec<String>,
+    streaming: Option<bool>,
+    push: Option<bool>,
+    customize: Vec<CardEdit>,
+    observers: Vec<ObserverFactory>,
+    webhook_validator: Option<WebhookValidator>,
+    body_limit: usize,
+}
+
+impl AgentServiceBuilder {
+    pub(super) fn new(
+        agent: DynAgent,
+        typed_agent: Option<Arc<dyn Any + Send + Sync>>,
+        type_name: &'static str,
+    ) -> Self {
+        AgentServiceBuilder {
+            agent,
+            typed_agent,
+            type_name,
+            skill_sets: Vec::new(),
+            skill_set_error: None,
+            public_url: None,
+            store: None,
+            execution: ExecutionConfig::default(),
+            router: None,
+            extended_card: None,
+            required_extensions: Vec::new(),
+            streaming: None,
+            push: None,
+            customize: Vec::new(),
+            observers: Vec::new(),
+            webhook_validator: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+
+    /// Add the skills of `set` (`#[a2a_agent(skill_set = name)]` blocks of the agent's type,
+    /// `Type::name()`) to the agent's own. A skill id or `default` that two blocks declare is
+    /// an error from [`build`](Self::build) naming both.
+    pub fn skills<A: Send + Sync + 'static>(mut self, set: SkillSet<A>) -> Self {
+        match self.typed_agent.clone().map(|a| a.downcast::<A>()) {
+            Some(Ok(agent)) => self.skill_sets.extend(set.bind(agent)),
+            _ => {
+                self.skill_set_error
+                    .get_or_insert(BuildError::SkillSetType {
+                        set: std::any::type_name::<A>(),
+                        agent: self.type_name,
+                    });
+            }
+        }
+        self
+    }
+
+    /// Whether a public URL was set (a standalone server sets one from the address it binds
+    /// when none was).
+    pub fn has_public_url(&self) -> bool {
+        self.public_url.is_some()
+    }
+    /// The largest accepted request body (default [`DEFAULT_BODY_LIMIT`]); larger ones get
+    /// 413 from the bindings.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+    /// Add an observer of every stored event (built with the service's store).
+    pub fn observe_with(
+        mut self,
+        factory: impl FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObserver> + Send + 'static,
+    ) -> Self {
+        self.observers.push(Box::new(factory));
+        self
+    }
+    /// Replace the check applied to push notification URLs when configs are created.
+    pub fn webhook_validator(
+        mut self,
+        check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.webhook_validator = Some(Arc::new(check));
+        self
+    }
+    /// The absolute URL clients reach the agent at (JSON-RPC there, HTTP+JSON below it).
+    /// Default [`DEFAULT_PUBLIC_URL`].
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = Some(url.into());
+        self
+    }
+    /// The task store (default: [`InMemoryTaskManager`] with default limits).
+    pub fn task_manager(mut self, store: impl TaskManager) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+    /// The task store, shared.
+    pub fn shared_task_manager(mut self, store: Arc<dyn TaskManager>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    /// Execution knobs (status style, cancel grace, timeouts, narration).
+    pub fn execution(mut self, config: ExecutionConfig) -> Self {
+        self.execution = config;
+        self
+    }
+    /// Routing rule 5 (see [`SkillRouter`]).
+    pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
+        self.router = Some(Arc::new(router));
+        self
+    }
+    /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`).
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+    /// Declare an extension as required: requests that do not activate it through
+    /// `A2A-Extensions` get ExtensionSupportRequiredError.
+    pub fn require_extension(mut self, uri: impl Into<String>) -> Self {
+        self.required_extensions.push(uri.into());
+        self
+    }
+    /// Override the streaming capability (default: the agent's).
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = Some(on);
+        self
+    }
+    /// Override the push notification capability (default: the agent's). This alone only
+    /// stores configs; `push_delivery` (feature `push`) also delivers them.
+    pub fn push_notifications(mut self, on: bool) -> Self {
+        self.push = Some(on);
+        self
+    }
+    /// Edit the card after the kit built it.
+    pub fn card(mut self, f: impl FnOnce(&mut AgentCard) + Send + 'static) -> Self {
+        self.customize.push(Box::new(f));
+        self
+    }
+
+    /// Check the configuration and build the service; the error names what is wrong.
+    pub fn build(self) -> Result<AgentService, BuildError> {
+        let public_url = self
+            .public_url
+            .unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_string());
+        check_public_url(&public_url)?;
+        if self.required_extensions.iter().any(|u| u.trim().is_empty()) {
+            return Err(BuildError::EmptyExtensionUri);
+        }
+        if self.execution.narrator.is_some() && self.execution.narration_interval.is_zero() {
+            return Err(BuildError::ZeroNarrationInterval);
+        }
+        if self.body_limit == 0 {
+            return Err(BuildError::ZeroBodyLimit);
+        }
+        if let Some(e) = self.skill_set_error {
+            return Err(e);
+        }
+        let info = self.agent.info();
+        let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
+            .map_err(BuildError::Skills)?;
+        let mut card = info.card_with(skills.skills(), &public_url);
+        self.agent.customize_card(&mut card);
+        let streaming = self.streaming.unwrap_or(info.streaming);
+        let push = self.push.unwrap_or(info.push_notifications);
+        card.capabilities.streaming = Some(streaming);
+        card.capabilities.push_notifications = Some(push);
+        card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
+        for uri in &self.required_extensions {
+            match card
+                .capabilities
+                .extensions
+                .iter_mut()
+                .find(|e| e.uri.as_deref() == Some(uri))
+            {
+                Some(e) => e.required = true,
+                None => card.capabilities.extensions.push(AgentExtension {
+                    uri: Some(uri.clone()),
+                    description: None,
+                    required: true,
+                    params: None,
+                }),
+            }
+        }
+        for f in self.customize {
+            f(&mut card);
+        }
+        let card_json =
+            Bytes::from(serde_json::to_vec(&card).map_err(|e| BuildError::Card(e.to_string()))?);
+        let card_etag = format!("\"{:016x}\"", fnv1a(&card_json));
+        let card_last_modified = chrono::Utc::now()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        let supported_extensions = card
+            .capabilities
+            .extensions
+            .iter()
+            .filter_map(|e| e.uri.clone())
+            .collect();
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        let mut runtime = Runtime::new(store.clone(), self.execution);
+        runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
+        Ok(AgentService {
+            inner: Arc::new(ServiceInner {
+                skills,
+                runtime: Arc::new(runtime),
+                router: self.router,
+                card,
+                card_json,
+                card_etag,
+                card_last_modified,
+                extended_card: self.extended_card,
+                required_extensions: self.required_extensions,
+                supported_extensions,
+                streaming,
+                push,
+                webhook_validator: self
+                    .webhook_validator
+                    .unwrap_or_else(|| Arc::new(check_webhook_url)),
+                body_limit: self.body_limit,
+            }),
+        })
+    }
+}
+
+/// An absolute http or https URL with a host.
+fn check_public_url(url: &str) -> Result<(), BuildError> {
+    let refuse = |reason: String| BuildError::PublicUrl {
+        url: url.to_string(),
+        reason,
+    };
+    let uri: http::Uri = url.parse().map_err(|e| refuse(format!("{e}")))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") if uri.host().is_some() => Ok(()),
+        Some("http") | Some("https") => Err(refuse("it has no host".into())),
+        _ => Err(refuse("it needs an http:// or https:// scheme".into())),
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
+/// The default webhook check: an absolute http or https URL with a host.
+pub fn check_webhook_url(url: &str) -> Result<(), String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") if uri.host().is_some() => Ok(()),
+        _ => Err(format!("`{url}` must be an absolute http or https URL")),
+    }
+}

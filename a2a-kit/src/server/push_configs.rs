@@ -1,0 +1,127 @@
+//! The four push-notification config operations, and the webhook URL check they share with
+//! SendMessage's inline config.
+
+use super::{AgentService, new_id, require_id};
+use crate::error::A2aError;
+use crate::protocol::{
+    DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
+    TaskPushNotificationConfig,
+};
+use crate::store::TaskView;
+
+impl AgentService {
+    pub(super) fn check_webhook(&self, field: &str, url: &str) -> Result<(), A2aError> {
+        if url.is_empty() {
+            return Err(A2aError::invalid_field(field, "is required"));
+        }
+        (self.inner.webhook_validator)(url).map_err(|why| A2aError::invalid_field(field, why))
+    }
+
+    // ----- Push notification configs -----
+
+    fn require_push(&self) -> Result<(), A2aError> {
+        if self.inner.push {
+            Ok(())
+        } else {
+            Err(A2aError::PushNotificationNotSupported)
+        }
+    }
+
+    pub(super) async fn store_push_config(
+        &self,
+        mut config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.check_webhook("url", &config.url)?;
+        if config.id.as_deref().is_none_or(str::is_empty) {
+            config.id = Some(new_id());
+        }
+        self.rt().store.put_push_config(config.clone()).await?;
+        Ok(config)
+    }
+
+    /// CreateTaskPushNotificationConfig: `taskId` is required; `id` is generated when absent.
+    pub async fn create_push_config(
+        &self,
+        config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.require_push()?;
+        let task_id = config.task_id.clone().unwrap_or_default();
+        require_id("taskId", &task_id)?;
+        self.read_task(
+            &task_id,
+            TaskView {
+                history_length: Some(0),
+                include_artifacts: false,
+            },
+        )
+        .await?;
+        self.store_push_config(config).await
+    }
+
+    /// GetTaskPushNotificationConfig: a missing config is TaskNotFoundError (the spec has no
+    /// dedicated code; not-found is what it means).
+    pub async fn get_push_config(
+        &self,
+        req: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        require_id("id", &req.id)?;
+        self.rt()
+            .store
+            .get_push_config(&req.task_id, &req.id)
+            .await?
+            .ok_or_else(|| A2aError::TaskNotFound {
+                task_id: req.task_id.clone(),
+            })
+    }
+
+    /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all).
+    pub async fn list_push_configs(
+        &self,
+        req: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        let all = self.rt().store.list_push_configs(&req.task_id).await?;
+        let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+            None => 0,
+            Some(t) => t.parse::<usize>().map_err(|_| {
+                A2aError::invalid_field("pageToken", "not a token this server issued")
+            })?,
+        };
+        let size = match req.page_size {
+            None | Some(0) => usize::MAX,
+            Some(n) if n < 0 => {
+                return Err(A2aError::invalid_field("pageSize", "must not be negative"));
+            }
+            Some(n) => n as usize,
+        };
+        let end = start.saturating_add(size).min(all.len());
+        let configs = all
+            .get(start.min(all.len())..end)
+            .unwrap_or_default()
+            .to_vec();
+        let next_page_token = (end < all.len()).then(|| end.to_string());
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs,
+            next_page_token,
+        })
+    }
+
+    /// DeleteTaskPushNotificationConfig: idempotent (deleting a missing config succeeds).
+    pub async fn delete_push_config(
+        &self,
+        req: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2aError> {
+        self.require_push()?;
+        require_id("taskId", &req.task_id)?;
+        require_id("id", &req.id)?;
+        self.rt()
+            .store
+            .delete_push_config(&req.task_id, &req.id)
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,577 @@
+//! SendMessage and SendStreamingMessage: validate, route (see [`crate::skill`]'s routing
+//! rules), extract the skill's arguments, create or continue the task, and run the skill.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+
+use super::{AgentService, EventStream, StreamItem, history_length, new_id};
+use crate::error::A2aError;
+use crate::protocol::{
+    Message, Metadata, Role, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    TaskPushNotificationConfig, TaskState, TaskStatus,
+};
+use crate::runtime::{BusSubscription, Ending, TaskRun};
+use crate::skill::{Routed, SkillCall, SkillRequest, TaskContext, continued_skill, route_new};
+use crate::store::{Seq, TaskView};
+
+impl AgentService {
+    // ----- SendMessage / SendStreamingMessage -----
+
+    /// SendMessage: blocking unless `configuration.returnImmediately`.
+    ///
+    /// A blocking send that starts a task stores it after the skill's first poll, not before:
+    /// a skill that ends there (most do) has its task written once, finished, with its whole
+    /// event log; one that has to wait has its task stored before it goes on. Until then no
+    /// other request can see the task (its id is not out yet; ListTasks does not list it).
+    /// A store that refuses the task fails this call.
+    pub async fn send_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2aError> {
+        match self.send_and_settle(Box::new(req)).await? {
+            Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
+            Sent::Task { task_id, view } => Ok(SendMessageResponse::Task(
+                self.read_task(&task_id, view).await?,
+            )),
+        }
+    }
+
+    /// [`send_message`](Self::send_message) with the `SendMessageResponse` appended to `out`
+    /// as ProtoJSON, for the bindings: `out` may hold the start of the binding's envelope, and
+    /// the task is written into it by the store from what it holds (a finished task in the
+    /// in-memory store is bytes already), with no intermediate `Task` value or buffer.
+    pub(crate) async fn send_message_json(
+        &self,
+        req: Box<SendMessageRequest>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), A2aError> {
+        match self.send_and_settle(req).await? {
+            Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
+                .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
+            Sent::Task { task_id, view } => {
+                out.extend_from_slice(b"{\"task\":");
+                if !self.rt().store.write_task_json(&task_id, view, out).await? {
+                    return Err(A2aError::task_not_found(&task_id));
+                }
+                out.push(b'}');
+                Ok(())
+            }
+        }
+    }
+
+    /// Start the message's task and, unless asked to return at once, wait until it settles.
+    /// The request is boxed: it would otherwise be held by each future down the call.
+    async fn send_and_settle(&self, req: Box<SendMessageRequest>) -> Result<Sent, A2aError> {
+        let history_length = self.validate_send(&req)?;
+        let return_immediately = req
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately);
+        let view = TaskView {
+            history_length,
+            include_artifacts: true,
+        };
+        // Boxed: starting a task is most of a request's state (several KB of future), and a
+        // future that size inline is copied whole each time a caller moves or boxes its own.
+        // A new task is staged (stored once its first poll is over) unless the caller returns
+        // at once.
+        match Box::pin(self.start(req, !return_immediately)).await? {
+            Started::Message(m) => Ok(Sent::Message(m)),
+            Started::Task {
+                task_id,
+                after,
+                launch,
+            } => {
+                match launch {
+                    _ if return_immediately => self.launch(launch),
+                    // A quick skill finishes in its first poll, here: nothing to wait for.
+                    // Otherwise it went on in the background, and the log tells what it
+                    // wrote meanwhile.
+                    Launch::Spawn {
+                        run,
+                        future,
+                        emit_working,
+                    } => {
+                        let rt = self.rt();
+                        if !rt.run_inline_first(run, future, emit_working).await? {
+                            let mut sub = rt.subscribe(&task_id);
+                            rt.wait_settled(&mut sub, after).await?;
+                        }
+                    }
+                    launch => {
+                        // Subscribe before the task can move on: then the log is read once.
+                        let mut sub = self.rt().subscribe(&task_id);
+                        self.launch(launch);
+                        self.rt().wait_settled(&mut sub, after).await?;
+                    }
+                }
+                Ok(Sent::Task { task_id, view })
+            }
+        }
+    }
+
+    /// SendStreamingMessage: the Task first, then its events, closing on terminal and
+    /// interrupted states; a direct-message reply is exactly one Message.
+    pub async fn send_streaming_message(
+        &self,
+        req: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
+        if !self.inner.streaming {
+            return Err(A2aError::unsupported(
+                "streaming is not supported by this agent",
+            ));
+        }
+        self.validate_send(&req)?;
+        match Box::pin(self.start(Box::new(req), false)).await? {
+            Started::Message(m) => {
+                let item = StreamItem {
+                    seq: None,
+                    event: StreamResponse::Message(m),
+                };
+                Ok(futures::stream::once(async move { Ok(item) }).boxed())
+            }
+            Started::Task {
+                task_id,
+                after: 0,
+                launch,
+            } => {
+                let sub = self.rt().subscribe(&task_id);
+                self.launch(launch);
+                Ok(self.log_stream(sub, 0))
+            }
+            Started::Task {
+                task_id,
+                after: _,
+                launch,
+            } => {
+                let sub = self.rt().subscribe(&task_id);
+                self.launch(launch);
+                self.snapshot_stream(sub, &task_id).await
+            }
+        }
+    }
+
+    /// Set a started task's skill going (after the caller subscribed to its doorbell).
+    fn launch(&self, launch: Launch) {
+        match launch {
+            Launch::Spawn {
+                run,
+                future,
+                emit_working,
+            } => self.rt().spawn(run, future, emit_working),
+            // If the skill vanished meanwhile it was canceled, and the task says so.
+            Launch::Resume { waiter, message } => drop(waiter.send(message)),
+            Launch::Nothing => {}
+        }
+    }
+
+    pub(super) fn log_stream(&self, sub: BusSubscription, after: Seq) -> EventStream {
+        self.rt()
+            .event_stream(sub, after)
+            .map(|r| {
+                r.map(|rec| StreamItem {
+                    seq: Some(rec.seq),
+                    event: rec.event,
+                })
+            })
+            .boxed()
+    }
+
+    /// A Task snapshot (its `seq` is the last event it reflects), then the live tail. `sub` is
+    /// taken before the snapshot is read, so the log after it is kept for this reader.
+    pub(super) async fn snapshot_stream(
+        &self,
+        sub: BusSubscription,
+        task_id: &str,
+    ) -> Result<EventStream, A2aError> {
+        let rec = self
+            .rt()
+            .store
+            .get_task(task_id, TaskView::FULL)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(task_id))?;
+        let first = StreamItem {
+            seq: Some(rec.last_seq),
+            event: StreamResponse::Task(rec.task),
+        };
+        let tail = self.log_stream(sub, rec.last_seq);
+        Ok(futures::stream::once(async move { Ok(first) })
+            .chain(tail)
+            .boxed())
+    }
+
+    /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
+    /// is not stored here: its context holds it for `Runtime::run_inline_first`, which
+    /// stores it after the skill's first poll ([`Staging`](crate::runtime::Staging)).
+    async fn start(&self, req: Box<SendMessageRequest>, stage: bool) -> Result<Started, A2aError> {
+        let SendMessageRequest {
+            message,
+            configuration,
+            metadata,
+            ..
+        } = *req;
+        let push_config = configuration.and_then(|c| c.task_push_notification_config);
+        if push_config.is_some() && !self.inner.push {
+            return Err(A2aError::PushNotificationNotSupported);
+        }
+        match message.task_id.clone() {
+            // Boxed apart: each would otherwise size the other's future.
+            Some(task_id) => {
+                Box::pin(self.continue_task(task_id, message, metadata, push_config)).await
+            }
+            None => self.new_task(message, metadata, push_config, stage).await,
+        }
+    }
+
+    /// Store an inline push config for `task_id` (before the task can emit anything, so no
+    /// event is missed).
+    async fn attach_push(
+        &self,
+        task_id: &str,
+        config: Option<TaskPushNotificationConfig>,
+    ) -> Result<(), A2aError> {
+        if let Some(mut config) = config {
+            config.task_id = Some(task_id.to_string());
+            // Boxed: rare, and it would size every send's future.
+            Box::pin(self.store_push_config(config)).await?;
+        }
+        Ok(())
+    }
+
+    /// Extract the skill's arguments and build its future (the agent's `prepare`).
+    fn prepare(
+        &self,
+        skill_id: &'static str,
+        metadata: Option<Metadata>,
+        history: Option<Vec<Message>>,
+        ctx: &TaskContext,
+    ) -> Result<SkillCall, A2aError> {
+        let req = SkillRequest {
+            skill_id: skill_id.into(),
+            message: None,
+            metadata,
+            history,
+            context: ctx.clone(),
+        };
+        self.inner.skills.prepare(skill_id, &req)
+    }
+
+    async fn new_task(
+        &self,
+        mut message: Message,
+        metadata: Option<Metadata>,
+        push: Option<TaskPushNotificationConfig>,
+        stage: bool,
+    ) -> Result<Started, A2aError> {
+        let skills = self.inner.skills.skills();
+        let router = self.inner.router.as_deref();
+        let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
+            Routed::Skill(skill) => skill,
+            Routed::Reply(reply) => {
+                let context_id = message.context_id.clone().unwrap_or_else(new_id);
+                return Ok(Started::Message(direct_reply(reply, context_id)));
+            }
+        };
+        let context_id = message.context_id.clone().unwrap_or_else(new_id);
+        let task_id = new_id();
+        message.context_id = Some(context_id.clone());
+        let direct = skill.direct_message;
+        if !direct {
+            message.task_id = Some(task_id.clone());
+        }
+        // Staged: nobody can see the task before the skill's first poll is over. Not with a
+        // push config (stored before the task's first event) or a narrator (which reads the
+        // task from the store on its own schedule).
+        let rt = self.rt();
+        let stage = stage && !direct && push.is_none() && rt.config.narrator.is_none();
+        // The message, unless the staged task holds it. A direct-message skill has no task
+        // behind its context.
+        let (run, ctx, unstaged) = if stage {
+            let ctx_message = message.clone();
+            let task = new_task_value(&task_id, &context_id, message);
+            let run = rt.staged_run(task, skill.id, ctx_message);
+            (Some(run.clone()), TaskContext::for_run(run), None)
+        } else if direct {
+            let ctx = TaskContext::unbacked(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id,
+                message.clone(),
+            );
+            (None, ctx, Some(message))
+        } else {
+            let run = rt.run(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id,
+                message.clone(),
+            );
+            (Some(run.clone()), TaskContext::for_run(run), Some(message))
+        };
+        let call = self.prepare(skill.id, metadata, None, &ctx)?;
+
+        let Some(run) = run else {
+            let Some(message) = unstaged else {
+                unreachable!("a direct-message skill has no task to stage")
+            };
+            // Boxed: a rare path, kept out of the size of every request's future.
+            let direct = self.run_direct(call.future, message, task_id, context_id, skill.id, push);
+            return Box::pin(direct).await;
+        };
+
+        if let Some(message) = unstaged {
+            self.create_task(&task_id, &context_id, skill.id, message)
+                .await?;
+            self.attach_push(&task_id, push).await?;
+        }
+        Ok(Started::Task {
+            task_id,
+            after: 0,
+            launch: Launch::Spawn {
+                run,
+                future: call.future,
+                emit_working: true,
+            },
+        })
+    }
+
+    /// Run a direct-message skill: its reply is the answer; if it fails instead, the failure
+    /// is recorded as a task.
+    async fn run_direct(
+        &self,
+        future: BoxFuture<'static, Ending>,
+        mut message: Message,
+        task_id: String,
+        context_id: String,
+        skill_id: &'static str,
+        push: Option<TaskPushNotificationConfig>,
+    ) -> Result<Started, A2aError> {
+        let ending = self.rt().run_guarded(future).await;
+        if let Ending::Reply(reply) = ending {
+            return Ok(Started::Message(direct_reply(reply, context_id)));
+        }
+        message.task_id = Some(task_id.clone());
+        let run = self.rt().run(
+            task_id.clone(),
+            context_id.clone(),
+            skill_id,
+            message.clone(),
+        );
+        self.create_task(&task_id, &context_id, skill_id, message)
+            .await?;
+        self.attach_push(&task_id, push).await?;
+        run.finish(ending).await;
+        Ok(Started::Task {
+            task_id,
+            after: 0,
+            launch: Launch::Nothing,
+        })
+    }
+
+    async fn create_task(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        skill_id: &str,
+        message: Message,
+    ) -> Result<(), A2aError> {
+        let task = new_task_value(task_id, context_id, message);
+        self.rt()
+            .store
+            .create_task(task, Some(skill_id.to_string()))
+            .await?;
+        Ok(())
+    }
+
+    async fn continue_task(
+        &self,
+        task_id: String,
+        mut message: Message,
+        metadata: Option<Metadata>,
+        push: Option<TaskPushNotificationConfig>,
+    ) -> Result<Started, A2aError> {
+        let rt = self.rt();
+        let rec = rt
+            .store
+            .get_task(&task_id, TaskView::FULL)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+        let state = rec.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::unsupported(format!(
+                "task {task_id} is {} and cannot take more messages; start a new task in context {} \
+                 (list the old one in referenceTaskIds)",
+                state.as_str(),
+                rec.task.context_id
+            )));
+        }
+        match message.context_id.as_deref() {
+            Some(c) if c != rec.task.context_id => {
+                return Err(A2aError::invalid_field(
+                    "message.contextId",
+                    format!(
+                        "task {task_id} belongs to context {}, not {c}",
+                        rec.task.context_id
+                    ),
+                ));
+            }
+            _ => message.context_id = Some(rec.task.context_id.clone()),
+        }
+        let context_id = rec.task.context_id.clone();
+        let skills = self.inner.skills.skills();
+        let skill_id = rec.skill_id.clone().unwrap_or_default();
+        let after = rec.last_seq;
+
+        if state.is_interrupted() {
+            if let Some(waiter) = rt.take_waiter(&task_id) {
+                // A skill is suspended in `ask`: hand it the reply.
+                self.attach_push(&task_id, push).await?;
+                rt.store.add_message(&task_id, message.clone()).await?;
+                rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
+                    .await?;
+                return Ok(Started::Task {
+                    task_id,
+                    after,
+                    launch: Launch::Resume { waiter, message },
+                });
+            }
+            // Stateless multi-turn: invoke the task's skill again with the whole history.
+            let skill = continued_skill(skills, &task_id, &skill_id)?;
+            let run = rt.run(
+                task_id.clone(),
+                context_id.clone(),
+                skill.id,
+                message.clone(),
+            );
+            let ctx = TaskContext::for_run(run.clone());
+            let mut history = rec.task.history;
+            history.push(message.clone());
+            let call = self.prepare(skill.id, metadata, Some(history), &ctx)?;
+            self.attach_push(&task_id, push).await?;
+            rt.store.add_message(&task_id, message).await?;
+            rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
+                .await?;
+            return Ok(Started::Task {
+                task_id,
+                after,
+                launch: Launch::Spawn {
+                    run,
+                    future: call.future,
+                    emit_working: false,
+                },
+            });
+        }
+        // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
+        self.attach_push(&task_id, push).await?;
+        rt.store.add_message(&task_id, message).await?;
+        Ok(Started::Task {
+            task_id,
+            after,
+            launch: Launch::Nothing,
+        })
+    }
+}
+
+enum Started {
+    Message(Message),
+    /// The task, and the sequence number its stream starts after (0: a new task, from its
+    /// creation snapshot).
+    Task {
+        task_id: String,
+        after: Seq,
+        launch: Launch,
+    },
+}
+
+/// What a SendMessage settled to, before the task is read back.
+enum Sent {
+    Message(Message),
+    Task { task_id: String, view: TaskView },
+}
+
+/// What starting a task leaves for the caller to set going once it has subscribed to the
+/// task's doorbell (so that it cannot miss the events it waits for).
+enum Launch {
+    /// Run the skill (`emit_working`: a new task, which goes SUBMITTED -> WORKING first).
+    Spawn {
+        run: Arc<TaskRun>,
+        future: BoxFuture<'static, Ending>,
+        emit_working: bool,
+    },
+    /// Hand the message to a skill suspended in `ask`.
+    Resume {
+        waiter: tokio::sync::oneshot::Sender<Message>,
+        message: Message,
+    },
+    /// Nothing to start: the skill is running already, or everything was written (a failed
+    /// direct-message skill, recorded as a task). Events may precede the caller's subscription.
+    Nothing,
+}
+
+/// A new task as the first message creates it: SUBMITTED, that message its history.
+fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
+    Task {
+        id: task_id.to_string(),
+        context_id: context_id.to_string(),
+        status: TaskStatus::new(TaskState::Submitted),
+        artifacts: Vec::new(),
+        // Room for the status message a quick skill ends with.
+        history: {
+            let mut history = Vec::with_capacity(2);
+            history.push(message);
+            history
+        },
+        metadata: None,
+    }
+}
+
+fn direct_reply(mut reply: Message, context_id: String) -> Message {
+    reply.role = Role::Agent;
+    reply.task_id = None;
+    if reply.context_id.is_none() {
+        reply.context_id = Some(context_id);
+    }
+    reply
+}
+
+impl AgentService {
+    /// Check a SendMessage request; returns its history length.
+    fn validate_send(&self, req: &SendMessageRequest) -> Result<Option<usize>, A2aError> {
+        let m = &req.message;
+        if m.message_id.is_empty() {
+            return Err(A2aError::invalid_field("message.messageId", "is required"));
+        }
+        if m.role != Role::User {
+            return Err(A2aError::invalid_field(
+                "message.role",
+                format!(
+                    "must be ROLE_USER for messages sent to an agent, got {}",
+                    m.role.as_str()
+                ),
+            ));
+        }
+        if m.parts.is_empty() {
+            return Err(A2aError::invalid_field(
+                "message.parts",
+                "must contain at least one part",
+            ));
+        }
+        let hl = history_length(
+            "configuration.historyLength",
+            req.configuration.as_ref().and_then(|c| c.history_length),
+        )?;
+        if let Some(p) = req
+            .configuration
+            .as_ref()
+            .and_then(|c| c.task_push_notification_config.as_ref())
+        {
+            if !self.inner.push {
+                return Err(A2aError::PushNotificationNotSupported);
+            }
+            self.check_webhook("configuration.taskPushNotificationConfig.url", &p.url)?;
+        }
+        Ok(hl)
+    }
+}

@@ -1,0 +1,379 @@
+//! [`TaskContext`]: what a running skill uses to report progress, produce artifacts, ask for
+//! input and notice cancellation. Every call becomes an event in the task's log.
+//!
+//! The context reaches the executor through [`TaskHost`], a small trait this layer owns: the
+//! runtime's task run implements it, and a detached context (unit tests, direct-message
+//! skills) has a stand-in that drops every report.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Either, Map};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use super::outcome::IntoParts;
+use crate::error::SkillError;
+use crate::protocol::{Artifact, Message, Part, TaskState};
+use crate::runtime::{Emitting, NoReply, TaskRun};
+use crate::store::{Seq, StoreError};
+
+/// The handle a skill gets to its task. Cheap to clone.
+///
+/// ```no_run
+/// use a2a_kit::prelude::*;
+///
+/// async fn plan(ctx: TaskContext, Text(goal): Text) -> Result<Outcome, SkillError> {
+///     ctx.status(format!("Planning: {goal}")).await?;          // WORKING progress update
+///     let mut itinerary = ctx.artifact_writer("itinerary");    // one artifact, in chunks
+///     itinerary.write("Day 1: arrive\n").await?;
+///     let Text(choice) = ctx.ask("Hotel or hostel?").await?;    // INPUT_REQUIRED until the reply
+///     itinerary.write_last(format!("Stay: {choice}\n")).await?;
+///     tokio::select! {
+///         _ = ctx.cancelled() => Err(SkillError::Canceled),
+///         _ = tokio::time::sleep(std::time::Duration::from_millis(10)) => Ok(Outcome::done()),
+///     }
+/// }
+/// ```
+#[derive(Clone)]
+pub struct TaskContext {
+    host: Arc<dyn TaskHost>,
+}
+
+/// A report in flight: the executor's append, its error as the skill sees it.
+pub(crate) type Reported<'a> =
+    Map<Emitting<'a>, fn(Result<Seq, StoreError>) -> Result<(), SkillError>>;
+
+/// What a [`TaskContext`] needs from whatever runs its task.
+pub(crate) trait TaskHost: Send + Sync + 'static {
+    fn task_id(&self) -> &str;
+    fn context_id(&self) -> &str;
+    fn skill_id(&self) -> &str;
+    fn message(&self) -> &Message;
+    fn cancellation(&self) -> &CancellationToken;
+    fn started(&self) -> Instant;
+    fn produced_artifact(&self) -> bool;
+    /// A WORKING status update carrying `text`.
+    fn status(&self, text: String) -> Reported<'_>;
+    /// An artifact chunk.
+    fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Reported<'_>;
+    /// INPUT_REQUIRED / AUTH_REQUIRED with `parts`, until the next message arrives.
+    fn wait_for_reply(
+        &self,
+        state: TaskState,
+        parts: Vec<Part>,
+    ) -> BoxFuture<'_, Result<Message, SkillError>>;
+    /// The task's history as it stands.
+    fn history(&self) -> BoxFuture<'_, Vec<Message>>;
+}
+
+/// A status update that cannot be written: the task ended (canceled), or the store failed.
+fn status_error(r: Result<Seq, StoreError>) -> Result<(), SkillError> {
+    r.map(|_| ()).map_err(|e| match e {
+        StoreError::IllegalTransition(_) | StoreError::TaskNotFound(_) => SkillError::Canceled,
+        other => SkillError::failed(other.to_string()),
+    })
+}
+
+/// An artifact that cannot be written: the task is over for this skill.
+fn artifact_error(r: Result<Seq, StoreError>) -> Result<(), SkillError> {
+    r.map(|_| ()).map_err(|_| SkillError::Canceled)
+}
+
+impl TaskHost for TaskRun {
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+    fn context_id(&self) -> &str {
+        &self.context_id
+    }
+    fn skill_id(&self) -> &str {
+        &self.skill_id
+    }
+    fn message(&self) -> &Message {
+        &self.message
+    }
+    fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    fn started(&self) -> Instant {
+        self.started
+    }
+    fn produced_artifact(&self) -> bool {
+        TaskRun::produced_artifact(self)
+    }
+    fn status(&self, text: String) -> Reported<'_> {
+        self.report_status(text).map(status_error as fn(_) -> _)
+    }
+    fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Reported<'_> {
+        self.emit_artifact(artifact, append, last_chunk)
+            .map(artifact_error as fn(_) -> _)
+    }
+    fn wait_for_reply(
+        &self,
+        state: TaskState,
+        parts: Vec<Part>,
+    ) -> BoxFuture<'_, Result<Message, SkillError>> {
+        Box::pin(TaskRun::wait_for_reply(self, state, parts).map(|r| {
+            r.map_err(|e| match e {
+                NoReply::Ended => SkillError::Canceled,
+                NoReply::Store(e) => SkillError::failed(e.to_string()),
+            })
+        }))
+    }
+    fn history(&self) -> BoxFuture<'_, Vec<Message>> {
+        Box::pin(TaskRun::history(self))
+    }
+}
+
+/// The host of a context no task backs: every report is dropped.
+struct Detached {
+    task_id: String,
+    context_id: String,
+    skill_id: Cow<'static, str>,
+    message: Message,
+    cancel: CancellationToken,
+    started: Instant,
+    produced_artifact: AtomicBool,
+}
+
+impl TaskHost for Detached {
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+    fn context_id(&self) -> &str {
+        &self.context_id
+    }
+    fn skill_id(&self) -> &str {
+        &self.skill_id
+    }
+    fn message(&self) -> &Message {
+        &self.message
+    }
+    fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    fn started(&self) -> Instant {
+        self.started
+    }
+    fn produced_artifact(&self) -> bool {
+        self.produced_artifact.load(Ordering::Acquire)
+    }
+    fn status(&self, _text: String) -> Reported<'_> {
+        Either::Left(std::future::ready(Ok(0))).map(status_error as fn(_) -> _)
+    }
+    fn artifact(&self, _: Artifact, _: bool, _: bool) -> Reported<'_> {
+        self.produced_artifact.store(true, Ordering::Release);
+        Either::Left(std::future::ready(Ok(0))).map(artifact_error as fn(_) -> _)
+    }
+    fn wait_for_reply(
+        &self,
+        _: TaskState,
+        _: Vec<Part>,
+    ) -> BoxFuture<'_, Result<Message, SkillError>> {
+        Box::pin(std::future::ready(Err(SkillError::failed(
+            "this skill asked for input outside of a task",
+        ))))
+    }
+    fn history(&self) -> BoxFuture<'_, Vec<Message>> {
+        Box::pin(std::future::ready(vec![self.message.clone()]))
+    }
+}
+
+impl std::fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("task_id", &self.task_id())
+            .field("context_id", &self.context_id())
+            .field("skill_id", &self.skill_id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskContext {
+    /// The context of a run of the executor.
+    pub(crate) fn for_run(run: Arc<TaskRun>) -> Self {
+        TaskContext { host: run }
+    }
+
+    /// A context no task backs, for a skill that answers without one.
+    pub(crate) fn unbacked(
+        task_id: String,
+        context_id: String,
+        skill_id: impl Into<Cow<'static, str>>,
+        message: Message,
+    ) -> Self {
+        TaskContext {
+            host: Arc::new(Detached {
+                task_id,
+                context_id,
+                skill_id: skill_id.into(),
+                message,
+                cancel: CancellationToken::new(),
+                started: Instant::now(),
+                produced_artifact: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// A context backed by no task: every report is dropped. For unit-testing skills.
+    ///
+    /// ```
+    /// # use a2a_kit::skill::TaskContext;
+    /// # use a2a_kit::protocol::Message;
+    /// let ctx = TaskContext::detached("greet", Message::user_text("Ada"));
+    /// assert!(!ctx.is_cancelled());
+    /// ```
+    pub fn detached(skill_id: impl Into<String>, message: Message) -> Self {
+        let context_id = message
+            .context_id
+            .clone()
+            .unwrap_or_else(crate::protocol::new_uuid);
+        Self::unbacked(
+            crate::protocol::new_uuid(),
+            context_id,
+            skill_id.into(),
+            message,
+        )
+    }
+
+    /// The task's id.
+    pub fn task_id(&self) -> &str {
+        self.host.task_id()
+    }
+    /// The task's context id.
+    pub fn context_id(&self) -> &str {
+        self.host.context_id()
+    }
+    /// The skill running the task.
+    pub fn skill_id(&self) -> &str {
+        self.host.skill_id()
+    }
+    /// The message that started this invocation.
+    pub fn message(&self) -> &Message {
+        self.host.message()
+    }
+    /// How long this invocation has been running.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.host.started().elapsed()
+    }
+
+    /// Report progress: a WORKING status update. By default the text travels as a status
+    /// indicator (a data part, message metadata `kind: "status-message"`) so clients do not mix
+    /// it into the answer; see [`StatusStyle`](crate::runtime::StatusStyle).
+    ///
+    /// Fails with [`SkillError::Canceled`] once the task has ended (e.g. it was canceled).
+    pub async fn status(&self, text: impl Into<String>) -> Result<(), SkillError> {
+        self.host.status(text.into()).await
+    }
+
+    /// Produce a whole artifact in one event.
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), SkillError> {
+        self.host.artifact(artifact, false, true).await
+    }
+
+    /// Start an artifact produced in chunks (`append` after the first, `lastChunk` at the end).
+    pub fn artifact_writer(&self, name: impl Into<String>) -> ArtifactWriter {
+        ArtifactWriter {
+            ctx: self.clone(),
+            artifact: Artifact::new(Vec::new()).with_name(name.into()),
+            sent: false,
+            finished: false,
+        }
+    }
+
+    /// Whether the skill produced an artifact.
+    pub fn produced_artifact(&self) -> bool {
+        self.host.produced_artifact()
+    }
+
+    /// Resolves when the task is canceled. Select on it in long-running work.
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.host.cancellation().cancelled()
+    }
+
+    /// Whether the task has been canceled.
+    pub fn is_cancelled(&self) -> bool {
+        self.host.cancellation().is_cancelled()
+    }
+
+    /// The task's history as stored now (status messages included, marked by metadata).
+    pub async fn history(&self) -> Vec<Message> {
+        self.host.history().await
+    }
+
+    /// Suspend in `state` with `parts` until the next message for the task arrives.
+    pub(crate) fn wait_for_reply(
+        &self,
+        state: TaskState,
+        parts: Vec<Part>,
+    ) -> BoxFuture<'_, Result<Message, SkillError>> {
+        self.host.wait_for_reply(state, parts)
+    }
+
+    pub(crate) fn emit_artifact(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last: bool,
+    ) -> Reported<'_> {
+        self.host.artifact(artifact, append, last)
+    }
+}
+
+/// Writes one artifact in chunks. Each `write` is one `artifactUpdate` event, sent at once.
+///
+/// A2A marks the last chunk on the chunk itself. Use [`write_last`](Self::write_last) when you
+/// know which chunk is last; otherwise [`finish`](Self::finish) sends a closing chunk holding
+/// one empty text part with `lastChunk`, which stores leave out of the assembled artifact.
+#[derive(Debug)]
+pub struct ArtifactWriter {
+    ctx: TaskContext,
+    artifact: Artifact,
+    sent: bool,
+    finished: bool,
+}
+
+impl ArtifactWriter {
+    /// The artifact's id (the same on every chunk).
+    pub fn artifact_id(&self) -> &str {
+        &self.artifact.artifact_id
+    }
+
+    /// Send a chunk.
+    pub async fn write(&mut self, content: impl IntoParts) -> Result<(), SkillError> {
+        self.send(content.into_parts()?, false).await
+    }
+
+    /// Send the final chunk.
+    pub async fn write_last(&mut self, content: impl IntoParts) -> Result<(), SkillError> {
+        self.send(content.into_parts()?, true).await
+    }
+
+    /// Close the artifact if `write_last` was not used. Does nothing if nothing was written.
+    pub async fn finish(&mut self) -> Result<(), SkillError> {
+        if self.finished || !self.sent {
+            return Ok(());
+        }
+        self.send(vec![Part::text("")], true).await
+    }
+
+    async fn send(&mut self, parts: Vec<Part>, last: bool) -> Result<(), SkillError> {
+        if self.finished {
+            return Err(SkillError::failed("artifact already finished"));
+        }
+        let mut chunk = self.artifact.clone();
+        chunk.parts = parts;
+        if self.sent {
+            // Name and description travel with the first chunk only.
+            chunk.name = None;
+            chunk.description = None;
+        }
+        let append = self.sent;
+        self.sent = true;
+        self.finished = last;
+        self.ctx.emit_artifact(chunk, append, last).await
+    }
+}
