@@ -15,7 +15,6 @@
 //!   `SubscribeToTask` with a `Last-Event-ID` header resumes after it.
 
 use bytes::Bytes;
-use futures::StreamExt;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
@@ -349,20 +348,12 @@ pub(super) async fn handle(
 }
 
 fn sse_envelopes(id: Value, events: EventStream) -> futures::stream::BoxStream<'static, Bytes> {
-    let frames = events.scan(false, move |done, item| {
-        if *done {
-            return futures::future::ready(None);
-        }
-        let frame = match item {
-            Ok(item) => sse::frame(item.seq, &success(&id, &item.event)),
-            Err(e) => {
-                *done = true;
-                sse::frame(None, &failure(&id, &e))
-            }
-        };
-        futures::future::ready(Some(frame))
-    });
-    sse::with_keep_alive(frames, sse::KEEP_ALIVE)
+    let err_id = id.clone();
+    sse::event_frames(
+        events,
+        move |item| Ok(success(&id, &item.event)),
+        move |e| failure(&err_id, e),
+    )
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::dispatch::{A2aMethod, Answer, Params, call};
@@ -322,27 +321,15 @@ pub(super) async fn handle(
 }
 
 fn sse_events(events: EventStream) -> futures::stream::BoxStream<'static, Bytes> {
-    let frames = events.scan(false, |done, item| {
-        if *done {
-            return futures::future::ready(None);
-        }
-        let frame = match item {
-            Ok(item) => match serde_json::to_vec(&item.event) {
-                Ok(json) => sse::frame(item.seq, &json),
-                Err(e) => {
-                    *done = true;
-                    let err = A2aError::Internal(format!("could not serialize an event: {e}"));
-                    sse::frame(None, &rest_body(&err))
-                }
-            },
-            Err(e) => {
-                *done = true;
-                sse::frame(None, &rest_body(&e))
-            }
-        };
-        futures::future::ready(Some(frame))
-    });
-    sse::with_keep_alive(frames, sse::KEEP_ALIVE)
+    sse::event_frames(
+        events,
+        |item| {
+            serde_json::to_vec(&item.event)
+                .map(Bytes::from)
+                .map_err(|e| A2aError::Internal(format!("could not serialize an event: {e}")))
+        },
+        |e| Bytes::from(rest_body(e)),
+    )
 }
 
 #[cfg(test)]

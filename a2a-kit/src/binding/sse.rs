@@ -50,6 +50,29 @@ pub fn with_keep_alive(
     })
 }
 
+/// A stream's events as SSE frames with keep-alives: `event` encodes each one; an error ends
+/// the stream after its frame (`error` encodes it).
+pub(super) fn event_frames(
+    events: crate::server::EventStream,
+    event: impl Fn(&crate::server::StreamItem) -> Result<Bytes, crate::error::A2aError> + Send + 'static,
+    error: impl Fn(&crate::error::A2aError) -> Bytes + Send + 'static,
+) -> BoxStream<'static, Bytes> {
+    let frames = events.scan(false, move |done, item| {
+        if *done {
+            return futures::future::ready(None);
+        }
+        let frame = match item.and_then(|item| Ok((item.seq, event(&item)?))) {
+            Ok((seq, json)) => frame(seq, &json),
+            Err(e) => {
+                *done = true;
+                frame(None, &error(&e))
+            }
+        };
+        futures::future::ready(Some(frame))
+    });
+    with_keep_alive(frames, KEEP_ALIVE)
+}
+
 /// Parse a `Last-Event-ID` header value.
 pub fn parse_last_event_id(value: &str) -> Result<u64, crate::error::A2aError> {
     value.trim().parse().map_err(|_| {

@@ -13,13 +13,6 @@ use crate::protocol::{
 };
 use crate::store::{ListQuery, Seq, StoreError, TaskView};
 
-/// An agent message of a task, for the statuses the service writes itself.
-fn service_message(task_id: &str, context_id: &str, text: &str) -> Message {
-    Message::agent(vec![Part::text(text)])
-        .with_task_id(task_id)
-        .with_context_id(context_id)
-}
-
 impl AgentService {
     // ----- Tasks -----
 
@@ -153,34 +146,14 @@ impl AgentService {
             .await?;
         let mut n = 0;
         for task_id in stale {
-            if rt.running_ids().contains(&task_id) {
-                continue;
-            }
-            let Some(rec) = rt
-                .store
-                .get_task(
-                    &task_id,
-                    TaskView {
-                        history_length: Some(0),
-                        include_artifacts: false,
-                    },
-                )
-                .await?
-            else {
-                continue;
-            };
-            let msg = service_message(
-                &task_id,
-                &rec.task.context_id,
-                "the server restarted while the task was running",
-            );
-            if rt
-                .emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg))
-                .await
-                .is_ok()
+            if rt.running_ids().contains(&task_id)
+                || !self
+                    .fail_task(&task_id, "the server restarted while the task was running")
+                    .await?
             {
-                n += 1;
+                continue;
             }
+            n += 1;
         }
         Ok(n)
     }
@@ -194,27 +167,31 @@ impl AgentService {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         for task_id in rt.running_ids() {
-            if let Ok(Some(rec)) = rt
-                .store
-                .get_task(
-                    &task_id,
-                    TaskView {
-                        history_length: Some(0),
-                        include_artifacts: false,
-                    },
-                )
-                .await
-            {
-                let msg = service_message(
-                    &task_id,
-                    &rec.task.context_id,
-                    "the server shut down before the task finished",
-                );
-                let _ = rt
-                    .emit_status_for(&task_id, &rec.task.context_id, TaskState::Failed, Some(msg))
-                    .await;
-            }
+            let _ = self
+                .fail_task(&task_id, "the server shut down before the task finished")
+                .await;
             rt.signal_cancel(&task_id);
         }
+    }
+
+    /// End `task_id` FAILED with `reason` as its status message; `false` if the task is gone
+    /// or had ended meanwhile.
+    async fn fail_task(&self, task_id: &str, reason: &str) -> Result<bool, A2aError> {
+        let rt = self.rt();
+        let view = TaskView {
+            history_length: Some(0),
+            include_artifacts: false,
+        };
+        let Some(rec) = rt.store.get_task(task_id, view).await? else {
+            return Ok(false);
+        };
+        let context_id = &rec.task.context_id;
+        let msg = Message::agent(vec![Part::text(reason)])
+            .with_task_id(task_id)
+            .with_context_id(context_id);
+        Ok(rt
+            .emit_status_for(task_id, context_id, TaskState::Failed, Some(msg))
+            .await
+            .is_ok())
     }
 }
