@@ -1,0 +1,433 @@
+//! Rows: how tasks, messages, artifacts and events map to the schema's tables, and the SQL
+//! that reads and writes them inside a transaction.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::super::{ListQuery, Seq, StoreError, TaskView, apply_event};
+use super::connection::Db;
+use crate::protocol::{Artifact, Message, StreamResponse, Task, TaskStatus, Timestamp};
+
+// ----- row helpers -------------------------------------------------------------------------
+
+pub(super) fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value)
+        .map_err(|e| StoreError::Backend(format!("could not encode a row: {e}")))
+}
+
+pub(super) fn from_json<T: DeserializeOwned>(s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Backend(format!("corrupt row: {e}")))
+}
+
+pub(super) fn millis(ts: Option<Timestamp>) -> i64 {
+    ts.unwrap_or_else(Timestamp::now).0.timestamp_millis()
+}
+
+pub(super) fn now_millis() -> i64 {
+    Timestamp::now().0.timestamp_millis()
+}
+
+pub(super) fn clamp(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+pub(super) fn message_kind(m: &Message) -> Option<&str> {
+    m.metadata
+        .as_ref()?
+        .get(crate::protocol::STATUS_MESSAGE_KIND_KEY)?
+        .as_str()
+}
+
+pub(super) fn event_kind(ev: &StreamResponse) -> &'static str {
+    match ev {
+        StreamResponse::Task(_) => "task",
+        StreamResponse::Message(_) => "message",
+        StreamResponse::StatusUpdate(_) => "statusUpdate",
+        StreamResponse::ArtifactUpdate(_) => "artifactUpdate",
+    }
+}
+
+pub(super) fn insert_message(
+    tx: &Connection,
+    task_id: &str,
+    pos: i64,
+    m: &Message,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO messages (task_id, pos, message_id, role, kind, created_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )
+    .db()?
+    .execute(params![task_id, pos, m.message_id, m.role.as_str(), message_kind(m), now_millis(), to_json(m)?])
+    .db()?;
+    Ok(())
+}
+
+pub(super) fn insert_artifact(
+    tx: &Connection,
+    task_id: &str,
+    pos: i64,
+    a: &Artifact,
+) -> Result<(), StoreError> {
+    tx.prepare_cached(
+        "INSERT INTO artifacts (task_id, pos, artifact_id, body) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .db()?
+    .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+    .db()?;
+    Ok(())
+}
+
+pub(super) fn insert_event(
+    tx: &Connection,
+    task_id: &str,
+    seq: i64,
+    ev: &StreamResponse,
+) -> Result<(), StoreError> {
+    tx.prepare_cached("INSERT INTO events (task_id, seq, kind, state, created_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        .db()?
+        .execute(params![task_id, seq, event_kind(ev), ev.state().map(|s| s.as_str()), now_millis(), to_json(ev)?])
+        .db()?;
+    Ok(())
+}
+
+pub(super) fn task_exists(conn: &Connection, task_id: &str) -> Result<bool, StoreError> {
+    conn.prepare_cached("SELECT 1 FROM tasks WHERE id = ?1")
+        .db()?
+        .query_row([task_id], |_| Ok(()))
+        .optional()
+        .db()
+        .map(|r| r.is_some())
+}
+
+pub(super) fn require_task(conn: &Connection, task_id: &str) -> Result<(), StoreError> {
+    if task_exists(conn, task_id)? {
+        Ok(())
+    } else {
+        Err(StoreError::TaskNotFound(task_id.to_string()))
+    }
+}
+
+/// The task columns [`raw_row`] reads, in this order.
+pub(super) const TASK_COLUMNS: &str =
+    "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts";
+
+/// A `tasks` row as read.
+pub(super) struct RawRow {
+    id: String,
+    context_id: String,
+    status: String,
+    metadata: Option<String>,
+    skill_id: Option<String>,
+    last_seq: i64,
+    status_ts: i64,
+    n_messages: i64,
+    n_artifacts: i64,
+}
+
+pub(super) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        id: r.get(0)?,
+        context_id: r.get(1)?,
+        status: r.get(2)?,
+        metadata: r.get(3)?,
+        skill_id: r.get(4)?,
+        last_seq: r.get(5)?,
+        status_ts: r.get(6)?,
+        n_messages: r.get(7)?,
+        n_artifacts: r.get(8)?,
+    })
+}
+
+/// A task without history and artifacts, with the row's bookkeeping.
+pub(super) struct TaskRow {
+    pub(super) task: Task,
+    pub(super) skill_id: Option<String>,
+    pub(super) last_seq: i64,
+    pub(super) status_ts: i64,
+    pub(super) n_messages: i64,
+    pub(super) n_artifacts: i64,
+}
+
+pub(super) fn decode_row(raw: RawRow) -> Result<TaskRow, StoreError> {
+    let status: TaskStatus = from_json(&raw.status)?;
+    let metadata = raw.metadata.as_deref().map(from_json).transpose()?;
+    Ok(TaskRow {
+        task: Task {
+            id: raw.id,
+            context_id: raw.context_id,
+            status,
+            artifacts: Vec::new(),
+            history: Vec::new(),
+            metadata,
+        },
+        skill_id: raw.skill_id,
+        last_seq: raw.last_seq,
+        status_ts: raw.status_ts,
+        n_messages: raw.n_messages,
+        n_artifacts: raw.n_artifacts,
+    })
+}
+
+/// Fill in the history and artifacts `view` asks for.
+pub(super) fn load_view(
+    conn: &Connection,
+    task: &mut Task,
+    view: TaskView,
+) -> Result<(), StoreError> {
+    match view.history_length {
+        Some(0) => {}
+        None => {
+            let mut stmt = conn
+                .prepare_cached("SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos")
+                .db()?;
+            let rows = stmt.query_map([&task.id], |r| r.get::<_, String>(0)).db()?;
+            for body in rows {
+                task.history.push(from_json(&body.db()?)?);
+            }
+        }
+        Some(n) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT body FROM messages WHERE task_id = ?1 ORDER BY pos DESC LIMIT ?2",
+                )
+                .db()?;
+            let rows = stmt
+                .query_map(params![task.id, clamp(n)], |r| r.get::<_, String>(0))
+                .db()?;
+            for body in rows {
+                task.history.push(from_json(&body.db()?)?);
+            }
+            task.history.reverse();
+        }
+    }
+    if view.include_artifacts {
+        let mut stmt = conn
+            .prepare_cached("SELECT pos, body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
+            .db()?;
+        let rows = stmt
+            .query_map([&task.id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .db()?;
+        let mut positions = Vec::new();
+        for row in rows {
+            let (pos, body) = row.db()?;
+            positions.push(pos);
+            task.artifacts.push(from_json(&body)?);
+        }
+        if !positions.is_empty() {
+            // The streamed chunks, in the order they were appended (apply_event's append).
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT pos, parts, metadata FROM artifact_chunks WHERE task_id = ?1 ORDER BY pos, seq",
+                )
+                .db()?;
+            let rows = stmt
+                .query_map([&task.id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ))
+                })
+                .db()?;
+            for row in rows {
+                let (pos, parts, metadata) = row.db()?;
+                let Ok(i) = positions.binary_search(&pos) else {
+                    continue;
+                };
+                let a = &mut task.artifacts[i];
+                a.parts
+                    .extend(from_json::<Vec<crate::protocol::Part>>(&parts)?);
+                if let Some(m) = metadata {
+                    a.metadata = Some(from_json(&m)?);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn get_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, StoreError> {
+    let raw = conn
+        .prepare_cached(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"))
+        .db()?
+        .query_row([task_id], raw_row)
+        .optional()
+        .db()?;
+    raw.map(decode_row).transpose()
+}
+
+/// The WHERE clause and parameters of a ListTasks query (without the cursor).
+pub(super) fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value;
+    let mut clauses = Vec::new();
+    let mut args = Vec::new();
+    if let Some(c) = &q.context_id {
+        args.push(Value::Text(c.clone()));
+        clauses.push(format!("context_id = ?{}", args.len()));
+    }
+    if let Some(s) = q.status {
+        args.push(Value::Text(s.as_str().to_string()));
+        clauses.push(format!("state = ?{}", args.len()));
+    }
+    if let Some(t) = q.status_timestamp_after {
+        args.push(Value::Integer(t.0.timestamp_millis()));
+        clauses.push(format!("status_ts >= ?{}", args.len()));
+    }
+    let clause = if clauses.is_empty() {
+        String::from("1")
+    } else {
+        clauses.join(" AND ")
+    };
+    (clause, args)
+}
+
+/// Insert a new task and its creation event (event 1), inside the caller's transaction.
+pub(super) fn create_in(
+    tx: &Connection,
+    task: Task,
+    skill_id: Option<String>,
+) -> Result<Seq, StoreError> {
+    if task_exists(tx, &task.id)? {
+        return Err(StoreError::TaskExists(task.id));
+    }
+    let status_ts = millis(task.status.timestamp);
+    let terminal_at = task.status.state.is_terminal().then_some(status_ts);
+    tx.prepare_cached(
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
+         last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11)",
+    )
+    .db()?
+    .execute(params![
+        task.id,
+        task.context_id,
+        task.status.state.as_str(),
+        status_ts,
+        terminal_at,
+        skill_id,
+        to_json(&task.status)?,
+        task.metadata.as_ref().map(to_json).transpose()?,
+        clamp(task.history.len()),
+        clamp(task.artifacts.len()),
+        now_millis(),
+    ])
+    .db()?;
+    for (i, m) in task.history.iter().enumerate() {
+        insert_message(tx, &task.id, clamp(i), m)?;
+    }
+    for (i, a) in task.artifacts.iter().enumerate() {
+        insert_artifact(tx, &task.id, clamp(i), a)?;
+    }
+    let id = task.id.clone();
+    insert_event(tx, &id, 1, &StreamResponse::Task(task))?;
+    Ok(1)
+}
+
+/// Apply `event` to the stored task and log it, inside the caller's transaction.
+pub(super) fn append_in(
+    tx: &Connection,
+    task_id: &str,
+    event: StreamResponse,
+) -> Result<Seq, StoreError> {
+    let Some(TaskRow {
+        mut task,
+        last_seq,
+        mut n_messages,
+        mut n_artifacts,
+        ..
+    }) = get_row(tx, task_id)?
+    else {
+        return Err(StoreError::TaskNotFound(task_id.to_string()));
+    };
+    let was_terminal = task.status.state.is_terminal();
+    // Load exactly what apply_event reads: the status (always) and, for an artifact
+    // update, the first stored artifact with that id.
+    // An append needs only to know that the artifact exists: an empty stand-in takes
+    // the chunk, which is stored as a row of its own (`artifact_chunks`).
+    let mut artifact_pos = None;
+    if let StreamResponse::ArtifactUpdate(u) = &event {
+        let found = tx
+            .prepare_cached(
+                "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
+            )
+            .db()?
+            .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
+            .optional()
+            .db()?;
+        if let Some(pos) = found {
+            task.artifacts.push(Artifact {
+                artifact_id: u.artifact.artifact_id.clone(),
+                ..Artifact::default()
+            });
+            artifact_pos = Some(pos);
+        }
+    }
+    apply_event(&mut task, &event)?;
+    let seq = last_seq + 1;
+
+    match &event {
+        StreamResponse::StatusUpdate(_) => {
+            if let Some(m) = task.history.pop() {
+                insert_message(tx, task_id, n_messages, &m)?;
+                n_messages += 1;
+            }
+        }
+        StreamResponse::ArtifactUpdate(u) => {
+            let a = task.artifacts.first().ok_or_else(|| {
+                StoreError::Backend("apply_event left no artifact for an artifact update".into())
+            })?;
+            match artifact_pos {
+                Some(pos) if u.append => {
+                    let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
+                    tx.prepare_cached(
+                        "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .db()?
+                    .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
+                    .db()?;
+                }
+                Some(pos) => {
+                    // A replacement: the new artifact, without the old one's chunks.
+                    tx.prepare_cached("UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
+                        .db()?
+                        .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+                        .db()?;
+                    tx.prepare_cached(
+                        "DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2",
+                    )
+                    .db()?
+                    .execute(params![task_id, pos])
+                    .db()?;
+                }
+                None => {
+                    insert_artifact(tx, task_id, n_artifacts, a)?;
+                    n_artifacts += 1;
+                }
+            }
+        }
+        // apply_event rejects the other kinds.
+        StreamResponse::Task(_) | StreamResponse::Message(_) => {}
+    }
+    let status_ts = millis(task.status.timestamp);
+    let became_terminal = task.status.state.is_terminal() && !was_terminal;
+    tx.prepare_cached(
+        "UPDATE tasks SET state = ?2, status_ts = ?3, terminal_at = CASE WHEN ?4 THEN ?3 ELSE terminal_at END, \
+         status = ?5, last_seq = ?6, n_messages = ?7, n_artifacts = ?8 WHERE id = ?1",
+    )
+    .db()?
+    .execute(params![
+        task_id,
+        task.status.state.as_str(),
+        status_ts,
+        became_terminal,
+        to_json(&task.status)?,
+        seq,
+        n_messages,
+        n_artifacts,
+    ])
+    .db()?;
+    insert_event(tx, task_id, seq, &event)?;
+    Ok(seq as Seq)
+}
