@@ -1,8 +1,8 @@
 //! Card discovery and caching, interface choice, service parameters, auth, tenants, and the
 //! typed errors for hosts that are unreachable or are not (usable) A2A agents.
 
-#[path = "client_support.rs"]
-mod support;
+#[path = "support_proxy.rs"]
+mod proxy;
 
 use std::time::Duration;
 
@@ -12,8 +12,8 @@ use a2a_kit::server::AgentService;
 use a2a_tests::{TestAgent, serve, serve_test_agent};
 use axum::Router;
 use axum::routing::{get, post};
+use proxy::{BINDINGS, Proxy};
 use serde_json::{Value, json};
-use support::{BINDINGS, Proxy};
 
 async fn serve_router(app: Router) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -163,7 +163,7 @@ async fn tenant_is_echoed_from_the_interface() {
     let p = Proxy::start(&s.base).await;
     for b in BINDINGS {
         p.clear();
-        let c = support::client(&p.base, b).await;
+        let c = proxy::client(&p.base, b).await;
         assert_eq!(c.interface().tenant.as_deref(), Some("acme"));
         let t = match c.send(SendRequest::text("x").skill("echo")).await.unwrap() {
             a2a_kit::protocol::SendMessageResponse::Task(t) => t,

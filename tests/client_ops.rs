@@ -1,7 +1,7 @@
 //! Every client operation against a2a-kit's own server, over JSON-RPC and HTTP+JSON.
 
-#[path = "client_support.rs"]
-mod support;
+#[path = "support_proxy.rs"]
+mod proxy;
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use a2a_kit::protocol::{
 };
 use a2a_tests::serve_test_agent;
 use futures::{StreamExt, TryStreamExt};
-use support::{BINDINGS, client};
+use proxy::{BINDINGS, client};
 
 fn task(r: SendMessageResponse) -> Task {
     match r {

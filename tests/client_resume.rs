@@ -1,13 +1,13 @@
 //! Streams that lose their connection resume with `Last-Event-ID`: no event lost, none twice.
 
-#[path = "client_support.rs"]
-mod support;
+#[path = "support_proxy.rs"]
+mod proxy;
 
 use a2a_kit::client::{A2aClient, ClientError, ResumePolicy, SendRequest};
 use a2a_kit::protocol::{StreamResponse, TaskState};
 use a2a_tests::serve_test_agent;
 use futures::TryStreamExt;
-use support::{BINDINGS, Cut, Proxy};
+use proxy::{BINDINGS, Cut, Proxy};
 
 /// A readable trace of a stream: `task`, `status:STATE`, `chunk:TEXT`.
 fn trace(events: &[StreamResponse]) -> Vec<String> {
@@ -37,7 +37,7 @@ async fn a_broken_stream_resumes_without_gaps_or_duplicates() {
     let p = Proxy::start(&s.base).await;
     for b in BINDINGS {
         for cut in [Cut::Abort(3), Cut::Close(2)] {
-            let c = support::client(&p.base, b).await;
+            let c = proxy::client(&p.base, b).await;
             // The reference: the same request, uncut.
             let reference: Vec<_> = c
                 .send_streaming(SendRequest::text("5").skill("chunks"))
@@ -92,7 +92,7 @@ async fn subscriptions_resume_too() {
     let s = serve_test_agent().await;
     let p = Proxy::start(&s.base).await;
     for b in BINDINGS {
-        let c = support::client(&p.base, b).await;
+        let c = proxy::client(&p.base, b).await;
         let t = match c
             .send(
                 SendRequest::text("300")

@@ -24,8 +24,8 @@
 //! A half is skipped, with a printed note, only when its toolchain is missing (`python3 -m venv`,
 //! or `node` >= 20 with `npm`); when present, a failed install from the registries fails the test.
 
-#[path = "interop_python_common.rs"]
-mod common;
+#[path = "support_python_sdk.rs"]
+mod python_sdk;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -320,7 +320,7 @@ async fn run_script(mut cmd: Command, label: String) -> Outcome {
         .stderr(std::fs::File::create(&err_path).expect("stderr file"))
         .spawn()
         .unwrap_or_else(|e| panic!("start {label}: {e}"));
-    let mut child = common::ChildGuard(child);
+    let mut child = python_sdk::ChildGuard(child);
     let status = loop {
         if let Some(status) = child.0.try_wait().expect("poll the script") {
             break Some(status);
@@ -473,7 +473,7 @@ async fn conformance_agent(flags: ConformanceFlags) -> TestServer {
 async fn official_clients_against_the_conformance_agent() {
     let start = Instant::now();
     let (py, js) = tokio::join!(
-        tokio::task::spawn_blocking(common::python),
+        tokio::task::spawn_blocking(python_sdk::python),
         tokio::task::spawn_blocking(js_dir)
     );
     let (py, js) = (py.expect("python setup"), js.expect("npm setup"));

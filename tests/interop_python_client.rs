@@ -5,19 +5,22 @@
 //!
 //! Skipped, with a printed note, only when `python3 -m venv` is unavailable.
 
-#[path = "interop_python_common.rs"]
-mod common;
+#[path = "support_python_sdk.rs"]
+mod python_sdk;
 
 use a2a_tests::serve_test_agent;
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_client_against_our_server() {
-    let Some(py) = tokio::task::spawn_blocking(common::python).await.unwrap() else {
+    let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
+        .await
+        .unwrap()
+    else {
         return;
     };
     let server = serve_test_agent().await;
-    let script = common::script("client.py");
+    let script = python_sdk::script("client.py");
     // Output goes to files, so a chatty child can never block on a full pipe.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("interop-python")
@@ -32,7 +35,7 @@ async fn the_python_sdk_client_against_our_server() {
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .expect("start client.py");
-    let mut child = common::ChildGuard(child);
+    let mut child = python_sdk::ChildGuard(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
     let status = loop {
         if let Some(status) = child.0.try_wait().expect("poll client.py") {

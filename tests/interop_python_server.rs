@@ -3,8 +3,8 @@
 //!
 //! Skipped, with a printed note, only when `python3 -m venv` is unavailable.
 
-#[path = "interop_python_common.rs"]
-mod common;
+#[path = "support_python_sdk.rs"]
+mod python_sdk;
 
 use std::time::Duration;
 
@@ -43,10 +43,13 @@ async fn wait_until(c: &A2aClient, id: &str, pred: impl Fn(TaskState) -> bool) -
 
 #[tokio::test(flavor = "multi_thread")]
 async fn our_client_against_the_python_sdk_server() {
-    let Some(py) = tokio::task::spawn_blocking(common::python).await.unwrap() else {
+    let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
+        .await
+        .unwrap()
+    else {
         return;
     };
-    let (_server, base) = common::start_python_server(&py).await;
+    let (_server, base) = python_sdk::start_python_server(&py).await;
 
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         let b = binding;
