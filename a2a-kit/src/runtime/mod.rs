@@ -60,7 +60,7 @@ struct Running {
     abort: Option<AbortHandle>,
 }
 
-/// The shared execution state behind an [`AgentService`](crate::server::AgentService).
+/// The shared execution state behind an `server::AgentService`.
 pub(crate) struct Runtime {
     pub(crate) store: Arc<dyn TaskManager>,
     pub(crate) bus: Arc<EventBus>,

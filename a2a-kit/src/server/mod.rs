@@ -2,7 +2,7 @@
 //! one file per concern: [`builder`](AgentServiceBuilder) (configuration, checked when built),
 //! `send` (SendMessage and SendStreamingMessage), `tasks` (get, list, cancel, subscribe,
 //! recovery and shutdown), `push_configs` and `card`. No web framework types appear here;
-//! the [`binding`](crate::binding) layer maps HTTP requests to these operations.
+//! the `binding` layer maps HTTP requests to these operations.
 
 mod builder;
 mod card;

@@ -203,8 +203,8 @@ impl AgentService {
     }
 
     /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
-    /// is not stored here: its context holds it for `Runtime::run_inline_first`, which
-    /// stores it after the skill's first poll ([`Staging`](crate::runtime::Staging)).
+    /// is not stored here: the runtime's staged run stores it after the skill's first poll
+    /// (`Runtime::run_inline_first`).
     async fn start(&self, req: Box<SendMessageRequest>, stage: bool) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,

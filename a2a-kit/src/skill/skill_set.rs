@@ -35,7 +35,7 @@
 //!
 //! Sets compose with `+` (`Travel::hotels() + Travel::cars()`). Within one impl block a
 //! duplicate skill id or a second `default` is a compile error; across blocks,
-//! [`AgentServiceBuilder::build`](crate::server::AgentServiceBuilder::build) returns an error
+//! `AgentServiceBuilder::build` returns an error
 //! naming both blocks.
 
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub type PrepareFn<A> = fn(Arc<A>, &str, &SkillRequest) -> Result<SkillCall, A2a
 
 /// The skills of one or more `#[a2a_agent(skill_set = name)]` impl blocks of agent type `A`.
 /// Add it to a service with
-/// [`AgentServiceBuilder::skills`](crate::server::AgentServiceBuilder::skills).
+/// `AgentServiceBuilder::skills`.
 pub struct SkillSet<A> {
     blocks: Vec<Block<A>>,
 }

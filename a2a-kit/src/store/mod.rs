@@ -297,7 +297,7 @@ pub trait TaskManager: Send + Sync + 'static {
     /// final `Task` snapshot for the rest of the log. A store may drop the events to save
     /// memory, keeping the sequence count (see [`events_after`](Self::events_after)). The
     /// default keeps everything; [`InMemoryTaskManager`] drops all but the most recent logs.
-    /// The runtime never calls it while an [`EventObserver`](crate::runtime::EventObserver)
+    /// The runtime never calls it while an `runtime::EventObserver`
     /// is installed (push delivery is one), since an observer's worker may read a log late.
     ///
     /// ```
