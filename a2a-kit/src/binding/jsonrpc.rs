@@ -21,8 +21,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::dispatch::{A2aMethod, Answer, Params, call};
-use super::service::{json, sse as sse_response, with_extensions};
-use super::{A2aBody, content_type, is_json_content_type, sse};
+use super::response::A2aBody;
+use super::response::{json, sse as sse_response, with_extensions};
+use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
 use crate::server::{AgentService, EventStream};

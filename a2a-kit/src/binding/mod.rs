@@ -11,13 +11,15 @@
 mod dispatch;
 mod jsonrpc;
 pub mod params;
+mod response;
 mod rest;
 mod service;
 pub mod sse;
 
 pub use dispatch::A2aMethod;
 pub use params::RequestMeta;
-pub use service::{A2aBody, A2aHttpService, SseFrames, card_response};
+pub use response::{A2aBody, SseFrames, card_response};
+pub use service::A2aHttpService;
 
 /// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).
 ///

@@ -17,8 +17,9 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use super::dispatch::{A2aMethod, Answer, Params, call};
-use super::service::{json, rest_body, sse as sse_response, with_extensions};
-use super::{A2aBody, content_type, is_json_content_type, sse};
+use super::response::A2aBody;
+use super::response::{json, rest_body, sse as sse_response, with_extensions};
+use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
 use crate::server::{AgentService, EventStream};
 
