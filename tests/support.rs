@@ -3,6 +3,7 @@
 //! covering every pipeline path.
 
 #![forbid(unsafe_code)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

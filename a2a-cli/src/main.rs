@@ -17,6 +17,7 @@
 //! Install with `cargo install --path a2a-cli` (add `--features rustls` for https agents).
 
 #![forbid(unsafe_code)]
+
 mod render;
 
 use std::path::PathBuf;

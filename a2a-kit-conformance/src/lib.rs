@@ -39,6 +39,7 @@
 //! page-token format the kit's own stores share, which other stores need not follow.
 
 #![forbid(unsafe_code)]
+
 use std::future::Future;
 use std::sync::Arc;
 

@@ -23,6 +23,7 @@
 //! an `#[a2a_agent]` block (at the type); the old `extend` key, with what replaced it.
 
 #![forbid(unsafe_code)]
+
 mod agent;
 mod args;
 mod skill;

@@ -19,6 +19,7 @@
 //! allocator.
 
 #![forbid(unsafe_code)]
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,6 +5,7 @@
 //! the agent card JSON and exit), `--public-url URL` and `--store memory|sqlite:PATH`.
 
 #![forbid(unsafe_code)]
+
 pub mod conformance;
 pub mod hello;
 pub mod planner;

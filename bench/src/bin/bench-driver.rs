@@ -13,6 +13,7 @@
 //!   open (a `hold` skill): bytes per retained task and per open stream.
 
 #![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -2,6 +2,7 @@
 //! `bench-hello [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
 #![forbid(unsafe_code)]
+
 a2a_bench::server_allocator!();
 
 #[tokio::main]

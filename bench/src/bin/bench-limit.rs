@@ -14,6 +14,7 @@
 //! `bench-limit [--bind HOST:PORT] --unary FILE --stream-frames FILE`
 
 #![forbid(unsafe_code)]
+
 a2a_bench::server_allocator!();
 
 use std::convert::Infallible;

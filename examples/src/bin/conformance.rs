@@ -2,6 +2,7 @@
 //! [--extended-card] [--require-extension URI]...`
 
 #![forbid(unsafe_code)]
+
 use a2a_examples::conformance::{ConformanceAgent, ConformanceFlags, a2a_with};
 use clap::Parser;
 

@@ -18,6 +18,7 @@
 //! `result: STATE: TEXT`.
 
 #![forbid(unsafe_code)]
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

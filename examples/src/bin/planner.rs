@@ -4,6 +4,7 @@
 //! `a2a send http://127.0.0.1:3000 "launch a newsletter" --skill plan --stream`
 
 #![forbid(unsafe_code)]
+
 use a2a_examples::planner;
 
 use clap::Parser;

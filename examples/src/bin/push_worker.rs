@@ -8,6 +8,7 @@
 //! agent POST to services on its own network). On start it prints `listening on URL`.
 
 #![forbid(unsafe_code)]
+
 use std::time::Duration;
 
 use a2a_kit::prelude::*;

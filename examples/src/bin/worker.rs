@@ -1,6 +1,7 @@
 //! `cargo run --bin worker -- --bind 127.0.0.1:3001`: the agent `planner` delegates to.
 
 #![forbid(unsafe_code)]
+
 use a2a_examples::worker;
 
 #[tokio::main]
