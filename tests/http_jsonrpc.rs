@@ -440,6 +440,45 @@ async fn agent_card_caching() {
     assert_eq!(legacy.status(), 200);
 }
 
+/// `If-Modified-Since` revalidates like `If-None-Match`; `If-None-Match` wins when both are
+/// sent, and a date that does not parse is ignored.
+#[tokio::test]
+async fn agent_card_if_modified_since() {
+    let s = serve_test_agent().await;
+    let url = format!("{}/.well-known/agent-card.json", s.base);
+    let resp = client().get(&url).send().await.unwrap();
+    let modified = resp.headers()["last-modified"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+    let get = |since: &str, none_match: Option<&str>| {
+        let mut req = client().get(&url).header("If-Modified-Since", since);
+        if let Some(tag) = none_match {
+            req = req.header("If-None-Match", tag);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(get(&modified, None).await, 304, "the same date");
+    assert_eq!(
+        get("Fri, 31 Dec 2100 23:59:59 GMT", None).await,
+        304,
+        "a later date"
+    );
+    assert_eq!(
+        get("Sat, 01 Jan 2000 00:00:00 GMT", None).await,
+        200,
+        "an earlier date"
+    );
+    assert_eq!(get("yesterday", None).await, 200, "not a date");
+    assert_eq!(
+        get(&modified, Some("\"other\"")).await,
+        200,
+        "If-None-Match takes precedence"
+    );
+    assert_eq!(get("Sat, 01 Jan 2000 00:00:00 GMT", Some(&etag)).await, 304);
+}
+
 /// The send methods' params are parsed in the envelope's pass when `method` comes first, and
 /// apart when it does not: both orders give the same result and the same errors.
 #[tokio::test]

@@ -10,7 +10,7 @@ use a2a_tests::{TestAgent, client, serve};
 
 struct Quiet;
 
-#[async_trait::async_trait]
+#[a2a_kit::async_trait]
 impl StatusNarrator for Quiet {
     async fn narrate(&self, _: &NarrationContext) -> Option<String> {
         None

@@ -63,6 +63,12 @@ pub use a2a_macros::{a2a_agent, skill, streaming};
 /// Build a `Stream` with `yield` (re-exported from `async-stream`), for `#[streaming]` skills.
 pub use async_stream::stream;
 
+/// The attribute for implementing the kit's async traits ([`SkillRouter`](skill::SkillRouter),
+/// [`StatusNarrator`](runtime::StatusNarrator), `TaskManager`), re-exported from
+/// `async-trait` so that an agent's crate need not depend on it:
+/// `#[a2a_kit::async_trait] impl SkillRouter for MyRouter { .. }`.
+pub use async_trait::async_trait;
+
 /// The names a skill author uses: extractors, outcomes, the task context, errors and the
 /// macros. Serving and configuring an agent lives in [`server`] and `a2a-kit-axum`.
 pub mod prelude {

@@ -167,7 +167,7 @@ impl ConformanceAgent {
 /// Routes `tck-message-response` to the direct-message skill and everything else to `tck`.
 pub struct PrefixRouter;
 
-#[async_trait::async_trait]
+#[a2a_kit::async_trait]
 impl SkillRouter for PrefixRouter {
     async fn route(&self, req: RouteRequest<'_>) -> Route {
         match behaviour(&req.message.message_id) {

@@ -73,7 +73,7 @@ impl WorkshopAgent {
 /// Narrates long builds: elapsed time and the steps reported so far, never repeating itself.
 pub struct ElapsedNarrator;
 
-#[async_trait::async_trait]
+#[a2a_kit::async_trait]
 impl StatusNarrator for ElapsedNarrator {
     async fn narrate(&self, n: &NarrationContext) -> Option<String> {
         let text = format!(

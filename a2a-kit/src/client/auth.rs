@@ -12,7 +12,7 @@
 //!
 //! struct TraceId;
 //!
-//! #[async_trait::async_trait]
+//! #[a2a_kit::async_trait]
 //! impl Interceptor for TraceId {
 //!     async fn intercept(&self, call: &CallInfo<'_>, req: &mut reqwest::Request) -> Result<(), ClientError> {
 //!         let value = format!("trace-{}", call.operation);

@@ -45,7 +45,7 @@ pub struct NarrationContext {
 /// ```
 /// use a2a_kit::runtime::{NarrationContext, StatusNarrator};
 /// struct Elapsed;
-/// #[async_trait::async_trait]
+/// #[a2a_kit::async_trait]
 /// impl StatusNarrator for Elapsed {
 ///     async fn narrate(&self, n: &NarrationContext) -> Option<String> {
 ///         Some(format!("Still working ({}s)", n.elapsed.as_secs()))

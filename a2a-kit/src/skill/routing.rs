@@ -42,7 +42,7 @@ pub enum Route {
 /// ```
 /// use a2a_kit::skill::{Route, RouteRequest, SkillRouter};
 /// struct Keywords;
-/// #[async_trait::async_trait]
+/// #[a2a_kit::async_trait]
 /// impl SkillRouter for Keywords {
 ///     async fn route(&self, req: RouteRequest<'_>) -> Route {
 ///         if req.message.text().contains("flight") { Route::Skill("book-flight".into()) } else { Route::NoMatch }
