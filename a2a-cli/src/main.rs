@@ -18,6 +18,34 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!` for a command whose output may go to a pipe that closes early
+/// (`a2a list .. | head`): a closed pipe ends the command quietly, with success, instead of
+/// the panic `println!` gives; any other write error is reported once and exits 1.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` with [`outln!`]'s handling of a closed pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// Write to stdout; see [`outln!`].
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: could not write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
 mod render;
 
 use std::path::PathBuf;

@@ -72,14 +72,14 @@ impl Out {
 
     fn print_json<T: Serialize + ?Sized>(&self, v: &T) {
         match serde_json::to_string_pretty(v) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => eprintln!("error: could not render JSON: {e}"),
         }
     }
 
     fn print_line_json<T: Serialize + ?Sized>(&self, v: &T) {
         if let Ok(s) = serde_json::to_string(v) {
-            println!("{s}");
+            outln!("{s}");
         }
     }
 
@@ -89,21 +89,21 @@ impl Out {
         if self.json {
             return self.print_json(card);
         }
-        println!(
+        outln!(
             "{}  {}",
             self.bold(&card.name),
             self.dim(&format!("v{}", card.version))
         );
         if !card.description.is_empty() {
-            println!("{}", card.description);
+            outln!("{}", card.description);
         }
         if let Some(p) = &card.provider {
-            println!("{} {} ({})", self.dim("provider:"), p.organization, p.url);
+            outln!("{} {} ({})", self.dim("provider:"), p.organization, p.url);
         }
         if let Some(d) = &card.documentation_url {
-            println!("{} {d}", self.dim("docs:"));
+            outln!("{} {d}", self.dim("docs:"));
         }
-        println!("\n{}", self.bold("Interfaces"));
+        outln!("\n{}", self.bold("Interfaces"));
         let chosen = client.interface();
         for i in &card.supported_interfaces {
             let mark = if *i == chosen {
@@ -121,14 +121,16 @@ impl Out {
             } else {
                 &i.protocol_version
             };
-            println!(
+            outln!(
                 " {mark} {:<10} {:<5} {}{tenant}",
-                i.protocol_binding, version, i.url
+                i.protocol_binding,
+                version,
+                i.url
             );
         }
         let c = &card.capabilities;
         let yes = |b: Option<bool>| if b.unwrap_or(false) { "yes" } else { "no" };
-        println!(
+        outln!(
             "\n{} streaming: {}  push notifications: {}  extended card: {}",
             self.bold("Capabilities"),
             yes(c.streaming),
@@ -137,16 +139,16 @@ impl Out {
         );
         for e in &c.extensions {
             let req = if e.required { " (required)" } else { "" };
-            println!("  extension {}{req}", e.uri.as_deref().unwrap_or("?"));
+            outln!("  extension {}{req}", e.uri.as_deref().unwrap_or("?"));
         }
-        println!(
+        outln!(
             "{} in: {}  out: {}",
             self.bold("Modes"),
             card.default_input_modes.join(", "),
             card.default_output_modes.join(", ")
         );
         if !card.security_schemes.is_empty() {
-            println!("\n{}", self.bold("Security"));
+            outln!("\n{}", self.bold("Security"));
             for (name, s) in &card.security_schemes {
                 let what = match s {
                     SecurityScheme::ApiKeySecurityScheme(k) => {
@@ -163,17 +165,17 @@ impl Out {
                     }
                     SecurityScheme::MtlsSecurityScheme(_) => "mutual TLS".into(),
                 };
-                println!("  {name}: {what}");
+                outln!("  {name}: {what}");
             }
         }
-        println!("\n{} ({})", self.bold("Skills"), card.skills.len());
+        outln!("\n{} ({})", self.bold("Skills"), card.skills.len());
         for s in &card.skills {
-            println!("  {}  {}", self.bold(&s.id), self.dim(&s.name));
+            outln!("  {}  {}", self.bold(&s.id), self.dim(&s.name));
             if !s.description.is_empty() {
-                println!("      {}", s.description);
+                outln!("      {}", s.description);
             }
             if !s.examples.is_empty() {
-                println!("      {} {}", self.dim("e.g."), s.examples.join(" | "));
+                outln!("      {} {}", self.dim("e.g."), s.examples.join(" | "));
             }
         }
     }
@@ -185,10 +187,10 @@ impl Out {
             match &p.content {
                 PartContent::Text(t) => {
                     for line in t.lines() {
-                        println!("{indent}{line}");
+                        outln!("{indent}{line}");
                     }
                 }
-                other => println!("{indent}{}", self.part_summary(other, p)),
+                other => outln!("{indent}{}", self.part_summary(other, p)),
             }
         }
     }
@@ -216,7 +218,7 @@ impl Out {
                 }) =>
             {
                 for line in t.lines() {
-                    println!("{indent}{line}");
+                    outln!("{indent}{line}");
                 }
             }
             _ => self.parts(&m.parts, indent),
@@ -227,17 +229,17 @@ impl Out {
         if self.json {
             return self.print_json(t);
         }
-        println!(
+        outln!(
             "{} {}  {}",
             self.bold("task"),
             t.id,
             self.state(t.status.state)
         );
         if !t.context_id.is_empty() {
-            println!("  {} {}", self.dim("context:"), t.context_id);
+            outln!("  {} {}", self.dim("context:"), t.context_id);
         }
         if let Some(ts) = &t.status.timestamp {
-            println!(
+            outln!(
                 "  {} {}",
                 self.dim("updated:"),
                 serde_json::to_value(ts)
@@ -247,20 +249,20 @@ impl Out {
             );
         }
         if let Some(m) = &t.status.message {
-            println!("  {}", self.dim("status message:"));
+            outln!("  {}", self.dim("status message:"));
             self.message_body(m, "    ");
         }
         for a in &t.artifacts {
             let name = a.name.as_deref().unwrap_or(&a.artifact_id);
-            println!("  {} {}", self.dim("artifact"), self.bold(name));
+            outln!("  {} {}", self.dim("artifact"), self.bold(name));
             self.parts(&a.parts, "    ");
         }
         if !t.history.is_empty() {
-            println!("  {} ({} messages)", self.dim("history"), t.history.len());
+            outln!("  {} ({} messages)", self.dim("history"), t.history.len());
             for m in &t.history {
                 let who = format!("{:?}", m.role).to_ascii_lowercase();
                 let text = status_text(m).unwrap_or_else(|| format!("[{} parts]", m.parts.len()));
-                println!(
+                outln!(
                     "    {} {}",
                     self.dim(&format!("{who}:")),
                     text.lines().next().unwrap_or("")
@@ -300,7 +302,7 @@ impl Out {
 
     pub fn end_line(&self, v: &mut LiveView) {
         if v.mid_line {
-            println!();
+            outln!("");
             v.mid_line = false;
         }
         let _ = std::io::stdout().flush();
@@ -318,14 +320,14 @@ impl Out {
             StreamResponse::Task(t) => {
                 self.end_line(v);
                 if v.last_state.is_none() {
-                    println!(
+                    outln!(
                         "{} {}  {}",
                         self.bold("task"),
                         t.id,
                         self.state(t.status.state)
                     );
                 } else if v.last_state != Some(t.status.state) {
-                    println!("{} {}", self.dim("▸"), self.state(t.status.state));
+                    outln!("{} {}", self.dim("▸"), self.state(t.status.state));
                 }
                 v.last_state = Some(t.status.state);
                 if let Some(m) = &t.status.message {
@@ -334,7 +336,7 @@ impl Out {
                 for a in &t.artifacts {
                     if !v.names.contains_key(&a.artifact_id) {
                         let name = a.name.clone().unwrap_or_else(|| a.artifact_id.clone());
-                        println!("{}", self.dim(&format!("── {name} ──")));
+                        outln!("{}", self.dim(&format!("── {name} ──")));
                         self.parts(&a.parts, "");
                         v.names.insert(a.artifact_id.clone(), name);
                     }
@@ -346,22 +348,22 @@ impl Out {
                 if s == TaskState::Working && v.last_state == Some(TaskState::Working) {
                     if let Some(t) = text {
                         self.end_line(v);
-                        println!("  {} {}", self.dim("…"), self.dim(&t));
+                        outln!("  {} {}", self.dim("…"), self.dim(&t));
                     }
                     return;
                 }
                 self.end_line(v);
                 match text {
                     Some(t) if s == TaskState::Working => {
-                        println!("{} {}  {}", self.dim("▸"), self.state(s), self.dim(&t))
+                        outln!("{} {}  {}", self.dim("▸"), self.state(s), self.dim(&t))
                     }
                     Some(t) => {
-                        println!("{} {}", self.dim("▸"), self.state(s));
+                        outln!("{} {}", self.dim("▸"), self.state(s));
                         for line in t.lines() {
-                            println!("  {line}");
+                            outln!("  {line}");
                         }
                     }
-                    None => println!("{} {}", self.dim("▸"), self.state(s)),
+                    None => outln!("{} {}", self.dim("▸"), self.state(s)),
                 }
                 v.last_state = Some(s);
             }
@@ -375,19 +377,19 @@ impl Out {
                         .clone()
                         .or_else(|| v.names.get(&a.artifact_id).cloned())
                         .unwrap_or_else(|| a.artifact_id.clone());
-                    println!("{}", self.dim(&format!("── {name} ──")));
+                    outln!("{}", self.dim(&format!("── {name} ──")));
                     v.names.insert(a.artifact_id.clone(), name);
                     v.current = Some(a.artifact_id.clone());
                 }
                 for p in &a.parts {
                     match &p.content {
                         PartContent::Text(t) => {
-                            print!("{t}");
+                            out!("{t}");
                             v.mid_line = !t.ends_with('\n') && (v.mid_line || !t.is_empty());
                         }
                         other => {
                             self.end_line(v);
-                            println!("{}", self.part_summary(other, p));
+                            outln!("{}", self.part_summary(other, p));
                         }
                     }
                 }
@@ -417,7 +419,7 @@ impl Out {
             return self.print_json(&v);
         }
         if tasks.is_empty() {
-            println!("{}", self.dim("no tasks"));
+            outln!("{}", self.dim("no tasks"));
         }
         for t in tasks {
             let when = t
@@ -440,7 +442,7 @@ impl Out {
                 .chars()
                 .take(60)
                 .collect();
-            println!(
+            outln!(
                 "{}  {:<24} {}  {}",
                 t.id,
                 self.state(t.status.state),
@@ -452,7 +454,7 @@ impl Out {
             .filter(|n| !n.is_empty())
             .map(|n| format!("; next page: --page-token {n}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{}",
             self.dim(&format!("{} of {total} task(s){more}", tasks.len()))
         );
@@ -475,7 +477,7 @@ impl Out {
         if self.json {
             return self.print_json(c);
         }
-        println!(
+        outln!(
             "{} {}  task {}  → {}",
             self.bold("push config"),
             c.id.as_deref().unwrap_or("?"),
@@ -483,10 +485,10 @@ impl Out {
             c.url
         );
         if let Some(a) = &c.authentication {
-            println!("  {} {}", self.dim("authentication:"), a.scheme);
+            outln!("  {} {}", self.dim("authentication:"), a.scheme);
         }
         if c.token.is_some() {
-            println!("  {} set", self.dim("token:"));
+            outln!("  {} set", self.dim("token:"));
         }
     }
 
@@ -495,7 +497,7 @@ impl Out {
             return self.print_json(l);
         }
         if l.configs.is_empty() {
-            println!("{}", self.dim("no push configs"));
+            outln!("{}", self.dim("no push configs"));
         }
         for c in &l.configs {
             self.push_config(c);
@@ -506,7 +508,7 @@ impl Out {
         if self.json {
             return self.print_json(&json!({}));
         }
-        println!("deleted push config {id} of task {task_id}");
+        outln!("deleted push config {id} of task {task_id}");
     }
 
     // ----- errors -----

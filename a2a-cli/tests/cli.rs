@@ -313,3 +313,31 @@ async fn unusable_hosts_exit_3_with_a_clear_message() {
         stderr(&o)
     );
 }
+
+/// Output into a pipe that closes early (`a2a card URL | head -0`) ends the command quietly:
+/// no panic, no backtrace, success.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_pipe_ends_quietly() {
+    let s = serve_test_agent().await;
+    let base = s.base.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+            .args(["card", &base])
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run a2a");
+        // The reader goes away before the card arrives.
+        drop(child.stdout.take());
+        child.wait_with_output().expect("wait")
+    })
+    .await
+    .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("panicked") && !stderr(&out).contains("Broken pipe"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -102,20 +102,68 @@ async fn open_sqlite(
     Err("this binary was built without the `sqlite` feature".into())
 }
 
+/// An example's error, as `main` shows it: its message and, where one helps, a hint; never a
+/// `Debug` structure such as `Os { code: 98, .. }`.
+pub struct Error(Box<dyn std::error::Error>);
+
+impl<E: Into<Box<dyn std::error::Error>>> From<E> for Error {
+    fn from(e: E) -> Self {
+        Error(e.into())
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// `main` prints an error through `Debug`: this one is the message and a hint.
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        if let Some(hint) = self.hint() {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Error {
+    /// What to do about it, for the errors a user can fix from the command line.
+    pub fn hint(&self) -> Option<&'static str> {
+        let io = self.0.downcast_ref::<std::io::Error>()?;
+        Some(match io.kind() {
+            std::io::ErrorKind::AddrInUse => {
+                "another process is listening on that address: stop it, or pick another with --bind HOST:PORT (port 0 picks a free one)"
+            }
+            std::io::ErrorKind::AddrNotAvailable => {
+                "that address is not one of this machine's: use --bind 127.0.0.1:PORT or 0.0.0.0:PORT"
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                "ports below 1024 need privileges: pick a higher port with --bind HOST:PORT"
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Listen on `addr`; an error names the address and keeps its kind (for [`Error::hint`]).
+pub async fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))
+}
+
 /// Run an example: parse the command line, print the card or serve until Ctrl-C.
-pub async fn run(
-    make: impl FnOnce(&Cli) -> AgentServiceBuilder,
-) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn run(make: impl FnOnce(&Cli) -> AgentServiceBuilder) -> Result<(), Error> {
     let cli = Cli::parse();
     let a2a = make(&cli);
     run_with(cli, a2a).await
 }
 
 /// Run an agent with an already parsed command line.
-pub async fn run_with(
-    cli: Cli,
-    a2a: AgentServiceBuilder,
-) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
     init_tracing();
     let service = cli.configure(a2a).await?.build()?;
     if cli.print_card {
@@ -136,7 +184,7 @@ pub async fn run_with(
         );
         a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
     }
-    let listener = tokio::net::TcpListener::bind(cli.bind).await?;
+    let listener = listen(cli.bind).await?;
     eprintln!(
         "A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)",
         listener.local_addr()?,

@@ -15,7 +15,7 @@ struct Args {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     let args = Args::parse();
     a2a_examples::run_with(
         args.common,

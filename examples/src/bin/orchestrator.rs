@@ -55,7 +55,7 @@ struct Args {
 const WEBHOOK_PATH: &str = "/a2a/webhook";
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     let args = Args::parse();
 
     // 1. The webhook and a view of the remote tasks.
@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (receiver, mut updates) = WebhookReceiver::new(tokens.clone())
         .store(tasks.clone())
         .channel(64);
-    let listener = tokio::net::TcpListener::bind(args.bind).await?;
+    let listener = a2a_examples::listen(args.bind).await?;
     let base = args
         .public_url
         .clone()

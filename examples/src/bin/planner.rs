@@ -20,7 +20,7 @@ struct PlannerCli {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     let cli = PlannerCli::parse();
     let service = cli
         .common
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", serde_json::to_string_pretty(service.card())?);
         return Ok(());
     }
-    let listener = tokio::net::TcpListener::bind(cli.common.bind).await?;
+    let listener = a2a_examples::listen(cli.common.bind).await?;
     eprintln!(
         "planner listening on http://{} (card: {}/.well-known/agent-card.json), delegating to {}",
         listener.local_addr()?,

@@ -51,7 +51,7 @@ struct Args {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     let args = Args::parse();
     let mut push = PushConfig::default();
     if args.allow_private_webhooks {
@@ -67,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     // Bind first, so `--bind 127.0.0.1:0` gets a real port into the card.
-    let listener = tokio::net::TcpListener::bind(args.common.bind).await?;
+    let listener = a2a_examples::listen(args.common.bind).await?;
     let mut cli = args.common.clone();
     cli.public_url = Some(
         cli.public_url

@@ -3,6 +3,6 @@
 #![forbid(unsafe_code)]
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     a2a_examples::run(|_| a2a_examples::streaming::a2a()).await
 }

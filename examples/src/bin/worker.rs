@@ -5,6 +5,6 @@
 use a2a_examples::worker;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), a2a_examples::Error> {
     a2a_examples::run(|_| worker::a2a()).await
 }
