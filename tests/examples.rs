@@ -239,6 +239,39 @@ async fn workshop_runs_the_whole_pipeline() {
     assert_eq!(dedup, statuses, "the narrator never repeats itself");
 }
 
+/// With its default settings (as `cargo run --bin workshop` runs it), the workshop's
+/// narrator speaks while the materials are gathered, before the first artifact.
+#[tokio::test]
+async fn workshop_narrates_in_a_normal_run() {
+    let s = serve(workshop::a2a()).await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": user_text("a shelf")}),
+    )
+    .await;
+    let id = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let mut m = user_text("walnut");
+    m["taskId"] = json!(id);
+    let r = rpc(&s.base, "SendMessage", json!({"message": m})).await;
+    assert_eq!(
+        r["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{r}"
+    );
+    let statuses: Vec<String> = r["result"]["task"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metadata"]["kind"] == "status-message")
+        .map(|m| m["parts"][0]["data"]["text"].as_str().unwrap().to_string())
+        .collect();
+    // The narrator stops at the first artifact, so it spoke before it.
+    assert!(
+        statuses.iter().any(|s| s.starts_with("Still working")),
+        "the narrator never spoke: {statuses:?}"
+    );
+}
+
 #[tokio::test]
 async fn workshop_cancel_mid_build() {
     let s = serve(workshop::a2a_with(

@@ -185,7 +185,7 @@ pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
         a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
     }
     let listener = listen(cli.bind).await?;
-    eprintln!(
+    tracing::info!(
         "A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)",
         listener.local_addr()?,
         cli.url()
@@ -194,6 +194,15 @@ pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
     Ok(())
 }
 
-fn init_tracing() {
-    // Examples stay dependency-light: log through `tracing` only when a subscriber is installed.
+/// Log to stderr through `tracing`: `RUST_LOG` when set (e.g. `RUST_LOG=debug`,
+/// `RUST_LOG=a2a_kit=debug,info`), else `info`: the URL at start-up, recovered tasks, refused
+/// push URLs, failed deliveries and failed tasks with their reason. Installing it twice does
+/// nothing the second time.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -45,6 +45,14 @@ impl WorkshopAgent {
             }
             question = format!("`{answer}` is not a finish I have: oak, walnut or paint?");
         };
+        // Gathering the materials takes a while before anything is built: the narrator speaks
+        // meanwhile (it stops at the first artifact).
+        ctx.status(format!("Gathering materials for {thing} in {finish}"))
+            .await?;
+        tokio::select! {
+            _ = ctx.cancelled() => return Err(SkillError::Canceled),
+            _ = tokio::time::sleep(self.step * 3) => {}
+        }
         let steps = [
             "cut the parts",
             "sand them",
@@ -94,9 +102,9 @@ pub fn a2a_with(agent: WorkshopAgent, every: Duration) -> AgentServiceBuilder {
     })
 }
 
-/// The agent, ready to configure or mount (narration every 2 s).
+/// The agent, ready to configure or mount (narration every second: the materials take 1.2 s).
 pub fn a2a() -> AgentServiceBuilder {
-    a2a_with(WorkshopAgent::default(), Duration::from_secs(2))
+    a2a_with(WorkshopAgent::default(), Duration::from_secs(1))
 }
 
 /// A complete axum app serving the agent and its card.

@@ -212,6 +212,15 @@ impl TaskRun {
                     .map(|_| ())
             }
             Ending::Settled { state, message } => {
+                if state == TaskState::Failed {
+                    let reason = message.as_ref().map(Message::text).unwrap_or_default();
+                    tracing::warn!(
+                        task_id = self.task_id,
+                        skill = %self.skill_id,
+                        reason,
+                        "task failed"
+                    );
+                }
                 let message = message.map(|m| self.stamp(m));
                 self.emit_status(state, message).await.map(|_| ())
             }

@@ -15,7 +15,10 @@ impl AgentService {
         if url.is_empty() {
             return Err(A2aError::invalid_field(field, "is required"));
         }
-        (self.inner.webhook_validator)(url).map_err(|why| A2aError::invalid_field(field, why))
+        (self.inner.webhook_validator)(url).map_err(|why| {
+            tracing::info!(url, reason = %why, "refused a push notification URL");
+            A2aError::invalid_field(field, why)
+        })
     }
 
     // ----- Push notification configs -----

@@ -56,6 +56,7 @@ const WEBHOOK_PATH: &str = "/a2a/webhook";
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
+    a2a_examples::init_tracing();
     let args = Args::parse();
 
     // 1. The webhook and a view of the remote tasks.

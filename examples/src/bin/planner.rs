@@ -21,6 +21,7 @@ struct PlannerCli {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
+    a2a_examples::init_tracing();
     let cli = PlannerCli::parse();
     let service = cli
         .common
@@ -32,7 +33,7 @@ async fn main() -> Result<(), a2a_examples::Error> {
         return Ok(());
     }
     let listener = a2a_examples::listen(cli.common.bind).await?;
-    eprintln!(
+    tracing::info!(
         "planner listening on http://{} (card: {}/.well-known/agent-card.json), delegating to {}",
         listener.local_addr()?,
         cli.common.url(),

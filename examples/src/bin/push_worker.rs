@@ -52,6 +52,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
+    a2a_examples::init_tracing();
     let args = Args::parse();
     let mut push = PushConfig::default();
     if args.allow_private_webhooks {

@@ -1,0 +1,85 @@
+//! What the library logs for an operator: a failed task with its reason, a refused push URL.
+//! Captured with a `tracing` subscriber on the test's (single-threaded) runtime, where the
+//! server's tasks run too.
+
+use std::sync::{Arc, Mutex};
+
+use a2a_tests::*;
+use serde_json::json;
+
+/// A writer the subscriber appends to.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test]
+async fn a_failed_task_is_logged_with_its_reason() {
+    let (logs, _guard) = capture();
+    let s = serve_test_agent().await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("fail", "x")}),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["task"]["status"]["state"], "TASK_STATE_FAILED",
+        "{r}"
+    );
+    let id = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let text = logs.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("task failed"))
+        .unwrap_or_else(|| panic!("no failure logged in {text}"));
+    assert!(line.contains("WARN"), "{line}");
+    assert!(line.contains(&id) && line.contains("it broke"), "{line}");
+    assert!(line.contains("skill=fail"), "{line}");
+}
+
+#[tokio::test]
+async fn a_refused_push_url_is_logged() {
+    let (logs, _guard) = capture();
+    let s = serve_test_agent().await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "x"),
+               "configuration": {"taskPushNotificationConfig": {"url": "ftp://example.com/hook"}}}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let text = logs.text();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("refused a push notification URL")
+                && l.contains("ftp://example.com/hook")),
+        "{text}"
+    );
+}
