@@ -303,3 +303,43 @@ async fn kill_9_then_restart_on_the_same_file() {
     );
     drop(server);
 }
+
+/// One SQLite file serves one process: a second process is refused at open with a message
+/// that says why (its start-up recovery would otherwise fail the first one's running tasks),
+/// and the file is free again once the first process is gone, even killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_on_the_file_is_refused() {
+    let dir = temp_dir();
+    let db = dir.0.join("tasks.db");
+    let first = Server::start(&db);
+
+    // Another process: this test's.
+    let err = a2a_kit::store::SqliteTaskManager::open(&db)
+        .await
+        .expect_err("the file is in use");
+    let text = err.to_string();
+    assert!(
+        text.contains("in use by another process") && text.contains("tasks.db"),
+        "{text}"
+    );
+
+    // Another server: it exits with the same reason instead of recovering the first's tasks.
+    let out = Command::new(env!("CARGO_BIN_EXE_store_server"))
+        .arg("--store")
+        .arg(format!("sqlite:{}", db.display()))
+        .args(["--bind", "127.0.0.1:0"])
+        .output()
+        .expect("run store_server");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("in use by another process"), "{stderr}");
+    // The first server is unharmed.
+    let r = rpc(&first.base, "ListTasks", json!({})).await;
+    assert!(r.get("result").is_some(), "{r}");
+
+    // Killed, it leaves the file free.
+    first.kill9();
+    let second = Server::start(&db);
+    let r = rpc(&second.base, "ListTasks", json!({})).await;
+    assert!(r.get("result").is_some(), "{r}");
+}

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 mod connection;
+mod process_lock;
 mod rows;
 
 use connection::*;
@@ -78,9 +79,14 @@ use crate::protocol::{
 ///   the writer; each operation reads in one read transaction, so it sees one consistent
 ///   snapshot. A database in memory ([`open_in_memory`](SqliteTaskManager::open_in_memory))
 ///   has one connection, the writer thread's, for everything.
-/// * **Journal**: WAL, `busy_timeout` (default 5 s, covers other processes on the same file and
-///   WAL recovery at open), and `BEGIN IMMEDIATE` for every write transaction so a lock is never
-///   upgraded mid-transaction (the one case a busy timeout cannot retry).
+/// * **Journal**: WAL, `busy_timeout` (default 5 s, covers the stores of one process opening a
+///   file together and WAL recovery at open), and `BEGIN IMMEDIATE` for every write
+///   transaction so a lock is never upgraded mid-transaction (the one case a busy timeout
+///   cannot retry).
+/// * **One process per file**: the stores of one process share a file freely, but a store of
+///   another process is refused at open (an advisory lock on `FILE-lock`, released when the
+///   process ends, even killed): its start-up recovery would fail the first process's running
+///   tasks. Several processes on one database are for a store built for it (PostgreSQL).
 /// * **Durability**: `synchronous=NORMAL` by default. With WAL this means a committed
 ///   transaction survives the *process* dying at any point (`kill -9`, panic, OOM): the commit
 ///   is in the WAL file before the call returns. Only an operating-system crash or power loss
@@ -118,6 +124,8 @@ struct Inner {
     readers: Option<ReadPool>,
     path: Option<PathBuf>,
     options: SqliteOptions,
+    /// Keeps the file to this process while the store lives (`None` in memory).
+    _lock: Option<Arc<process_lock::ProcessLock>>,
 }
 
 struct ReadPool {
@@ -174,6 +182,10 @@ impl SqliteTaskManager {
         options: SqliteOptions,
     ) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        let lock = {
+            let p = path.clone();
+            blocking(move || process_lock::lock(&p)).await?
+        };
         let p = path.clone();
         let writer = blocking(move || {
             // SQLite answers SQLITE_BUSY at once, without the busy handler, in a few cases
@@ -207,6 +219,7 @@ impl SqliteTaskManager {
                 }),
                 path: Some(path),
                 options,
+                _lock: Some(lock),
             }),
         })
     }
@@ -234,6 +247,7 @@ impl SqliteTaskManager {
                 readers: None,
                 path: None,
                 options,
+                _lock: None,
             }),
         })
     }
