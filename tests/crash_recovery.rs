@@ -54,6 +54,14 @@ impl Server {
         Server { child, base }
     }
 
+    /// SIGTERM: a graceful stop; waits for the process to exit and returns its status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        self.child.wait().expect("wait")
+    }
+
     /// SIGKILL: no shutdown hook runs, nothing is flushed beyond what SQLite committed.
     fn kill9(mut self) {
         self.child.kill().expect("SIGKILL");
@@ -342,4 +350,41 @@ async fn a_second_process_on_the_file_is_refused() {
     let second = Server::start(&db);
     let r = rpc(&second.base, "ListTasks", json!({})).await;
     assert!(r.get("result").is_some(), "{r}");
+}
+
+/// A graceful stop leaves a task waiting for the user's reply as it is, with a durable store:
+/// after the restart it is still INPUT_REQUIRED, not FAILED, and the reply continues it (its
+/// skill runs again with the history, and asks again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_survives_a_graceful_stop() {
+    let dir = temp_dir();
+    let db = dir.0.join("tasks.db");
+    let server = Server::start(&db);
+    let r = rpc(
+        &server.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await;
+    let task = &result(&r)["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
+    let id = task["id"].as_str().unwrap().to_string();
+    let status = server.stop();
+    assert!(status.success(), "a graceful stop exits 0: {status:?}");
+
+    let server = Server::start(&db);
+    let t = rpc(&server.base, "GetTask", json!({"id": id})).await;
+    assert_eq!(state(result(&t)), "TASK_STATE_INPUT_REQUIRED", "{t}");
+    let mut reply = user_text("the answer");
+    reply["taskId"] = json!(id);
+    let r = rpc(&server.base, "SendMessage", json!({"message": reply})).await;
+    let task = &result(&r)["task"];
+    assert_ne!(state(task), "TASK_STATE_FAILED", "{r}");
+    let users = task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .count();
+    assert_eq!(users, 2, "the reply joined the task's history: {r}");
 }

@@ -844,6 +844,31 @@ async fn graceful_shutdown_leaves_no_task_working() {
     );
 }
 
+/// A task waiting for the user's reply does not hold a graceful shutdown up to its deadline;
+/// with a store in memory it ends FAILED (it would be lost with the process anyway).
+#[tokio::test]
+async fn shutdown_does_not_wait_for_a_question() {
+    let s = serve_test_agent().await;
+    let asked = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("ask", "x")}),
+    )
+    .await;
+    assert_eq!(
+        task_of(&asked)["status"]["state"],
+        "TASK_STATE_INPUT_REQUIRED"
+    );
+    let started = std::time::Instant::now();
+    s.service.shutdown(Duration::from_secs(30)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the deadline is for working tasks"
+    );
+    let t = rpc(&s.base, "GetTask", json!({"id": task_of(&asked)["id"]})).await;
+    assert_eq!(t["result"]["status"]["state"], "TASK_STATE_FAILED", "{t}");
+}
+
 #[tokio::test]
 async fn status_styles_are_configurable() {
     use a2a_kit::runtime::{ExecutionConfig, StatusStyle};

@@ -48,7 +48,7 @@ use axum::serve::ListenerExt;
 /// The well-known path of the agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-/// How long running tasks get to finish when a standalone server shuts down.
+/// How long working tasks get to finish when a standalone server shuts down.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The agent's endpoints: JSON-RPC at `/` and HTTP+JSON below it. Nest it where the agent
@@ -110,8 +110,10 @@ pub async fn serve_builder(
 }
 
 /// Serve a built service on a bound listener until `shutdown` resolves, then shut down
-/// gracefully: running tasks get [`SHUTDOWN_GRACE`] to finish; the rest end FAILED. Tasks a
-/// previous process left running end FAILED first ([`AgentService::recover`]).
+/// gracefully: working tasks get [`SHUTDOWN_GRACE`] to finish; the rest end FAILED, except
+/// tasks waiting for the user's reply with a durable store, which the next process continues
+/// ([`AgentService::shutdown`]). An idle agent stops at once. Tasks a previous process left
+/// running end FAILED first ([`AgentService::recover`]).
 pub async fn serve_service(
     service: AgentService,
     listener: tokio::net::TcpListener,

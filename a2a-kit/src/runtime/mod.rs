@@ -458,6 +458,15 @@ impl Runtime {
         self.running().keys().cloned().collect()
     }
 
+    /// Ids of tasks whose skill is at work, not suspended waiting for the user's reply.
+    pub(crate) fn working_ids(&self) -> Vec<String> {
+        self.running()
+            .iter()
+            .filter(|(_, r)| r.waiter.is_none())
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     /// Subscribe to a task's doorbell. A stream subscribes before the events it wants can be
     /// written (before launching the skill); a waiter that subscribes later reads the log once
     /// first ([`wait_settled`](Self::wait_settled)).

@@ -158,15 +158,23 @@ impl AgentService {
         Ok(n)
     }
 
-    /// Let running tasks finish for up to `deadline`, then end the rest FAILED with a reason.
-    /// No task is left WORKING.
+    /// Let working tasks finish for up to `deadline`, then end the rest FAILED with a reason.
+    /// No task is left WORKING. A task waiting for the user's reply (`ask`) is not waited
+    /// for; with a durable store it is left waiting, for the next process to continue when the
+    /// reply comes (the stateless way: its skill runs again with the history); with a store
+    /// in memory it ends FAILED like the others.
     pub async fn shutdown(&self, deadline: Duration) {
         let rt = self.rt();
         let until = tokio::time::Instant::now() + deadline;
-        while !rt.running_ids().is_empty() && tokio::time::Instant::now() < until {
+        while !rt.working_ids().is_empty() && tokio::time::Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        let durable = rt.store.is_durable();
+        let working = rt.working_ids();
         for task_id in rt.running_ids() {
+            if durable && !working.contains(&task_id) {
+                continue;
+            }
             let _ = self
                 .fail_task(&task_id, "the server shut down before the task finished")
                 .await;

@@ -336,6 +336,13 @@ pub trait TaskManager: Send + Sync + 'static {
 
     /// Ids of tasks in any of `states` (used at start-up to end tasks a crash left running).
     async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError>;
+
+    /// Whether the tasks outlive the process (a file or a server, not memory). A graceful
+    /// shutdown then leaves tasks waiting for input as they are, for the next process to
+    /// continue; with a store in memory they end FAILED, since they would be lost anyway.
+    fn is_durable(&self) -> bool {
+        false
+    }
 }
 
 /// Build the opaque keyset cursor shared by the kit's stores: (status timestamp, task id).

@@ -402,6 +402,10 @@ impl SqliteTaskManager {
 
 #[async_trait]
 impl TaskManager for SqliteTaskManager {
+    fn is_durable(&self) -> bool {
+        self.inner.path.is_some()
+    }
+
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
         self.write(move |tx| create_in(tx, task, skill_id)).await
