@@ -254,6 +254,10 @@ async fn oversized_bodies_get_413() {
     let (st, v) = raw(&s.base, Some("application/json"), Some("1.0"), body).await;
     assert_eq!(st, 413);
     assert!(v["error"]["message"].as_str().unwrap().contains("limit"));
+    // A JSON-RPC envelope: the request was never read, so its id is null.
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    assert!(v["id"].is_null(), "{v}");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
 }
 
 #[tokio::test]

@@ -97,7 +97,7 @@ async fn the_body_limit_is_enforced_by_both_bindings() {
         r#"{{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{{"id":"{}"}}}}"#,
         "x".repeat(100)
     );
-    for path in ["", "/tasks/x:cancel"] {
+    for (path, code) in [("", -32600), ("/tasks/x:cancel", 413)] {
         let resp = client()
             .post(format!("{}{path}", s.base))
             .header("content-type", "application/json")
@@ -108,6 +108,9 @@ async fn the_body_limit_is_enforced_by_both_bindings() {
             .unwrap();
         assert_eq!(resp.status(), 413, "{path}");
         let body: serde_json::Value = resp.json().await.unwrap();
+        // Each binding's error format: a JSON-RPC envelope, or an HTTP+JSON error whose
+        // `code` is the HTTP status.
+        assert_eq!(body["error"]["code"], code, "{path}: {body}");
         assert!(
             body["error"]["message"]
                 .as_str()

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures::FutureExt;
 use http_body_util::{BodyExt, Full, Limited};
 
-use super::response::{A2aBody, json, response, rest_body};
+use super::response::{A2aBody, json, response};
 use super::{jsonrpc, rest};
 use crate::error::A2aError;
 use crate::server::AgentService;
@@ -61,7 +61,7 @@ impl A2aHttpService {
                 .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
             return resp;
         }
-        let body = match read_body(body, self.service.body_limit()).await {
+        let body = match read_body(body, self.service.body_limit(), jsonrpc).await {
             Ok(b) => b,
             Err(resp) => return resp,
         };
@@ -104,22 +104,35 @@ where
     }
 }
 
-async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, http::Response<A2aBody>>
+/// The whole body, at most `limit` bytes. A body over the limit is 413 and one that cannot be
+/// read 400, each in its binding's error format: a JSON-RPC envelope (`id` null, since the
+/// request was never read) or an HTTP+JSON error whose `code` is that status.
+async fn read_body<B>(
+    body: B,
+    limit: usize,
+    jsonrpc: bool,
+) -> Result<Bytes, http::Response<A2aBody>>
 where
     B: http_body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            let err = A2aError::InvalidRequest(format!(
-                "the request body exceeds the {limit}-byte limit"
-            ));
-            Err(json(http::StatusCode::PAYLOAD_TOO_LARGE, rest_body(&err)))
-        }
-        Err(e) => {
-            let err = A2aError::InvalidRequest(format!("could not read the request body: {e}"));
-            Err(json(http::StatusCode::BAD_REQUEST, rest_body(&err)))
-        }
-    }
+    let (status, err) = match Limited::new(body, limit).collect().await {
+        Ok(collected) => return Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => (
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            A2aError::InvalidRequest(format!("the request body exceeds the {limit}-byte limit")),
+        ),
+        Err(e) => (
+            http::StatusCode::BAD_REQUEST,
+            A2aError::InvalidRequest(format!("could not read the request body: {e}")),
+        ),
+    };
+    let body = if jsonrpc {
+        jsonrpc::failure(&serde_json::Value::Null, &err)
+    } else {
+        let mut body = err.to_rest_body();
+        body["error"]["code"] = status.as_u16().into();
+        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+    };
+    Err(json(status, body))
 }
