@@ -22,8 +22,8 @@ async fn blocking_send_completes_with_forced_artifact() {
     let t = task_of(&r);
     assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
     assert_eq!(t["artifacts"][0]["parts"][0]["text"], "hi there");
-    assert_eq!(t["status"]["message"]["parts"][0]["text"], "hi there");
-    assert_eq!(t["status"]["message"]["role"], "ROLE_AGENT");
+    // The answer appears once: in the artifact, not copied into the final status.
+    assert!(t["status"].get("message").is_none(), "{r}");
     assert_eq!(t["history"][0]["role"], "ROLE_USER");
     assert_eq!(t["history"][0]["taskId"], t["id"]);
     assert!(t["status"]["timestamp"].as_str().unwrap().ends_with('Z'));
@@ -52,9 +52,45 @@ async fn return_immediately_then_background_completion() {
     assert_eq!(done["artifacts"][0]["parts"][0]["text"], "slept 300");
 }
 
+/// The answer appears once by default (the artifact); `answer_in_status` also makes a
+/// text-only answer the final status message, unless the skill set one.
+#[tokio::test]
+async fn where_the_answer_is() {
+    let plain = serve_test_agent().await;
+    let copy = serve(a2a_kit::server::AgentService::builder(TestAgent).execution(
+        a2a_kit::runtime::ExecutionConfig {
+            answer_in_status: true,
+            ..Default::default()
+        },
+    ))
+    .await;
+    for (s, in_status) in [(&plain, false), (&copy, true)] {
+        let r = rpc(
+            &s.base,
+            "SendMessage",
+            json!({"message": to_skill("echo", "an answer")}),
+        )
+        .await;
+        let t = task_of(&r);
+        assert_eq!(t["artifacts"][0]["parts"][0]["text"], "an answer", "{r}");
+        let status_text = t["status"]["message"]["parts"][0]["text"].as_str();
+        assert_eq!(status_text, in_status.then_some("an answer"), "{r}");
+        if in_status {
+            assert_eq!(t["status"]["message"]["role"], "ROLE_AGENT");
+        }
+    }
+}
+
 #[tokio::test]
 async fn history_length_semantics() {
-    let s = serve_test_agent().await;
+    // With the answer also in the final status message, a finished task has two messages.
+    let s = serve(a2a_kit::server::AgentService::builder(TestAgent).execution(
+        a2a_kit::runtime::ExecutionConfig {
+            answer_in_status: true,
+            ..Default::default()
+        },
+    ))
+    .await;
     let r = rpc(
         &s.base,
         "SendMessage",
@@ -1055,7 +1091,7 @@ async fn a_staged_skill_reads_its_history() {
     )
     .await;
     assert_eq!(
-        task_of(&r)["status"]["message"]["parts"][0]["text"],
+        task_of(&r)["artifacts"][0]["parts"][0]["text"],
         "2 messages: ROLE_USER ROLE_AGENT",
         "{r}"
     );

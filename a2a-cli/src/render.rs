@@ -28,6 +28,9 @@ pub struct LiveView {
     /// Artifact ids seen, with their display names.
     names: HashMap<String, String>,
     last_state: Option<TaskState>,
+    /// The text of the artifacts printed so far: a final status message that repeats it (an
+    /// agent that puts its answer in both) is not printed again.
+    answer: String,
 }
 
 fn state_word(s: TaskState) -> String {
@@ -248,7 +251,14 @@ impl Out {
                     .unwrap_or_default()
             );
         }
-        if let Some(m) = &t.status.message {
+        // An agent that repeats its answer in the final status message: shown once, below.
+        let answer = artifacts_text(t);
+        if let Some(m) = t
+            .status
+            .message
+            .as_ref()
+            .filter(|m| answer.is_empty() || m.text() != answer)
+        {
             outln!("  {}", self.dim("status message:"));
             self.message_body(m, "    ");
         }
@@ -261,7 +271,12 @@ impl Out {
             outln!("  {} ({} messages)", self.dim("history"), t.history.len());
             for m in &t.history {
                 let who = format!("{:?}", m.role).to_ascii_lowercase();
-                let text = status_text(m).unwrap_or_else(|| format!("[{} parts]", m.parts.len()));
+                let text = if !answer.is_empty() && m.text() == answer {
+                    // The final status message that repeats the artifact.
+                    "(the answer, above)".to_string()
+                } else {
+                    status_text(m).unwrap_or_else(|| format!("[{} parts]", m.parts.len()))
+                };
                 outln!(
                     "    {} {}",
                     self.dim(&format!("{who}:")),
@@ -357,6 +372,10 @@ impl Out {
                     Some(t) if s == TaskState::Working => {
                         outln!("{} {}  {}", self.dim("▸"), self.state(s), self.dim(&t))
                     }
+                    // The answer again (the agent repeats it in the final status): once is enough.
+                    Some(t) if s.is_terminal() && !v.answer.is_empty() && t == v.answer => {
+                        outln!("{} {}", self.dim("▸"), self.state(s))
+                    }
                     Some(t) => {
                         outln!("{} {}", self.dim("▸"), self.state(s));
                         for line in t.lines() {
@@ -385,6 +404,7 @@ impl Out {
                     match &p.content {
                         PartContent::Text(t) => {
                             out!("{t}");
+                            v.answer.push_str(t);
                             v.mid_line = !t.ends_with('\n') && (v.mid_line || !t.is_empty());
                         }
                         other => {
@@ -614,4 +634,12 @@ fn hint(e: &ClientError) -> Option<&'static str> {
         },
         _ => return None,
     })
+}
+
+/// The text of a task's artifacts, in order.
+fn artifacts_text(t: &Task) -> String {
+    t.artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
+        .collect()
 }

@@ -341,3 +341,29 @@ async fn a_closed_pipe_ends_quietly() {
         stderr(&out)
     );
 }
+
+/// An agent that repeats its answer in the final status message: the CLI prints it once,
+/// blocking and streaming.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_is_printed_once() {
+    let s = a2a_tests::serve(
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).execution(
+            a2a_kit::runtime::ExecutionConfig {
+                answer_in_status: true,
+                ..Default::default()
+            },
+        ),
+    )
+    .await;
+    for stream in [false, true] {
+        // `slow` answers `slept N`, which the request does not contain.
+        let mut args = vec!["send", &s.base, "7", "--skill", "slow"];
+        if stream {
+            args.push("--stream");
+        }
+        let o = a2a(&args).await;
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = stdout(&o);
+        assert_eq!(out.matches("slept 7").count(), 1, "stream: {stream}\n{out}");
+    }
+}

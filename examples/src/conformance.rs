@@ -197,7 +197,13 @@ pub struct ConformanceFlags {
 /// The agent configured by `flags`.
 pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> AgentServiceBuilder {
     let flags = flags.clone();
+    // The suite reads a task's answer from its final status message: text answers go there
+    // too (the kit's default keeps them in the artifact only).
     let mut a2a = AgentService::builder(agent)
+        .execution(a2a_kit::runtime::ExecutionConfig {
+            answer_in_status: true,
+            ..Default::default()
+        })
         .skill_router(PrefixRouter)
         .streaming(!flags.no_streaming)
         .push_notifications(flags.push);

@@ -88,6 +88,11 @@ pub struct ExecutionConfig {
     /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
     /// terminal states). The spec contradicts itself here; closing is the default.
     pub close_streams_on_auth_required: bool,
+    /// Where a client finds a skill's answer: always in the task's artifact. With this on, a
+    /// text-only answer is also the COMPLETED status message (unless the skill set one), for
+    /// clients that read only the final status. Off by default, so UIs that show both do not
+    /// show the answer twice.
+    pub answer_in_status: bool,
     /// The narrator, if any.
     pub narrator: Option<Arc<dyn StatusNarrator>>,
     /// How often the narrator is asked.
@@ -101,6 +106,7 @@ impl Default for ExecutionConfig {
             cancel_grace: Duration::from_secs(5),
             skill_timeout: None,
             close_streams_on_auth_required: true,
+            answer_in_status: false,
             narrator: None,
             narration_interval: Duration::from_secs(10),
         }
@@ -113,6 +119,7 @@ impl std::fmt::Debug for ExecutionConfig {
             .field("status_style", &self.status_style)
             .field("cancel_grace", &self.cancel_grace)
             .field("skill_timeout", &self.skill_timeout)
+            .field("answer_in_status", &self.answer_in_status)
             .field("narrator", &self.narrator.is_some())
             .field("narration_interval", &self.narration_interval)
             .finish()

@@ -37,10 +37,12 @@ pub(crate) struct TaskRun {
 #[derive(Debug)]
 pub(crate) enum Ending {
     /// COMPLETED: the artifact (written unless the skill produced one already and this one is
-    /// empty) and the final status message.
+    /// empty), the final status message the skill set, and a text-only answer's text, which
+    /// becomes the status message when none was set and `answer_in_status` is on.
     Completed {
         artifact: Option<Artifact>,
         message: Option<Message>,
+        answer_text: Option<String>,
     },
     /// The skill answered with a message: COMPLETED's status message for a task, the reply
     /// itself for a direct-message skill.
@@ -187,7 +189,16 @@ impl TaskRun {
     /// Write the run's ending as the task's final (or interrupted) events.
     pub(crate) async fn finish(&self, ending: Ending) {
         let result = match ending {
-            Ending::Completed { artifact, message } => {
+            Ending::Completed {
+                artifact,
+                message,
+                answer_text,
+            } => {
+                let message = message.or_else(|| {
+                    answer_text
+                        .filter(|_| self.runtime.config.answer_in_status)
+                        .map(|t| Message::agent(vec![Part::text(t)]))
+                });
                 // Content returned without an artifact produced goes through the same
                 // artifact path a streaming skill uses.
                 let mut ok = true;

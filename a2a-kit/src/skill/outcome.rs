@@ -138,7 +138,8 @@ impl Outcome {
         }
     }
 
-    /// Put this text in the COMPLETED status message (by default a text-only result is used).
+    /// Put this text in the COMPLETED status message (by default it has none: the answer is
+    /// the artifact; see `ExecutionConfig::answer_in_status`).
     pub fn with_status_text(mut self, text: impl Into<String>) -> Self {
         if let OutcomeKind::Completed { status_text, .. } = &mut self.kind {
             *status_text = Some(text.into());
@@ -164,8 +165,9 @@ impl Outcome {
 }
 
 impl Outcome {
-    /// The events the executor writes for this outcome. A text-only result is also the
-    /// COMPLETED status message's text, unless one was set.
+    /// The events the executor writes for this outcome. A text-only result is also offered
+    /// as the COMPLETED status message's text, which the executor uses only when configured
+    /// to (`ExecutionConfig::answer_in_status`) and no status text was set.
     pub(crate) fn into_ending(self) -> Ending {
         let text = |t: String| Message::agent(vec![Part::text(t)]);
         match self.kind {
@@ -173,20 +175,21 @@ impl Outcome {
                 content,
                 status_text,
             } => {
-                let mut final_text = status_text;
+                let mut answer = None;
                 let artifact = match content {
                     Content::None => None,
                     Content::Artifact(a) => Some(a),
                     Content::Parts(parts) => {
-                        if final_text.is_none() && parts.iter().all(|p| p.as_text().is_some()) {
-                            final_text = Some(parts.iter().filter_map(|p| p.as_text()).collect());
+                        if parts.iter().all(|p| p.as_text().is_some()) {
+                            answer = Some(parts.iter().filter_map(|p| p.as_text()).collect());
                         }
                         Some(Artifact::new(parts).with_name("result"))
                     }
                 };
                 Ending::Completed {
                     artifact,
-                    message: final_text.map(text),
+                    message: status_text.map(text),
+                    answer_text: answer,
                 }
             }
             OutcomeKind::Interrupted { state, parts } => Ending::Settled {

@@ -138,6 +138,15 @@ async fn main() -> Result<(), a2a_examples::Error> {
             }
         }
     };
+    // The notification says the task is done; the answer is in the task's artifact, which
+    // status-update notifications do not carry: read the task once.
+    let done = match client.get_task(&task_id).await {
+        Ok(task) => task,
+        Err(e) => {
+            eprintln!("could not read the finished task: {e}");
+            done
+        }
+    };
     println!(
         "result: {}: {}",
         done.status.state.as_str(),
@@ -149,18 +158,19 @@ async fn main() -> Result<(), a2a_examples::Error> {
     Ok(())
 }
 
-/// The final status message's text, else the artifacts' text (a status-update notification
-/// carries no artifacts; the status message holds the answer when the agent has one).
+/// The artifacts' text (where an agent puts its answer), else the final status message's.
 fn result_text(task: &Task) -> String {
-    if let Some(m) = &task.status.message {
-        let t = m.text();
-        if !t.is_empty() {
-            return t;
-        }
-    }
-    task.artifacts
+    let text: String = task
+        .artifacts
         .iter()
         .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
-        .collect::<Vec<_>>()
-        .join("")
+        .collect();
+    if !text.is_empty() {
+        return text;
+    }
+    task.status
+        .message
+        .as_ref()
+        .map(|m| m.text())
+        .unwrap_or_default()
 }
