@@ -166,6 +166,17 @@ async fn travel_typed_skills() {
     assert!(params["skills"]["book-flight"]["output"]["properties"]["confirmation"].is_object());
 }
 
+/// The texts of a task's status messages (progress indicators), oldest first.
+fn status_texts(task: &Value) -> Vec<String> {
+    task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metadata"]["kind"] == "status-message")
+        .map(|m| m["parts"][0]["data"]["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[tokio::test]
 async fn workshop_runs_the_whole_pipeline() {
     let s = serve(workshop::a2a_with(
@@ -220,13 +231,7 @@ async fn workshop_runs_the_whole_pipeline() {
     assert_eq!(chunks, 4);
 
     let t = rpc(&s.base, "GetTask", json!({"id": id})).await;
-    let statuses: Vec<String> = t["result"]["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["metadata"]["kind"] == "status-message")
-        .map(|m| m["parts"][0]["data"]["text"].as_str().unwrap().to_string())
-        .collect();
+    let statuses = status_texts(&t["result"]);
     assert!(
         statuses.iter().any(|s| s.starts_with("Step 1/4")),
         "{statuses:?}"
@@ -259,13 +264,7 @@ async fn workshop_narrates_in_a_normal_run() {
         r["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{r}"
     );
-    let statuses: Vec<String> = r["result"]["task"]["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["metadata"]["kind"] == "status-message")
-        .map(|m| m["parts"][0]["data"]["text"].as_str().unwrap().to_string())
-        .collect();
+    let statuses = status_texts(&r["result"]["task"]);
     // The narrator stops at the first artifact, so it spoke before it.
     assert!(
         statuses.iter().any(|s| s.starts_with("Still working")),
