@@ -82,14 +82,6 @@ impl A2aMethod {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)
     }
-
-    /// Whether the operation answers with a stream of events.
-    pub fn is_streaming(self) -> bool {
-        matches!(
-            self,
-            A2aMethod::SendStreamingMessage | A2aMethod::SubscribeToTask
-        )
-    }
 }
 
 /// A method's parameters as a binding read them.

@@ -32,6 +32,17 @@ fn query_param(query: Option<&str>, name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
+/// [`check`] against `service`'s required and supported extensions: what both bindings run
+/// before anything else of a request is read.
+pub(super) fn check_service(
+    service: &crate::server::AgentService,
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+) -> Result<RequestMeta, A2aError> {
+    let (required, supported) = service.extensions();
+    check(headers, query, required, supported)
+}
+
 /// Check the version and the required extensions.
 ///
 /// ```

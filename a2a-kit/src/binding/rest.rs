@@ -298,8 +298,7 @@ pub(super) async fn handle(
         }
         return resp;
     };
-    let (required, supported) = service.extensions();
-    let meta = match super::params::check(headers, query, required, supported) {
+    let meta = match super::params::check_service(service, headers, query) {
         Ok(m) => m,
         Err(e) => return error_response(&e),
     };
