@@ -199,10 +199,18 @@ impl A2aError {
     }
 
     /// The HTTP status of the HTTP+JSON binding.
+    ///
+    /// The table of A2A v1.0.0 (and of the conformance suite, a2a-tck 1.0, and the official
+    /// SDKs): TaskNotCancelable 409, ContentTypeNotSupported 415, InvalidAgentResponse 502.
+    /// v1.0.1's table says 400, 400 and 500 for these three; a client that reads `error.status`
+    /// or `ErrorInfo.reason` (as the spec asks) sees no difference. See CONFORMANCE.md.
     pub fn http_status(&self) -> u16 {
         match self {
             A2aError::TaskNotFound { .. } | A2aError::MethodNotFound(_) => 404,
-            A2aError::Internal(_) | A2aError::InvalidAgentResponse(_) => 500,
+            A2aError::TaskNotCancelable { .. } => 409,
+            A2aError::ContentTypeNotSupported(_) => 415,
+            A2aError::InvalidAgentResponse(_) => 502,
+            A2aError::Internal(_) => 500,
             _ => 400,
         }
     }
