@@ -1,10 +1,11 @@
 //! One service, many hosts: the agent's `A2aHttpService` mounted in plain hyper (no axum)
-//! answers both bindings exactly as the axum mount does, and two agents nest side by side
-//! in one axum app.
+//! answers both bindings and serves its card exactly as the axum mount does; two agents nest
+//! side by side in one axum app, each with its card under its own path; without a public URL
+//! a card names the URL the request came in on (proxy headers only when trusted).
 
 use std::convert::Infallible;
 
-use a2a_kit::binding::{A2aHttpService, card_response};
+use a2a_kit::binding::A2aHttpService;
 use a2a_kit::server::AgentService;
 use a2a_tests::{TestAgent, client, rpc};
 use http_body_util::BodyExt;
@@ -23,25 +24,19 @@ async fn rest_get(url: &str) -> (u16, serde_json::Value) {
     (status, resp.json().await.unwrap())
 }
 
-/// Serve `service` with hyper alone: JSON-RPC and HTTP+JSON from the tower service, the card
-/// from `card_response`.
+/// Serve `service` with hyper alone: both bindings and the card from the tower service.
 async fn serve_with_hyper(service: AgentService, listener: tokio::net::TcpListener) {
-    let http = A2aHttpService::new(service.clone());
+    let http = A2aHttpService::new(service);
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             return;
         };
-        let (http, service) = (http.clone(), service.clone());
+        let http = http.clone();
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let (http, service) = (http.clone(), service.clone());
-                    async move {
-                        if req.uri().path() == "/.well-known/agent-card.json" {
-                            return Ok::<_, Infallible>(card_response(&service, req.headers()));
-                        }
-                        Ok(http.handle(req).await)
-                    }
+                    let http = http.clone();
+                    async move { Ok::<_, Infallible>(http.handle(req).await) }
                 });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(tcp), svc)
@@ -54,8 +49,8 @@ async fn serve_with_hyper(service: AgentService, listener: tokio::net::TcpListen
 async fn plain_hyper_serves_both_bindings_and_the_card() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
+    // No public URL: the card names the address the client used.
     let service = AgentService::builder(TestAgent)
-        .public_url(base.clone())
         .build()
         .expect("a valid configuration");
     let server = tokio::spawn(serve_with_hyper(service, listener));
@@ -114,23 +109,47 @@ async fn the_service_is_a_tower_service() {
     assert_eq!(v["error"]["code"], -32001, "{v}");
 }
 
-/// Two agents nest side by side in one axum app, each with its own card URL.
+/// GET `url` with extra headers: status, headers and the card's first interface URL.
+async fn card_at(url: &str, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = client().get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.unwrap();
+    let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+    let body: serde_json::Value = resp.json().await.unwrap_or_default();
+    let url = body["supportedInterfaces"][0]["url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (status, headers, url)
+}
+
+/// Two agents nest side by side in one axum app, built without public URLs: each serves its
+/// card under its own path, naming that path; the root card names the root.
 #[tokio::test]
 async fn two_agents_mount_side_by_side_in_axum() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let build = |path: &str| {
+    let build = || {
         AgentService::builder(TestAgent)
-            .public_url(format!("{base}{path}"))
             .build()
             .expect("a valid configuration")
     };
-    let (a, b) = (build("/agents/a"), build("/agents/b"));
+    let (a, b) = (build(), build());
     let app = axum::Router::new()
         .nest("/agents/a", a2a_kit_axum::router(&a))
-        .nest("/agents/b", a2a_kit_axum::router(&b));
+        .nest("/agents/b", a2a_kit_axum::router(&b))
+        .merge(a2a_kit_axum::well_known_router(&a));
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     for (agent, path) in [(&a, "/agents/a"), (&b, "/agents/b")] {
+        for card_path in ["/.well-known/agent-card.json", "/.well-known/agent.json"] {
+            let (status, _, url) = card_at(&format!("{base}{path}{card_path}"), &[]).await;
+            assert_eq!(
+                (status, url.as_str()),
+                (200, format!("{base}{path}").as_str())
+            );
+        }
         let v = rpc(
             &format!("{base}{path}"),
             "SendMessage",
@@ -154,5 +173,119 @@ async fn two_agents_mount_side_by_side_in_axum() {
         let (status, _) = rest_get(&format!("{base}{path}/tasks/{id}")).await;
         assert_eq!(status, 200);
     }
+    let (status, _, url) = card_at(&format!("{base}/.well-known/agent-card.json"), &[]).await;
+    assert_eq!((status, url), (200, base.clone()));
     server.abort();
+}
+
+/// Proxy headers name the card's URL only when the agent trusts them; the card then varies
+/// by them, and each URL has its own `ETag`. A configured public URL beats both.
+#[tokio::test]
+async fn forwarded_headers_count_only_when_trusted() {
+    let proxied: &[(&str, &str)] = &[
+        (
+            "forwarded",
+            "for=192.0.2.1;proto=https;host=\"agents.example.com\", for=10.0.0.1",
+        ),
+        ("x-forwarded-prefix", "/edge/"),
+    ];
+    let legacy: &[(&str, &str)] = &[
+        ("x-forwarded-proto", "https"),
+        ("x-forwarded-host", "legacy.example.com:8443"),
+    ];
+    let bogus: &[(&str, &str)] = &[
+        ("x-forwarded-proto", "gopher"),
+        ("x-forwarded-host", "user@evil.example.com"),
+        ("x-forwarded-prefix", "no-slash"),
+    ];
+    for trust in [false, true] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let agent = AgentService::builder(TestAgent)
+            .trust_forwarded_headers(trust)
+            .build()
+            .unwrap();
+        let app = axum::Router::new().nest("/agents/a", a2a_kit_axum::router(&agent));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let card = format!("{base}/agents/a/.well-known/agent-card.json");
+
+        let (_, plain_headers, plain) = card_at(&card, &[]).await;
+        assert_eq!(plain, format!("{base}/agents/a"));
+        let (_, headers, url) = card_at(&card, proxied).await;
+        let (_, _, legacy_url) = card_at(&card, legacy).await;
+        let (_, _, bogus_url) = card_at(&card, bogus).await;
+        assert_eq!(
+            bogus_url, plain,
+            "values that are not a scheme, host or path are ignored"
+        );
+        if trust {
+            assert_eq!(url, "https://agents.example.com/edge/agents/a");
+            assert_eq!(legacy_url, "https://legacy.example.com:8443/agents/a");
+            assert!(
+                headers["vary"]
+                    .to_str()
+                    .unwrap()
+                    .contains("X-Forwarded-Host")
+            );
+            assert_ne!(headers["etag"], plain_headers["etag"]);
+        } else {
+            assert_eq!(
+                (url.as_str(), legacy_url.as_str()),
+                (plain.as_str(), plain.as_str())
+            );
+            assert!(headers.get("vary").is_none());
+        }
+        // Revalidation still works on a per-request card.
+        let etag = plain_headers["etag"].to_str().unwrap().to_string();
+        let (status, _, _) = card_at(&card, &[("if-none-match", etag.as_str())]).await;
+        assert_eq!(status, 304);
+        server.abort();
+    }
+
+    let fixed = AgentService::builder(TestAgent)
+        .public_url("https://fixed.example.com/a")
+        .trust_forwarded_headers(true)
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = a2a_kit_axum::app(&fixed);
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (_, _, url) = card_at(&format!("{base}/.well-known/agent-card.json"), proxied).await;
+    assert_eq!(url, "https://fixed.example.com/a");
+    server.abort();
+}
+
+/// A request that says nothing of its host cannot be told the agent's URL: 400 naming the
+/// fix, not a card with a made-up URL.
+#[tokio::test]
+async fn a_card_request_without_a_host_is_refused() {
+    use tower::ServiceExt;
+    let service = AgentService::builder(TestAgent).build().unwrap();
+    let req = http::Request::get("/.well-known/agent-card.json")
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let resp = A2aHttpService::new(service.clone())
+        .oneshot(req)
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        text.contains("no Host header") && text.contains("public URL"),
+        "{text}"
+    );
+
+    // With a host (here the URI's authority, as HTTP/2 sends it) the card names it.
+    let req = http::Request::get("https://h2.example.com/.well-known/agent-card.json")
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let resp = A2aHttpService::new(service).oneshot(req).await.unwrap();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    let card: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        card["supportedInterfaces"][1]["url"],
+        "https://h2.example.com"
+    );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_kit::runtime::{ExecutionConfig, NarrationContext, StatusNarrator};
-use a2a_kit::server::{AgentService, BuildError, DEFAULT_PUBLIC_URL};
+use a2a_kit::server::{AgentService, BuildError, PER_REQUEST_URL};
 use a2a_tests::{TestAgent, client, serve};
 
 struct Quiet;
@@ -76,10 +76,13 @@ fn each_mistake_is_an_error_naming_it() {
 #[test]
 fn defaults_build() {
     let service = AgentService::builder(TestAgent).build().expect("defaults");
-    assert_eq!(
-        service.card().supported_interfaces[0].url,
-        DEFAULT_PUBLIC_URL
-    );
+    // No public URL: no guess either. Each request is served the card with its own URL.
+    assert_eq!(service.card().supported_interfaces[0].url, PER_REQUEST_URL);
+    assert_eq!(service.public_url(), None);
+    let card = service.card_for_url("http://10.0.0.7:8080/agents/x/");
+    for interface in &card.supported_interfaces {
+        assert_eq!(interface.url, "http://10.0.0.7:8080/agents/x");
+    }
     assert_eq!(service.body_limit(), a2a_kit::server::DEFAULT_BODY_LIMIT);
     assert!(!AgentService::builder(TestAgent).has_public_url());
     assert!(

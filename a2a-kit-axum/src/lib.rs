@@ -3,8 +3,9 @@
 //! Mount an [a2a-kit](a2a_kit) agent into an axum application, or serve it alone.
 //!
 //! Configure and build the agent once with [`AgentService::builder`] (checked when built),
-//! then mount the built service: [`router`] (JSON-RPC at `/`, HTTP+JSON below it; nest it
-//! anywhere) and [`well_known_router`] (the card, at the root). Routers are generic over the
+//! then mount the built service: [`router`] (JSON-RPC at `/`, HTTP+JSON and the card below
+//! it; nest it anywhere, several agents side by side) and, for a nested agent that should
+//! also answer at the host's root, [`well_known_router`]. Routers are generic over the
 //! application's state (`Router<S>`), so they merge into any app; the agent's own state lives
 //! in the agent value. Both wrap [`A2aHttpService`], the tower service plain hyper can mount
 //! too.
@@ -37,45 +38,67 @@ use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use a2a_kit::binding::{A2aHttpService, card_response};
+use a2a_kit::binding::{A2aBody, A2aHttpService, LEGACY_AGENT_CARD_PATH, card_response};
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use a2a_kit::skill::Agent;
 use axum::Router;
-use axum::http::HeaderMap;
+use axum::extract::{OriginalUri, Request};
+use axum::http::Response;
 use axum::routing::get;
 use axum::serve::ListenerExt;
 
 /// The well-known path of the agent card.
-pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
+pub use a2a_kit::binding::AGENT_CARD_PATH;
 
 /// How long working tasks get to finish when a standalone server shuts down.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// The agent's endpoints: JSON-RPC at `/` and HTTP+JSON below it. Nest it where the agent
-/// lives (its `public_url`).
+/// The agent's endpoints: JSON-RPC at `/`, HTTP+JSON below it and its card at
+/// [`AGENT_CARD_PATH`] below it. Nest it where the agent lives: nested at `/agents/travel`, the
+/// card is at `/agents/travel/.well-known/agent-card.json` and, without a public URL, names
+/// `http://HOST/agents/travel`. Several agents nest side by side.
 pub fn router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
     let http = A2aHttpService::new(service.clone());
     Router::new()
+        .route(AGENT_CARD_PATH, get(nested_card(service.clone())))
+        .route(LEGACY_AGENT_CARD_PATH, get(nested_card(service.clone())))
         .route_service("/", http.clone())
         .fallback_service(http)
 }
 
-/// `GET /.well-known/agent-card.json` (and the pre-0.3 `/.well-known/agent.json`). Merge it
-/// at the root of the app.
+/// The card, naming the path the router is nested at (what the outer routers stripped).
+fn nested_card(
+    service: AgentService,
+) -> impl Fn(OriginalUri, Request) -> std::future::Ready<Response<A2aBody>> + Clone {
+    move |OriginalUri(original): OriginalUri, request: Request| {
+        let (parts, _) = request.into_parts();
+        let mount = original
+            .path()
+            .strip_suffix(parts.uri.path())
+            .unwrap_or_default();
+        std::future::ready(card_response(&service, &parts, mount))
+    }
+}
+
+/// `GET /.well-known/agent-card.json` (and the pre-0.3 `/.well-known/agent.json`) at the root
+/// of the app: merge it there for the host's main agent when that agent is nested elsewhere
+/// ([`router`] at the root serves these paths itself). Without a public URL its card names
+/// the host's root, so for a nested agent set one, or let clients use the card under the
+/// agent's own path.
 pub fn well_known_router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
     let service = service.clone();
-    let handler = move |headers: HeaderMap| {
-        let service = service.clone();
-        async move { card_response(&service, &headers) }
+    let handler = move |request: Request| {
+        let (parts, _) = request.into_parts();
+        std::future::ready(card_response(&service, &parts, ""))
     };
     Router::new()
         .route(AGENT_CARD_PATH, get(handler.clone()))
-        .route("/.well-known/agent.json", get(handler))
+        .route(LEGACY_AGENT_CARD_PATH, get(handler))
 }
 
-/// Both routers at the root: a complete standalone app.
+/// The agent at the root, card included: a complete standalone app.
 pub fn app(service: &AgentService) -> Router {
-    router(service).merge(well_known_router(service))
+    router(service)
 }
 
 /// Serve `agent` alone on `addr` with the default configuration: the one-call way to run an
@@ -90,19 +113,14 @@ pub async fn serve(agent: impl Agent, addr: impl tokio::net::ToSocketAddrs) -> s
     serve_builder(AgentService::builder(agent), addr).await
 }
 
-/// Build and serve a configured agent on `addr` until Ctrl-C / SIGTERM. A builder without a
-/// public URL gets the bound address; a configuration `build` refuses is an
-/// [`InvalidInput`](std::io::ErrorKind::InvalidInput) error naming what is wrong.
+/// Build and serve a configured agent on `addr` until Ctrl-C / SIGTERM. Without a public
+/// URL, the card names the host each client reached it at; a configuration `build` refuses
+/// is an [`InvalidInput`](std::io::ErrorKind::InvalidInput) error naming what is wrong.
 pub async fn serve_builder(
     builder: AgentServiceBuilder,
     addr: impl tokio::net::ToSocketAddrs,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    let builder = if builder.has_public_url() {
-        builder
-    } else {
-        builder.public_url(format!("http://{}", listener.local_addr()?))
-    };
     let service = builder
         .build()
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;

@@ -16,7 +16,7 @@ pub mod workshop;
 
 use std::net::SocketAddr;
 
-use a2a_kit::server::AgentServiceBuilder;
+use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use clap::Parser;
 
 /// The command line every example shares.
@@ -28,7 +28,7 @@ pub struct Cli {
     /// Print the agent card JSON and exit.
     #[arg(long)]
     pub print_card: bool,
-    /// The URL clients use to reach the agent (default: http://BIND).
+    /// The URL clients use to reach the agent (default: the URL each request came in on).
     #[arg(long)]
     pub public_url: Option<String>,
     /// Task store: `memory` (default) or `sqlite:PATH`.
@@ -65,7 +65,7 @@ impl std::str::FromStr for StoreSpec {
 }
 
 impl Cli {
-    /// The public URL (explicit, else from the bind address).
+    /// The public URL (explicit, else from the bind address): what `--print-card` shows.
     pub fn url(&self) -> String {
         self.public_url
             .clone()
@@ -77,7 +77,10 @@ impl Cli {
         &self,
         a2a: AgentServiceBuilder,
     ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
-        let a2a = a2a.public_url(self.url());
+        let a2a = match &self.public_url {
+            Some(url) => a2a.public_url(url),
+            None => a2a,
+        };
         match &self.store {
             StoreSpec::Memory => Ok(a2a),
             StoreSpec::Sqlite(path) => open_sqlite(a2a, path).await,
@@ -166,13 +169,20 @@ pub async fn run(make: impl FnOnce(&Cli) -> AgentServiceBuilder) -> Result<(), E
 pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
     init_tracing();
     let service = cli.configure(a2a).await?.build()?;
+    print_card_or_serve(&cli, service).await
+}
+
+/// What every example does with its built service: print the card (`--print-card`) or serve
+/// it on `--bind` until Ctrl-C, logging its URL once bound (so `--bind 127.0.0.1:0` logs the
+/// port it got).
+pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(), Error> {
     if cli.print_card {
         // A closed pipe (`--print-card | head`) is not an error worth a panic.
         use std::io::Write;
         let _ = writeln!(
             std::io::stdout().lock(),
             "{}",
-            serde_json::to_string_pretty(service.card())?
+            serde_json::to_string_pretty(&service.card_for_url(&cli.url()))?
         );
         return Ok(());
     }
@@ -185,10 +195,15 @@ pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
         a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
     }
     let listener = listen(cli.bind).await?;
+    let local = format!("http://{}", listener.local_addr()?);
+    let url = cli
+        .public_url
+        .as_deref()
+        .unwrap_or(&local)
+        .trim_end_matches('/');
     tracing::info!(
-        "A2A agent listening on http://{} (card: {}/.well-known/agent-card.json)",
-        listener.local_addr()?,
-        cli.url()
+        "{} listening on {local} (card: {url}/.well-known/agent-card.json)",
+        service.card().name
     );
     a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())

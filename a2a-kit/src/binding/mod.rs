@@ -8,6 +8,7 @@
 //! event). Paths are relative to where the service is mounted: JSON-RPC at `/`, HTTP+JSON
 //! below it.
 
+mod card;
 mod dispatch;
 mod jsonrpc;
 pub mod params;
@@ -16,9 +17,10 @@ mod rest;
 mod service;
 pub mod sse;
 
+pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_base_url};
 pub use dispatch::A2aMethod;
 pub use params::RequestMeta;
-pub use response::{A2aBody, SseFrames, card_response};
+pub use response::{A2aBody, SseFrames};
 pub use service::A2aHttpService;
 
 /// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).

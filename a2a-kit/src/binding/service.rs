@@ -9,14 +9,17 @@ use bytes::Bytes;
 use futures::FutureExt;
 use http_body_util::{BodyExt, Full, Limited};
 
+use super::card::{card_response, is_card_path};
 use super::response::{A2aBody, json, response};
 use super::{jsonrpc, rest};
 use crate::error::A2aError;
 use crate::server::AgentService;
 
-/// An agent's JSON-RPC endpoint (at `/`) and HTTP+JSON endpoints (below it) as one tower
-/// service: mount it where the agent lives, with the agent card at the host's
-/// `/.well-known/agent-card.json` ([`card_response`](super::card_response)).
+/// An agent's JSON-RPC endpoint (at `/`), HTTP+JSON endpoints (below it) and card (at
+/// [`AGENT_CARD_PATH`](super::AGENT_CARD_PATH) below it) as one tower service: mount it where
+/// the agent lives. Without a public URL, the card names the request's host and the paths it
+/// sees, so a server that strips a prefix before calling it should serve the card itself with
+/// [`card_response`](super::card_response) and that prefix (a2a-kit-axum's router does).
 ///
 /// Request bodies over the service's body limit are refused with 413; anything else a client
 /// gets wrong is an A2A error in the binding's format, never a transport error.
@@ -54,6 +57,12 @@ impl A2aHttpService {
     {
         let (parts, body) = req.into_parts();
         let jsonrpc = matches!(parts.uri.path(), "" | "/");
+        if !jsonrpc
+            && is_card_path(parts.uri.path())
+            && matches!(parts.method, http::Method::GET | http::Method::HEAD)
+        {
+            return card_response(&self.service, &parts, "");
+        }
         if jsonrpc && parts.method != http::Method::POST {
             // What a router with a POST-only route at `/` answers.
             let mut resp = response(http::StatusCode::METHOD_NOT_ALLOWED, Full::default());

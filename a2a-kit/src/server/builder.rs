@@ -3,8 +3,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
+use super::card::{CardJson, PER_REQUEST_URL};
 use super::{AgentService, ServiceInner};
 use crate::protocol::{AgentCard, AgentExtension};
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
@@ -13,9 +12,6 @@ use crate::store::{InMemoryTaskManager, TaskManager};
 
 /// The default request body limit (1 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
-
-/// The public URL of an agent configured without one.
-pub const DEFAULT_PUBLIC_URL: &str = "http://127.0.0.1:3000";
 
 /// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +74,7 @@ pub struct AgentServiceBuilder {
     skill_sets: Vec<BoundBlock>,
     skill_set_error: Option<BuildError>,
     public_url: Option<String>,
+    trust_forwarded: bool,
     store: Option<Arc<dyn TaskManager>>,
     execution: ExecutionConfig,
     router: Option<Arc<dyn SkillRouter>>,
@@ -104,6 +101,7 @@ impl AgentServiceBuilder {
             skill_sets: Vec::new(),
             skill_set_error: None,
             public_url: None,
+            trust_forwarded: false,
             store: None,
             execution: ExecutionConfig::default(),
             router: None,
@@ -135,11 +133,11 @@ impl AgentServiceBuilder {
         self
     }
 
-    /// Whether a public URL was set (a standalone server sets one from the address it binds
-    /// when none was).
+    /// Whether a public URL was set.
     pub fn has_public_url(&self) -> bool {
         self.public_url.is_some()
     }
+
     /// The largest accepted request body (default [`DEFAULT_BODY_LIMIT`]); larger ones get
     /// 413 from the bindings.
     pub fn body_limit(mut self, bytes: usize) -> Self {
@@ -162,10 +160,20 @@ impl AgentServiceBuilder {
         self.webhook_validator = Some(Arc::new(check));
         self
     }
-    /// The absolute URL clients reach the agent at (JSON-RPC there, HTTP+JSON below it).
-    /// Default [`DEFAULT_PUBLIC_URL`].
+    /// The absolute URL clients reach the agent at (scheme, host and the path it is mounted
+    /// at: JSON-RPC there, HTTP+JSON below it); the card advertises it. Without one, the card names the URL each request came in on: its
+    /// `Host` (and the path the agent's router is nested at), or the `Forwarded` /
+    /// `X-Forwarded-*` headers when [trusted](Self::trust_forwarded_headers). Behind a proxy
+    /// that terminates TLS, set one or trust the proxy's headers.
     pub fn public_url(mut self, url: impl Into<String>) -> Self {
         self.public_url = Some(url.into());
+        self
+    }
+    /// Take the card's URL from `Forwarded` (RFC 7239 `proto`, `host`) and `X-Forwarded-Proto`,
+    /// `X-Forwarded-Host` and `X-Forwarded-Prefix` when no public URL is set (default off:
+    /// only a proxy in front of the agent that sets or strips them makes them trustworthy).
+    pub fn trust_forwarded_headers(mut self, on: bool) -> Self {
+        self.trust_forwarded = on;
         self
     }
     /// The task store (default: [`InMemoryTaskManager`] with default limits).
@@ -218,10 +226,9 @@ impl AgentServiceBuilder {
 
     /// Check the configuration and build the service; the error names what is wrong.
     pub fn build(self) -> Result<AgentService, BuildError> {
-        let public_url = self
-            .public_url
-            .unwrap_or_else(|| DEFAULT_PUBLIC_URL.to_string());
-        check_public_url(&public_url)?;
+        if let Some(url) = &self.public_url {
+            check_public_url(url)?;
+        }
         if self.required_extensions.iter().any(|u| u.trim().is_empty()) {
             return Err(BuildError::EmptyExtensionUri);
         }
@@ -237,7 +244,8 @@ impl AgentServiceBuilder {
         let info = self.agent.info();
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
             .map_err(BuildError::Skills)?;
-        let mut card = info.card_with(skills.skills(), &public_url);
+        let base_url = self.public_url.as_deref().unwrap_or(PER_REQUEST_URL);
+        let mut card = info.card_with(skills.skills(), base_url);
         self.agent.customize_card(&mut card);
         let streaming = self.streaming.unwrap_or(info.streaming);
         let push = self.push.unwrap_or(info.push_notifications);
@@ -263,9 +271,8 @@ impl AgentServiceBuilder {
         for f in self.customize {
             f(&mut card);
         }
-        let card_json =
-            Bytes::from(serde_json::to_vec(&card).map_err(|e| BuildError::Card(e.to_string()))?);
-        let card_etag = format!("\"{:016x}\"", fnv1a(&card_json));
+        let card_json = CardJson::new(&card, self.public_url.is_none())
+            .map_err(|e| BuildError::Card(e.to_string()))?;
         let card_last_modified = chrono::Utc::now()
             .format("%a, %d %b %Y %H:%M:%S GMT")
             .to_string();
@@ -287,8 +294,9 @@ impl AgentServiceBuilder {
                 router: self.router,
                 card,
                 card_json,
-                card_etag,
                 card_last_modified,
+                public_url: self.public_url,
+                trust_forwarded: self.trust_forwarded,
                 extended_card: self.extended_card,
                 required_extensions: self.required_extensions,
                 supported_extensions,
@@ -315,12 +323,6 @@ fn check_public_url(url: &str) -> Result<(), BuildError> {
         Some("http") | Some("https") => Err(refuse("it has no host".into())),
         _ => Err(refuse("it needs an http:// or https:// scheme".into())),
     }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100000001b3)
-    })
 }
 
 /// The default webhook check: an absolute http or https URL with a host.

@@ -1,20 +1,101 @@
-//! The agent card: the public one (built once, with the bytes, `ETag` and `Last-Modified` it
-//! is served with) and GetExtendedAgentCard.
+//! The agent card: the public one (serialized once, with the `ETag` and `Last-Modified` it is
+//! served with) and GetExtendedAgentCard.
+//!
+//! An agent built without a public URL does not guess one: the card it serves names the URL
+//! each request reached it at ([`AgentService::card_document`]). The card is then kept as
+//! JSON split at [`PER_REQUEST_URL`], so serving it is a concatenation, not a serialization.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::AgentService;
 use crate::error::A2aError;
 use crate::protocol::{AgentCard, GetExtendedAgentCardRequest};
 
+/// The base URL of an agent built without a public URL, as its [`card`](AgentService::card)
+/// shows it. Served cards name the URL of each request instead; every occurrence of this
+/// prefix in the card (a URL derived from it in a `card` edit too) is replaced.
+pub const PER_REQUEST_URL: &str = "http://per-request-url.invalid";
+
+/// The public card as JSON: fixed, or split where the request's URL goes.
+pub(super) enum CardJson {
+    Fixed { json: Bytes, etag: String },
+    PerRequest { pieces: Vec<Bytes> },
+}
+
+impl CardJson {
+    pub(super) fn new(card: &AgentCard, per_request: bool) -> Result<Self, serde_json::Error> {
+        let json = serde_json::to_vec(card)?;
+        if !per_request {
+            let etag = etag(&json);
+            return Ok(CardJson::Fixed {
+                json: Bytes::from(json),
+                etag,
+            });
+        }
+        let text = String::from_utf8(json).unwrap_or_default();
+        Ok(CardJson::PerRequest {
+            pieces: text
+                .split(PER_REQUEST_URL)
+                .map(|p| Bytes::copy_from_slice(p.as_bytes()))
+                .collect(),
+        })
+    }
+}
+
+/// A strong `ETag` over the served bytes (FNV-1a: a fingerprint, not a security measure).
+fn etag(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("\"{hash:016x}\"")
+}
+
 impl AgentService {
-    /// The card as served (JSON bytes), its `ETag` and `Last-Modified` values.
-    pub fn card_document(&self) -> (&Bytes, &str, &str) {
-        (
-            &self.inner.card_json,
-            &self.inner.card_etag,
-            &self.inner.card_last_modified,
-        )
+    /// The card as served to a request that reached the agent at `base_url` (scheme, host and
+    /// the path the agent is mounted at), with its `ETag` and `Last-Modified` values. With a
+    /// public URL configured, `base_url` is ignored and the bytes are the same for everyone.
+    pub fn card_document(&self, base_url: &str) -> (Bytes, String, &str) {
+        let last_modified = self.inner.card_last_modified.as_str();
+        match &self.inner.card_json {
+            CardJson::Fixed { json, etag } => (json.clone(), etag.clone(), last_modified),
+            CardJson::PerRequest { pieces } => {
+                let base = base_url.trim_end_matches('/');
+                // The URL goes inside JSON strings: escaped as JSON would escape it.
+                let escaped = serde_json::to_string(base).unwrap_or_default();
+                let escaped = &escaped[1..escaped.len() - 1];
+                let mut out = BytesMut::new();
+                for (i, piece) in pieces.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(escaped.as_bytes());
+                    }
+                    out.extend_from_slice(piece);
+                }
+                let json = out.freeze();
+                let etag = etag(&json);
+                (json, etag, last_modified)
+            }
+        }
+    }
+
+    /// The card as served to a request that reached the agent at `base_url` (see
+    /// [`card_document`](Self::card_document)): what `--print-card` shows.
+    pub fn card_for_url(&self, base_url: &str) -> AgentCard {
+        match &self.inner.card_json {
+            CardJson::Fixed { .. } => self.inner.card.clone(),
+            CardJson::PerRequest { .. } => serde_json::from_slice(&self.card_document(base_url).0)
+                .unwrap_or_else(|_| self.inner.card.clone()),
+        }
+    }
+
+    /// The configured public URL; `None` when each request's own URL is served instead.
+    pub fn public_url(&self) -> Option<&str> {
+        self.inner.public_url.as_deref()
+    }
+
+    /// Whether the card's URL may come from `Forwarded` / `X-Forwarded-*` headers
+    /// ([`AgentServiceBuilder::trust_forwarded_headers`](super::AgentServiceBuilder::trust_forwarded_headers)).
+    pub fn trusts_forwarded_headers(&self) -> bool {
+        self.inner.trust_forwarded
     }
 
     /// GetExtendedAgentCard. Authentication is the host application's job (axum middleware);

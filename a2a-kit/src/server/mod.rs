@@ -11,13 +11,12 @@ mod send;
 mod tasks;
 
 pub use builder::{
-    AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, DEFAULT_PUBLIC_URL, WebhookValidator,
-    check_webhook_url,
+    AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, WebhookValidator, check_webhook_url,
 };
+pub use card::PER_REQUEST_URL;
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use futures::stream::BoxStream;
 
 use crate::error::A2aError;
@@ -44,8 +43,8 @@ pub type EventStream = BoxStream<'static, Result<StreamItem, A2aError>>;
 /// ```
 /// # use a2a_kit::server::AgentService;
 /// # fn demo(agent: impl a2a_kit::skill::Agent) -> Result<(), a2a_kit::server::BuildError> {
-/// let service = AgentService::builder(agent).public_url("http://127.0.0.1:3000").build()?;
-/// assert_eq!(service.card().supported_interfaces[0].url, "http://127.0.0.1:3000");
+/// let service = AgentService::builder(agent).public_url("https://agents.example.com/travel").build()?;
+/// assert_eq!(service.card().supported_interfaces[0].url, "https://agents.example.com/travel");
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -58,9 +57,10 @@ struct ServiceInner {
     runtime: Arc<Runtime>,
     router: Option<Arc<dyn SkillRouter>>,
     card: AgentCard,
-    card_json: Bytes,
-    card_etag: String,
+    card_json: card::CardJson,
     card_last_modified: String,
+    public_url: Option<String>,
+    trust_forwarded: bool,
     extended_card: Option<AgentCard>,
     required_extensions: Vec<String>,
     supported_extensions: Vec<String>,
@@ -96,7 +96,9 @@ impl AgentService {
         AgentServiceBuilder::new(agent, None, "dyn Agent")
     }
 
-    /// The public agent card.
+    /// The public agent card. Built without a public URL, its URLs start with
+    /// [`PER_REQUEST_URL`]: each request is served the card with its own URL in their place
+    /// ([`card_for_url`](Self::card_for_url)).
     pub fn card(&self) -> &AgentCard {
         &self.inner.card
     }

@@ -28,17 +28,8 @@ async fn main() -> Result<(), a2a_examples::Error> {
         .configure(planner::a2a(&cli.worker))
         .await?
         .build()?;
-    if cli.common.print_card {
-        println!("{}", serde_json::to_string_pretty(service.card())?);
-        return Ok(());
+    if !cli.common.print_card {
+        tracing::info!("delegating to {}", cli.worker);
     }
-    let listener = a2a_examples::listen(cli.common.bind).await?;
-    tracing::info!(
-        "planner listening on http://{} (card: {}/.well-known/agent-card.json), delegating to {}",
-        listener.local_addr()?,
-        cli.common.url(),
-        cli.worker
-    );
-    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
-    Ok(())
+    a2a_examples::print_card_or_serve(&cli.common, service).await
 }

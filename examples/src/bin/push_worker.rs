@@ -62,21 +62,18 @@ async fn main() -> Result<(), a2a_examples::Error> {
         work: Duration::from_millis(args.work_ms),
     };
     let a2a = AgentService::builder(agent).push_delivery(push);
+    let service = args.common.configure(a2a).await?.build()?;
     if args.common.print_card {
-        let service = args.common.configure(a2a).await?.build()?;
-        println!("{}", serde_json::to_string_pretty(service.card())?);
+        let card = service.card_for_url(&args.common.url());
+        println!("{}", serde_json::to_string_pretty(&card)?);
         return Ok(());
     }
-    // Bind first, so `--bind 127.0.0.1:0` gets a real port into the card.
     let listener = a2a_examples::listen(args.common.bind).await?;
-    let mut cli = args.common.clone();
-    cli.public_url = Some(
-        cli.public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{}", listener.local_addr().unwrap_or(cli.bind))),
-    );
-    let service = cli.configure(a2a).await?.build()?;
-    println!("listening on {}", cli.url());
+    // On stdout, for scripts: `--bind 127.0.0.1:0` reports the port it got.
+    match &args.common.public_url {
+        Some(url) => println!("listening on {url}"),
+        None => println!("listening on http://{}", listener.local_addr()?),
+    }
     a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
     Ok(())
 }

@@ -1,0 +1,110 @@
+//! Without `--public-url`, an example's card names the address a client reached it at: the
+//! real port of `--bind 127.0.0.1:0`, the client's host for `--bind 0.0.0.0:PORT`, never a
+//! guessed `127.0.0.1:3000`; `--print-card` shows the bind address.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const HELLO: &str = env!("CARGO_BIN_EXE_hello");
+
+/// Kills the example when the test ends, however it ends.
+struct Running(std::process::Child);
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start hello with `args`; returns it and the port it logged.
+fn start(args: &[&str]) -> (Running, u16) {
+    let mut child = Command::new(HELLO)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hello");
+    let stderr = child.stderr.take().unwrap();
+    let running = Running(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                let addr = rest.split_whitespace().next().unwrap_or_default();
+                let port = addr.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+                let _ = tx.send(port);
+            }
+        }
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("hello did not log its URL")
+        .expect("a port in the logged URL");
+    (running, port)
+}
+
+/// GET the card from 127.0.0.1:`port` with `Host: host`; its first interface URL.
+fn card_url(port: u16, host: &str) -> String {
+    let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        tcp,
+        "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let card: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("not a card ({e}): {response}"));
+    card["supportedInterfaces"][0]["url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn port_zero_advertises_the_port_it_got() {
+    let (_hello, port) = start(&["--bind", "127.0.0.1:0"]);
+    assert_ne!(port, 0);
+    assert_eq!(
+        card_url(port, &format!("127.0.0.1:{port}")),
+        format!("http://127.0.0.1:{port}")
+    );
+}
+
+#[test]
+fn any_address_advertises_the_host_the_client_used() {
+    let (_hello, port) = start(&["--bind", "0.0.0.0:0"]);
+    assert_eq!(
+        card_url(port, &format!("agent.internal:{port}")),
+        format!("http://agent.internal:{port}")
+    );
+}
+
+#[test]
+fn a_public_url_wins_and_print_card_shows_the_bind_address() {
+    let (_hello, port) = start(&[
+        "--bind",
+        "127.0.0.1:0",
+        "--public-url",
+        "https://agents.example.com/hello",
+    ]);
+    assert_eq!(
+        card_url(port, "127.0.0.1"),
+        "https://agents.example.com/hello"
+    );
+    let out = Command::new(HELLO)
+        .args(["--bind", "127.0.0.1:4321", "--print-card"])
+        .output()
+        .unwrap();
+    let card: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        "http://127.0.0.1:4321"
+    );
+}
