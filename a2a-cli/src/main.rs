@@ -14,7 +14,8 @@
 //! with an error, 2 usage error, 3 the agent could not be reached or is not a usable A2A 1.0
 //! agent, 4 the task ended FAILED, REJECTED or CANCELED (`send`, `subscribe`).
 //!
-//! Install with `cargo install --path a2a-cli` (add `--features rustls` for https agents).
+//! Install with `cargo install --path a2a-cli`. https:// agents work out of the box (rustls,
+//! the web's roots); `--ca-cert FILE` trusts a private CA or a self-signed agent too.
 
 #![forbid(unsafe_code)]
 
@@ -98,6 +99,9 @@ struct Global {
     /// Activate an extension (`A2A-Extensions`; repeatable).
     #[arg(long = "extension", global = true, value_name = "URI")]
     extensions: Vec<String>,
+    /// Also trust the certificates in this PEM file (a private CA, a self-signed agent).
+    #[arg(long, global = true, env = "A2A_CA_CERT", value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
     /// Time limit of each call in seconds (streams are not limited).
     #[arg(long, global = true, default_value_t = 300, value_name = "SECS")]
     timeout: u64,
@@ -378,6 +382,13 @@ async fn run(cli: &Cli, out: &Out) -> Res {
 
 async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
     let cache = CardCache::new();
+    let ca_cert = match &g.ca_cert {
+        Some(path) => Some(
+            std::fs::read(path)
+                .map_err(|e| Failure::Usage(format!("--ca-cert {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
     let base = |cache: &CardCache| -> Res<ClientBuilder> {
         let mut b = A2aClient::builder()
             .card_cache(cache.clone())
@@ -386,6 +397,11 @@ async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
             .extensions(g.extensions.clone());
         if let Some(binding) = g.binding {
             b = b.binding(binding);
+        }
+        if let (Some(pem), Some(path)) = (&ca_cert, &g.ca_cert) {
+            b = b
+                .root_certificates_pem(pem)
+                .map_err(|e| Failure::Usage(format!("--ca-cert {}: {e}", path.display())))?;
         }
         if let Some(token) = &g.token {
             b = b.bearer_token(token)?;

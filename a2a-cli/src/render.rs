@@ -596,6 +596,9 @@ fn kind(e: &ClientError) -> &'static str {
 
 fn hint(e: &ClientError) -> Option<&'static str> {
     Some(match e {
+        ClientError::Unreachable { reason, .. } if reason.contains("certificate") => {
+            "the agent's TLS certificate is not trusted: trust it or its CA with --ca-cert FILE (PEM)"
+        }
         ClientError::Unreachable { .. } => "is the agent running, and is the host and port right?",
         ClientError::Timeout { .. } => {
             "the agent did not answer in time; raise --timeout, or use --stream / --no-wait for long tasks"

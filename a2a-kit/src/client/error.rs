@@ -295,6 +295,9 @@ pub enum ClientError {
     /// A request interceptor refused the call.
     #[error("request interceptor failed: {0}")]
     Interceptor(String),
+    /// A certificate given to trust is not one.
+    #[error("invalid certificate: {0}")]
+    Certificate(String),
 }
 
 impl ClientError {

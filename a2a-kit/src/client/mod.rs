@@ -226,6 +226,8 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     cache: CardCache,
     user_agent: String,
+    #[cfg(feature = "rustls")]
+    roots: Vec<reqwest::Certificate>,
 }
 
 impl Default for ClientBuilder {
@@ -245,6 +247,8 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             cache: CardCache::default(),
             user_agent: format!("a2a-kit/{}", env!("CARGO_PKG_VERSION")),
+            #[cfg(feature = "rustls")]
+            roots: Vec::new(),
         }
     }
 }
@@ -343,6 +347,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Trust the certificates of this PEM document (a private CA, a self-signed agent) besides
+    /// the usual web roots, for https:// agents. An error names what is not a certificate.
+    #[cfg(feature = "rustls")]
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, ClientError> {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| ClientError::Certificate(format!("not a PEM certificate bundle: {e}")))?;
+        if certs.is_empty() {
+            return Err(ClientError::Certificate(
+                "no certificate in it (expected -----BEGIN CERTIFICATE-----)".into(),
+            ));
+        }
+        self.roots.extend(certs);
+        Ok(self)
+    }
+
     /// The `User-Agent` (default `a2a-kit/<version>`).
     pub fn user_agent(mut self, ua: impl Into<String>) -> Self {
         self.user_agent = ua.into();
@@ -352,13 +371,19 @@ impl ClientBuilder {
     fn http(&self) -> Result<Http, ClientError> {
         let client = match &self.http {
             Some(c) => c.clone(),
-            None => reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout)
-                .user_agent(self.user_agent.clone())
-                .build()
-                .map_err(|e| {
+            None => {
+                let builder = reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout)
+                    .user_agent(self.user_agent.clone());
+                #[cfg(feature = "rustls")]
+                let builder = self
+                    .roots
+                    .iter()
+                    .fold(builder, |b, cert| b.add_root_certificate(cert.clone()));
+                builder.build().map_err(|e| {
                     ClientError::InvalidUrl(format!("could not build the HTTP client: {e}"))
-                })?,
+                })?
+            }
         };
         Ok(Http {
             client,
