@@ -87,14 +87,14 @@ pub fn parse_last_event_id(value: &str) -> Result<u64, crate::error::A2aError> {
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn keep_alive_comments_fill_idle_gaps() {
         let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
         let frames = tokio_stream_from(rx);
-        let mut out = with_keep_alive(frames, Duration::from_secs(15));
+        let mut out = with_keep_alive(frames, Duration::from_millis(20));
         tx.send(frame(Some(1), b"{}")).await.unwrap();
         assert_eq!(&out.next().await.unwrap()[..], b"id: 1\ndata: {}\n\n");
-        // Nothing for 15 s: a comment.
+        // Nothing for an interval: a comment.
         assert_eq!(&out.next().await.unwrap()[..], b": keep-alive\n\n");
         tx.send(frame(None, b"[]")).await.unwrap();
         assert_eq!(&out.next().await.unwrap()[..], b"data: []\n\n");
