@@ -304,13 +304,22 @@ impl Skill {
                 ::a2a_kit::__private::first_schema(&[#(#arg_schemas),*])
             }
         };
-        let (direct, output) = if *streaming {
-            (quote!(false), quote!(::a2a_kit::__private::no_schema))
+        let argument_media_types = self.args.iter().map(|ty| {
+            let ty = subst(quote!(#ty));
+            quote!(<#ty as ::a2a_kit::__private::FromSkillRequest>::MEDIA_TYPES)
+        });
+        let (direct, output, result_media_types) = if *streaming {
+            (
+                quote!(false),
+                quote!(::a2a_kit::__private::no_schema),
+                quote!(&[]),
+            )
         } else {
             let ret = subst(self.ret_type());
             (
                 quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::DIRECT_MESSAGE),
                 quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::output_schema),
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::MEDIA_TYPES),
             )
         };
         let info = quote! {
@@ -327,6 +336,8 @@ impl Skill {
                 direct_message: #direct,
                 input_schema: #input_fn,
                 output_schema: #output,
+                argument_media_types: &[#(#argument_media_types),*],
+                result_media_types: #result_media_types,
             }
         };
         (items, info)

@@ -23,6 +23,8 @@ pub use params::RequestMeta;
 pub use response::{A2aBody, SseFrames};
 pub use service::A2aHttpService;
 
+use crate::protocol::is_json_media_type;
+
 /// Whether a Content-Type is JSON (`application/json`, `application/a2a+json`, any `+json`).
 ///
 /// ```
@@ -41,17 +43,9 @@ pub use service::A2aHttpService;
 /// assert!(!is_json_content_type(&http::HeaderMap::new()));
 /// ```
 pub fn is_json_content_type(headers: &http::HeaderMap) -> bool {
-    let Some(value) = headers.get(http::header::CONTENT_TYPE) else {
-        return false;
-    };
-    // The media type, before any parameters; compared without case and without allocating.
-    let media = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
-    let media = media.trim_ascii();
-    let prefix = b"application/";
-    media.eq_ignore_ascii_case(b"application/json")
-        || (media.len() >= prefix.len() + 5
-            && media[..prefix.len()].eq_ignore_ascii_case(prefix)
-            && media[media.len() - 5..].eq_ignore_ascii_case(b"+json"))
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| std::str::from_utf8(v.as_bytes()).is_ok_and(is_json_media_type))
 }
 
 /// The `Content-Type` of a request, for error messages.

@@ -308,3 +308,27 @@ impl<'de> Visitor<'de> for PartVisitor {
         })
     }
 }
+
+/// Whether a media type (a `Content-Type` value or a part's `mediaType`, parameters allowed)
+/// is JSON: `application/json`, `application/a2a+json` or any `application/*+json`, without
+/// regard to case.
+///
+/// ```
+/// use a2a_kit::protocol::is_json_media_type;
+/// assert!(is_json_media_type("application/json"));
+/// assert!(is_json_media_type(" Application/JSON ; charset=utf-8"));
+/// assert!(is_json_media_type("application/a2a+json"));
+/// assert!(!is_json_media_type("text/plain"));
+/// assert!(!is_json_media_type("application/jsonl"));
+/// assert!(!is_json_media_type("text/x+json"));
+/// ```
+pub fn is_json_media_type(value: &str) -> bool {
+    // The media type, before any parameters; compared without case and without allocating.
+    let media = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
+    let media = media.trim_ascii();
+    let prefix = b"application/";
+    media.eq_ignore_ascii_case(b"application/json")
+        || (media.len() >= prefix.len() + 5
+            && media[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && media[media.len() - 5..].eq_ignore_ascii_case(b"+json"))
+}

@@ -191,7 +191,7 @@ impl AgentServiceBuilder {
         self.execution = config;
         self
     }
-    /// Routing rule 5 (see [`SkillRouter`]).
+    /// Routing rule 6 (see [`SkillRouter`]), and rule 4 when several skills take data.
     pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
         self.router = Some(Arc::new(router));
         self

@@ -50,6 +50,12 @@ pub struct SkillInfo {
     pub input_schema: fn() -> Option<Value>,
     /// The output JSON Schema, from a `Data<T>` result.
     pub output_schema: fn() -> Option<Value>,
+    /// The media types each argument reads ([`FromSkillRequest::MEDIA_TYPES`](super::FromSkillRequest::MEDIA_TYPES)):
+    /// the card's `inputModes` when `input_modes` is empty.
+    pub argument_media_types: &'static [&'static [&'static str]],
+    /// The media types of the result ([`IntoOutcome::MEDIA_TYPES`](super::IntoOutcome::MEDIA_TYPES)):
+    /// the card's `outputModes` when `output_modes` is empty.
+    pub result_media_types: &'static [&'static str],
 }
 
 impl SkillInfo {
@@ -71,7 +77,35 @@ impl SkillInfo {
             direct_message: false,
             input_schema: none,
             output_schema: none,
+            argument_media_types: &[],
+            result_media_types: &[],
         }
+    }
+
+    /// The media types the skill accepts: its own `input_modes`, else what its arguments
+    /// read (empty when one reads any content, or none reads content: the agent's defaults).
+    pub fn accepted_media_types(&self) -> Vec<&'static str> {
+        if !self.input_modes.is_empty() {
+            return self.input_modes.to_vec();
+        }
+        let mut types: Vec<&'static str> = Vec::new();
+        for argument in self.argument_media_types {
+            if argument.contains(&super::ANY_MEDIA_TYPE) {
+                return Vec::new();
+            }
+            for t in *argument {
+                if !types.contains(t) {
+                    types.push(t);
+                }
+            }
+        }
+        types
+    }
+
+    /// Whether the skill reads structured data (a `Data<T>` argument, or `application/json`
+    /// among its input modes).
+    pub fn takes_data(&self) -> bool {
+        self.accepted_media_types().contains(&"application/json")
     }
 
     fn to_card_skill(self) -> AgentSkill {
@@ -82,8 +116,12 @@ impl SkillInfo {
             description: self.description.into(),
             tags: strings(self.tags),
             examples: strings(self.examples),
-            input_modes: strings(self.input_modes),
-            output_modes: strings(self.output_modes),
+            input_modes: strings(&self.accepted_media_types()),
+            output_modes: if self.output_modes.is_empty() {
+                strings(self.result_media_types)
+            } else {
+                strings(self.output_modes)
+            },
             security_requirements: Vec::new(),
         }
     }

@@ -6,3 +6,27 @@
 /// becomes a data part.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Data<T>(pub T);
+
+/// What `Data<T>` needs of `T` as a skill argument: serde can read it and schemars can
+/// describe it (the card publishes its schema). Implemented for every such type.
+#[diagnostic::on_unimplemented(
+    message = "`Data<{Self}>` cannot be a skill argument: `{Self}` needs `Deserialize` and `JsonSchema`",
+    label = "`{Self}` is read from a data part and described in the agent card",
+    note = "derive both: `#[derive(serde::Deserialize, schemars::JsonSchema)]` on `{Self}` (schemars 1 in your Cargo.toml)"
+)]
+pub trait DataInput: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static> DataInput for T {}
+
+/// What `Data<T>` needs of `T` as a skill result: serde can write it and schemars can
+/// describe it (the card publishes its schema). Implemented for every such type.
+#[diagnostic::on_unimplemented(
+    message = "`Data<{Self}>` cannot be a skill result: `{Self}` needs `Serialize` and `JsonSchema`",
+    label = "`{Self}` is written as a data part and described in the agent card",
+    note = "derive both: `#[derive(serde::Serialize, schemars::JsonSchema)]` on `{Self}` (schemars 1 in your Cargo.toml)"
+)]
+pub trait DataOutput: serde::Serialize + schemars::JsonSchema + Send + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize + schemars::JsonSchema + Send + 'static> DataOutput for T {}

@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::context::TaskContext;
-use super::data::Data;
+use super::data::{Data, DataInput};
 use super::outcome::IntoParts;
 use crate::error::SkillError;
 use crate::protocol::{Message, Metadata, Part, PartContent, TaskState};
@@ -140,7 +140,15 @@ pub trait FromSkillRequest: Sized + Send + 'static {
     fn input_schema() -> Option<Value> {
         None
     }
+
+    /// The media types of the content this extractor reads: the skill's card `inputModes`
+    /// unless the skill names its own. Empty: it reads no content (a context, metadata);
+    /// [`ANY_MEDIA_TYPE`]: any content (the skill then keeps the agent's defaults).
+    const MEDIA_TYPES: &'static [&'static str] = &[];
 }
+
+/// The media range of an extractor that reads any content (`Parts`, `Message`, `File`).
+pub const ANY_MEDIA_TYPE: &str = "*/*";
 
 /// All text parts of the message, joined with `\n`. Fails when the message has no text part.
 ///
@@ -152,6 +160,7 @@ pub trait FromSkillRequest: Sized + Send + 'static {
 pub struct Text(pub String);
 
 impl FromSkillRequest for Text {
+    const MEDIA_TYPES: &'static [&'static str] = &["text/plain"];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let texts: Vec<&str> = req
             .message()
@@ -173,7 +182,8 @@ impl FromSkillRequest for Text {
     }
 }
 
-impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> FromSkillRequest for Data<T> {
+impl<T: DataInput> FromSkillRequest for Data<T> {
+    const MEDIA_TYPES: &'static [&'static str] = &["application/json"];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         let expected = format!("a data part holding {}", T::schema_name());
         let parts = &req.message().parts;
@@ -263,6 +273,7 @@ impl File {
 }
 
 impl FromSkillRequest for File {
+    const MEDIA_TYPES: &'static [&'static str] = &[ANY_MEDIA_TYPE];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         req.message()
             .parts
@@ -286,6 +297,7 @@ impl FromSkillRequest for File {
 pub struct Files(pub Vec<File>);
 
 impl FromSkillRequest for Files {
+    const MEDIA_TYPES: &'static [&'static str] = &[ANY_MEDIA_TYPE];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(Files(
             req.message()
@@ -302,12 +314,14 @@ impl FromSkillRequest for Files {
 pub struct Parts(pub Vec<Part>);
 
 impl FromSkillRequest for Parts {
+    const MEDIA_TYPES: &'static [&'static str] = &[ANY_MEDIA_TYPE];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(Parts(req.message().parts.clone()))
     }
 }
 
 impl FromSkillRequest for Message {
+    const MEDIA_TYPES: &'static [&'static str] = &[ANY_MEDIA_TYPE];
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(req.message().clone())
     }
@@ -357,6 +371,7 @@ impl FromSkillRequest for TaskContext {
 
 /// An optional argument: `None` when the inner extractor fails.
 impl<T: FromSkillRequest> FromSkillRequest for Option<T> {
+    const MEDIA_TYPES: &'static [&'static str] = T::MEDIA_TYPES;
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(T::from_request(req).ok())
     }

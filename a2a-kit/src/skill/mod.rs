@@ -20,10 +20,10 @@ mod skill_set;
 
 pub use agent::{Agent, AgentInfo, SKILL_SCHEMA_EXTENSION, SkillCall, SkillInfo};
 pub use context::{ArtifactWriter, TaskContext};
-pub use data::Data;
+pub use data::{Data, DataInput, DataOutput};
 pub use extract::{
-    ExtractError, File, FileContent, Files, FromSkillRequest, History, Parts, RequestMetadata,
-    SkillRequest, Text,
+    ANY_MEDIA_TYPE, ExtractError, File, FileContent, Files, FromSkillRequest, History, Parts,
+    RequestMetadata, SkillRequest, Text,
 };
 pub use outcome::{IntoOutcome, IntoParts, Outcome};
 pub use routing::{Route, RouteRequest, SkillRouter};

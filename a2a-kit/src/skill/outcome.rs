@@ -20,7 +20,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::data::Data;
+use super::data::{Data, DataOutput};
 use crate::error::SkillError;
 use crate::protocol::{Artifact, Message, Part, TaskState};
 use crate::runtime::Ending;
@@ -278,6 +278,10 @@ pub trait IntoOutcome: Send + 'static {
     fn output_schema() -> Option<Value> {
         None
     }
+
+    /// The media types of the result: the skill's card `outputModes` unless the skill names
+    /// its own. Empty: not known from the type (the skill keeps the agent's defaults).
+    const MEDIA_TYPES: &'static [&'static str] = &[];
 }
 
 impl IntoOutcome for Outcome {
@@ -286,11 +290,13 @@ impl IntoOutcome for Outcome {
     }
 }
 impl IntoOutcome for String {
+    const MEDIA_TYPES: &'static [&'static str] = &["text/plain"];
     fn into_outcome(self) -> Outcome {
         Outcome::completed(self)
     }
 }
 impl IntoOutcome for &'static str {
+    const MEDIA_TYPES: &'static [&'static str] = &["text/plain"];
     fn into_outcome(self) -> Outcome {
         Outcome::completed(self)
     }
@@ -321,7 +327,8 @@ impl IntoOutcome for Message {
         Outcome::message(self)
     }
 }
-impl<T: Serialize + schemars::JsonSchema + Send + 'static> IntoOutcome for Data<T> {
+impl<T: DataOutput> IntoOutcome for Data<T> {
+    const MEDIA_TYPES: &'static [&'static str] = &["application/json"];
     fn into_outcome(self) -> Outcome {
         Outcome::completed(self)
     }
@@ -331,6 +338,7 @@ impl<T: Serialize + schemars::JsonSchema + Send + 'static> IntoOutcome for Data<
 }
 impl<T: IntoOutcome, E: Into<SkillError> + Send + 'static> IntoOutcome for Result<T, E> {
     const DIRECT_MESSAGE: bool = T::DIRECT_MESSAGE;
+    const MEDIA_TYPES: &'static [&'static str] = T::MEDIA_TYPES;
     fn into_outcome(self) -> Outcome {
         match self {
             Ok(v) => v.into_outcome(),

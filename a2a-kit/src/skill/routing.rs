@@ -1,18 +1,22 @@
-//! Routing a message to a skill: all six rules, in the order they apply (first match wins).
+//! Routing a message to a skill: all seven rules, in the order they apply (first match wins).
 //!
 //! 1. The message continues an existing task (`taskId`): that task's skill.
 //! 2. An explicit skill id: `message.metadata.skillId`, else the request's `metadata.skillId`.
 //!    An unknown id is InvalidParams listing the available ids.
 //! 3. The agent has exactly one skill.
-//! 4. The skill marked `#[skill(default)]`.
-//! 5. The [`SkillRouter`], if one is installed; it may also answer directly with a Message.
-//! 6. Otherwise InvalidParams, listing the available skill ids.
+//! 4. A message that is data (a lone data part, or one text part whose `mediaType` is JSON),
+//!    unless the default skill can read it: the one skill that takes data (a `Data<T>`
+//!    argument). With several, the [`SkillRouter`] decides, else InvalidParams lists the
+//!    skills that take data. With none, routing goes on.
+//! 5. The skill marked `#[skill(default)]`.
+//! 6. The [`SkillRouter`], if one is installed; it may also answer directly with a Message.
+//! 7. Otherwise InvalidParams, listing the available skill ids.
 
 use async_trait::async_trait;
 
 use super::agent::SkillInfo;
 use crate::error::A2aError;
-use crate::protocol::{Message, Metadata};
+use crate::protocol::{Message, Metadata, is_json_media_type};
 
 /// What a [`SkillRouter`] sees.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +40,8 @@ pub enum Route {
     NoMatch,
 }
 
-/// Step 5 of routing: an async hook (keyword rules, an LLM classifier, ...) for messages that
+/// Step 6 of routing (and of step 4 when several skills take data): an async hook (keyword
+/// rules, an LLM classifier, ...) for messages that
 /// name no skill when the agent has several and no default.
 ///
 /// ```
@@ -66,11 +71,38 @@ pub(crate) fn explicit_skill_id<'a>(
 
 /// InvalidParams listing the available skills.
 pub(crate) fn no_skill_error(skills: &[SkillInfo], why: &str) -> A2aError {
-    let ids: Vec<&str> = skills.iter().map(|s| s.id).collect();
+    skill_id_error(skills.iter(), why)
+}
+
+fn skill_id_error<'a>(skills: impl Iterator<Item = &'a SkillInfo>, why: &str) -> A2aError {
+    let ids: Vec<&str> = skills.map(|s| s.id).collect();
     A2aError::invalid_field(
         "message.metadata.skillId",
         format!("{why}; set metadata.skillId to one of: {}", ids.join(", ")),
     )
+}
+
+/// Whether a skill can read a data message: it takes data, or an argument reads any content.
+fn reads_data(skill: &SkillInfo) -> bool {
+    skill.takes_data()
+        || (skill.input_modes.is_empty()
+            && skill
+                .argument_media_types
+                .iter()
+                .any(|types| types.contains(&super::ANY_MEDIA_TYPE)))
+}
+
+/// Whether a message is structured data alone: one data part, or one text part declared
+/// JSON by its `mediaType` (how clients without data parts send it).
+fn is_data_message(message: &Message) -> bool {
+    match message.parts.as_slice() {
+        [part] => {
+            part.as_data().is_some()
+                || (part.as_text().is_some()
+                    && part.media_type.as_deref().is_some_and(is_json_media_type))
+        }
+        _ => false,
+    }
 }
 
 /// Where a message goes.
@@ -78,7 +110,7 @@ pub(crate) fn no_skill_error(skills: &[SkillInfo], why: &str) -> A2aError {
 pub(crate) enum Routed<'a> {
     /// To this skill.
     Skill(&'a SkillInfo),
-    /// Nowhere: the router answered it directly (rule 5).
+    /// Nowhere: the router answered it directly (rule 6).
     Reply(Message),
 }
 
@@ -95,7 +127,7 @@ pub(crate) fn continued_skill<'a>(
     })
 }
 
-/// Rules 2 to 6: the skill a message that starts a task goes to.
+/// Rules 2 to 7: the skill a message that starts a task goes to.
 pub(crate) async fn route_new<'a>(
     skills: &'a [SkillInfo],
     router: Option<&dyn SkillRouter>,
@@ -111,7 +143,19 @@ pub(crate) async fn route_new<'a>(
     if let [only] = skills {
         return Ok(Routed::Skill(only));
     }
-    if let Some(d) = skills.iter().find(|s| s.default) {
+    let default = skills.iter().find(|s| s.default);
+    // Data goes to the skills that take data, unless the default can read it.
+    let data_skills = if is_data_message(message) && !default.is_some_and(reads_data) {
+        let mut takers = skills.iter().filter(|s| s.takes_data());
+        match (takers.next(), takers.next()) {
+            (Some(only), None) => return Ok(Routed::Skill(only)),
+            (Some(_), Some(_)) => true,
+            _ => false,
+        }
+    } else {
+        false
+    };
+    if let (Some(d), false) = (default, data_skills) {
         return Ok(Routed::Skill(d));
     }
     let route = match router {
@@ -132,6 +176,10 @@ pub(crate) async fn route_new<'a>(
             ))
         }),
         Route::Reply(reply) => Ok(Routed::Reply(reply)),
+        Route::NoMatch if data_skills => Err(skill_id_error(
+            skills.iter().filter(|s| s.takes_data()),
+            "the message is data and several skills take data",
+        )),
         Route::NoMatch => Err(no_skill_error(skills, "the message does not name a skill")),
     }
 }
