@@ -77,7 +77,7 @@ async fn routes_work() {
     .send()
     .await
     .unwrap();
-    assert_eq!(again.status(), 400);
+    assert_eq!(again.status(), 409);
     let e: Value = again.json().await.unwrap();
     assert_eq!(e["error"]["status"], "FAILED_PRECONDITION");
     assert_eq!(e["error"]["details"][0]["reason"], "TASK_NOT_CANCELABLE");
@@ -232,7 +232,7 @@ async fn errors_have_the_right_status_and_shape() {
         .send()
         .await
         .unwrap();
-    assert_eq!(ct.status(), 400);
+    assert_eq!(ct.status(), 415);
     let e: Value = ct.json().await.unwrap();
     assert_eq!(
         e["error"]["details"][0]["reason"],
