@@ -347,3 +347,57 @@ impl Agent for TestAgent {
         })
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+
+/// The PostgreSQL server of the tests: `A2A_TEST_DATABASE_URL`, else the local one `.ci/run`
+/// makes sure of.
+pub fn postgres_url() -> String {
+    std::env::var("A2A_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A fresh schema on the test server, and `n` stores on it: `n` replicas' views of one
+/// database (each with its own pool and notification listener). Drop the schema with
+/// [`PostgresSchema::drop`] at the end.
+pub struct PostgresSchema {
+    /// One store per replica.
+    pub stores: Vec<a2a_kit::store::PostgresTaskManager>,
+}
+
+impl PostgresSchema {
+    /// `n` stores on a new schema.
+    pub async fn new(n: usize) -> PostgresSchema {
+        use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let schema = format!(
+            "test_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut stores = Vec::new();
+        for _ in 0..n {
+            let store = PostgresTaskManager::connect_with(
+                &postgres_url(),
+                PostgresOptions::default()
+                    .schema(&schema)
+                    .max_connections(8),
+            )
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "PostgreSQL at {} (set A2A_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
+                    postgres_url()
+                )
+            });
+            stores.push(store);
+        }
+        PostgresSchema { stores }
+    }
+
+    /// Drop the schema and everything in it.
+    pub async fn drop(self) {
+        let _ = self.stores[0].drop_schema().await;
+    }
+}

@@ -112,6 +112,44 @@ mod sqlite_support {
     }
 }
 
+mod postgres_support {
+    use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
+
+    /// The test server: `A2A_TEST_DATABASE_URL`, else the local one `.ci/run` starts.
+    pub fn url() -> String {
+        std::env::var("A2A_TEST_DATABASE_URL")
+            .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
+    }
+
+    /// Run `check` on a store in a schema of its own, then drop the schema (also when the
+    /// check fails).
+    pub async fn run(check: impl FnOnce(super::Store) -> futures::future::BoxFuture<'static, ()>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let schema = format!(
+            "conformance_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let store = PostgresTaskManager::connect_with(
+            &url(),
+            PostgresOptions::default().schema(&schema),
+        )
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "PostgreSQL at {} (set A2A_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
+                url()
+            )
+        });
+        let outcome = tokio::spawn(check(std::sync::Arc::new(store.clone()))).await;
+        let _ = store.drop_schema().await;
+        if let Err(e) = outcome {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+}
+
 /// One `#[tokio::test]` per check, for each store.
 macro_rules! suite {
     ($($check:ident),* $(,)?) => {
@@ -157,6 +195,15 @@ macro_rules! suite {
                 async fn $check() {
                     let store = a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open");
                     super::conformance::$check(std::sync::Arc::new(store)).await;
+                }
+            )*
+        }
+
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    super::postgres_support::run(|s| Box::pin(super::conformance::$check(s))).await;
                 }
             )*
         }

@@ -2,7 +2,8 @@
 //! over a module here, so tests can build the same agent and serve it on a random port.
 //!
 //! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
-//! the agent card JSON and exit), `--public-url URL` and `--store memory|sqlite:PATH`.
+//! the agent card JSON and exit), `--public-url URL` and
+//! `--store memory|sqlite:PATH|postgres://USER@HOST:PORT/DB` (or `A2A_STORE`).
 
 #![forbid(unsafe_code)]
 
@@ -31,8 +32,9 @@ pub struct Cli {
     /// The URL clients use to reach the agent (default: the URL each request came in on).
     #[arg(long)]
     pub public_url: Option<String>,
-    /// Task store: `memory` (default) or `sqlite:PATH`.
-    #[arg(long, default_value = "memory")]
+    /// Task store: `memory` (default), `sqlite:PATH`, or `postgres://USER@HOST:PORT/DB`
+    /// (several replicas may share one database).
+    #[arg(long, env = "A2A_STORE", default_value = "memory")]
     pub store: StoreSpec,
     /// Purge finished tasks older than this many seconds (checked every minute, off the
     /// request path). Unset: the store's own policy (in memory: bounded, one-hour TTL).
@@ -47,19 +49,24 @@ pub enum StoreSpec {
     Memory,
     /// A SQLite file.
     Sqlite(String),
+    /// A PostgreSQL database (a `postgres://` or `postgresql://` URL).
+    Postgres(String),
 }
 
 impl std::str::FromStr for StoreSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "memory" => Ok(StoreSpec::Memory),
-            _ => match s.strip_prefix("sqlite:") {
-                Some(path) if !path.is_empty() => Ok(StoreSpec::Sqlite(path.to_string())),
-                _ => Err(format!(
-                    "`{s}` is not a store: use `memory` or `sqlite:PATH`"
-                )),
-            },
+        if s == "memory" {
+            return Ok(StoreSpec::Memory);
+        }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(StoreSpec::Postgres(s.to_string()));
+        }
+        match s.strip_prefix("sqlite:") {
+            Some(path) if !path.is_empty() => Ok(StoreSpec::Sqlite(path.to_string())),
+            _ => Err(format!(
+                "`{s}` is not a store: use `memory`, `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`"
+            )),
         }
     }
 }
@@ -82,8 +89,11 @@ impl Cli {
             None => a2a,
         };
         match &self.store {
+            // Printing the card needs no tasks: no database is opened for it.
+            _ if self.print_card => Ok(a2a),
             StoreSpec::Memory => Ok(a2a),
             StoreSpec::Sqlite(path) => open_sqlite(a2a, path).await,
+            StoreSpec::Postgres(url) => open_postgres(a2a, url).await,
         }
     }
 }
@@ -103,6 +113,23 @@ async fn open_sqlite(
     _path: &str,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("this binary was built without the `sqlite` feature".into())
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(
+    a2a: AgentServiceBuilder,
+    url: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
+    let store = a2a_kit::store::PostgresTaskManager::connect(url).await?;
+    Ok(a2a.task_manager(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(
+    _a2a: AgentServiceBuilder,
+    _url: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
+    Err("this binary was built without the `postgres` feature".into())
 }
 
 /// An example's error, as `main` shows it: its message and, where one helps, a hint; never a
@@ -135,6 +162,13 @@ impl std::fmt::Debug for Error {
 impl Error {
     /// What to do about it, for the errors a user can fix from the command line.
     pub fn hint(&self) -> Option<&'static str> {
+        if let Some(a2a_kit::store::StoreError::Backend(msg)) =
+            self.0.downcast_ref::<a2a_kit::store::StoreError>()
+        {
+            return msg.contains("PostgreSQL").then_some(
+                "is PostgreSQL running there, and may that user connect? --store postgres://USER:PASSWORD@HOST:PORT/DB",
+            );
+        }
         let io = self.0.downcast_ref::<std::io::Error>()?;
         Some(match io.kind() {
             std::io::ErrorKind::AddrInUse => {

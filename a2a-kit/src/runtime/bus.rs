@@ -20,6 +20,9 @@ pub(crate) struct Bell {
     pub(crate) settled_seq: Seq,
     /// Whether a terminal status was written.
     pub(crate) terminal: bool,
+    /// Bumped when the store may have missed telling of events (another process's, on a
+    /// shared store): readers then read the log again instead of trusting the counts above.
+    pub(crate) resyncs: u64,
 }
 
 /// Per-task doorbells: a watch channel per task with readers. When the last reader of a
@@ -99,6 +102,14 @@ impl EventBus {
             bus: self.clone(),
             task_id: task_id.to_string(),
             rx: Some(rx),
+        }
+    }
+
+    /// Ring every bell: events may have been written that nobody announced.
+    pub(crate) fn resync(&self) {
+        let bells = self.bells.lock().unwrap_or_else(|p| p.into_inner());
+        for tx in bells.values() {
+            tx.send_modify(|b| b.resyncs += 1);
         }
     }
 

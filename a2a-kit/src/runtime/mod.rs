@@ -484,25 +484,72 @@ impl Runtime {
         after: Seq,
     ) -> Result<(), A2aError> {
         let mut last = after;
+        let mut resyncs = sub.bell().resyncs;
+        if self.settles_in_log(&sub.task_id, &mut last).await? {
+            return Ok(());
+        }
         loop {
-            let events = self.store.events_after(&sub.task_id, last, 256).await?;
-            for ev in &events {
-                last = ev.seq;
-                let s = ev.event.state();
-                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+            let bell = sub.bell();
+            if bell.settled_seq > after {
+                return Ok(());
+            }
+            if bell.resyncs != resyncs {
+                resyncs = bell.resyncs;
+                if self.settles_in_log(&sub.task_id, &mut last).await? {
                     return Ok(());
                 }
             }
-            if events.len() < 256 {
-                break;
-            }
-        }
-        loop {
-            if sub.bell().settled_seq > after {
-                return Ok(());
-            }
             sub.changed().await;
         }
+    }
+
+    /// Read the task's log after `last` (advancing it): whether it reaches a terminal or
+    /// interrupted state.
+    async fn settles_in_log(&self, task_id: &str, last: &mut Seq) -> Result<bool, A2aError> {
+        loop {
+            let events = self.store.events_after(task_id, *last, 256).await?;
+            for ev in &events {
+                *last = ev.seq;
+                let s = ev.event.state();
+                if s.is_some_and(|s| s.is_terminal() || s.is_interrupted()) {
+                    return Ok(true);
+                }
+            }
+            if events.len() < 256 {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Follow the changes other processes make to a shared store: ring the doorbells of this
+    /// process's readers, and stop a skill running here whose task ended elsewhere (a
+    /// CancelTask that reached another replica). Ends with the runtime.
+    pub(crate) fn follow_store_changes(self: &Arc<Self>) {
+        let Some(mut changes) = self.store.changes() else {
+            return;
+        };
+        let runtime = Arc::downgrade(self);
+        tokio::spawn(async move {
+            use futures::StreamExt;
+            while let Some(change) = changes.next().await {
+                let Some(rt) = runtime.upgrade() else {
+                    return;
+                };
+                match change {
+                    crate::store::StoreChange::Appended {
+                        task_id,
+                        seq,
+                        state,
+                    } => {
+                        rt.bus.notify(&task_id, seq, state);
+                        if state.is_some_and(|s| s.is_terminal()) {
+                            rt.signal_cancel(&task_id);
+                        }
+                    }
+                    crate::store::StoreChange::Resync => rt.bus.resync(),
+                }
+            }
+        });
     }
 
     /// The task's events after `after`, live, ending after an event that closes streams.

@@ -51,6 +51,10 @@ pub enum BuildError {
     /// The card cannot be serialized (a card edit put something unserializable in it).
     #[error("the agent card cannot be serialized: {0}")]
     Card(String),
+    /// A store shared by several processes needs a Tokio runtime when the service is built
+    /// (it listens for the other processes' changes from then on).
+    #[error("a store shared by several processes needs `build()` to run inside a Tokio runtime")]
+    NoRuntime,
 }
 
 /// Checks a push notification URL when a config is created; `Err` is the reason it is refused
@@ -287,10 +291,17 @@ impl AgentServiceBuilder {
             .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
+        let runtime = Arc::new(runtime);
+        if store.is_shared() {
+            if tokio::runtime::Handle::try_current().is_err() {
+                return Err(BuildError::NoRuntime);
+            }
+            runtime.follow_store_changes();
+        }
         Ok(AgentService {
             inner: Arc::new(ServiceInner {
                 skills,
-                runtime: Arc::new(runtime),
+                runtime,
                 router: self.router,
                 card,
                 card_json,

@@ -138,8 +138,13 @@ impl AgentService {
     /// End the tasks a previous process left SUBMITTED or WORKING (it crashed or was killed):
     /// each ends FAILED with a "server restarted" status message, so no task stays WORKING.
     /// Call it once at start-up with a durable store (`a2a_kit_axum::serve_service` does); returns how many.
+    /// With a store several processes share ([`TaskManager::is_shared`](crate::store::TaskManager::is_shared)),
+    /// tasks in progress may be running on another replica: none is ended.
     pub async fn recover(&self) -> Result<usize, A2aError> {
         let rt = self.rt();
+        if rt.store.is_shared() {
+            return Ok(0);
+        }
         let stale = rt
             .store
             .task_ids_in_states(&[TaskState::Submitted, TaskState::Working])

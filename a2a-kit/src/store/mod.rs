@@ -19,9 +19,14 @@ mod memory;
 mod sqlite;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresOptions, PostgresTaskManager};
 pub mod retention;
 
 use async_trait::async_trait;
+use futures::stream::BoxStream;
 
 pub use memory::{DEFAULT_HOT_FINISHED, InMemoryConfig, InMemoryTaskManager};
 
@@ -142,6 +147,25 @@ impl From<StoreError> for A2aError {
             other => A2aError::Internal(other.to_string()),
         }
     }
+}
+
+/// A change another process made to a store several processes share
+/// ([`TaskManager::changes`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StoreChange {
+    /// An event was appended to a task's log; `state` is the status it set, if any.
+    Appended {
+        /// The task.
+        task_id: String,
+        /// The event's sequence number.
+        seq: Seq,
+        /// The state a status update set.
+        state: Option<TaskState>,
+    },
+    /// Changes may have been missed (the feed's connection dropped and came back): every
+    /// reader should read its task's log again.
+    Resync,
 }
 
 /// Storage for tasks, history, artifacts, push configs and per-task event logs.
@@ -342,6 +366,21 @@ pub trait TaskManager: Send + Sync + 'static {
     /// continue; with a store in memory they end FAILED, since they would be lost anyway.
     fn is_durable(&self) -> bool {
         false
+    }
+
+    /// Whether other processes write to the same tasks (replicas on one database). Start-up
+    /// recovery then leaves tasks in progress alone: they may be running elsewhere.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// For a [shared](Self::is_shared) store: the changes other processes make, as they
+    /// happen. The runtime rings its readers' doorbells with them (readers then read the log)
+    /// and stops a local skill whose task another process ended (a CancelTask that reached
+    /// another replica). Called once per service; `None` (the default) when only this process
+    /// writes.
+    fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
+        None
     }
 }
 

@@ -1,0 +1,118 @@
+//! Other replicas' events, as a stream of [`StoreChange`]s: `LISTEN` on the schema's channel,
+//! used as a doorbell (a notification carries ids, never events: the log stays the truth).
+
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+
+use crate::protocol::TaskState;
+use crate::store::{Seq, StoreChange};
+
+/// The payload of an append's notification: `INSTANCE SEQ STATE|- TASK_ID`.
+pub(super) fn payload(instance: &str, task_id: &str, seq: Seq, state: Option<TaskState>) -> String {
+    format!(
+        "{instance} {seq} {} {task_id}",
+        state.map_or("-", TaskState::as_str)
+    )
+}
+
+/// The change a payload announces, unless `instance` (this store) wrote it.
+fn parse(payload: &str, instance: &str) -> Option<StoreChange> {
+    let mut fields = payload.splitn(4, ' ');
+    let (from, seq, state, task_id) = (
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+    );
+    if from == instance {
+        return None;
+    }
+    Some(StoreChange::Appended {
+        task_id: task_id.to_string(),
+        seq: seq.parse().ok()?,
+        state: match state {
+            "-" => None,
+            s => Some(s.parse().ok()?),
+        },
+    })
+}
+
+/// Connect a listener to `channel`, retrying with backoff until it works.
+async fn connect(pool: &PgPool, channel: &str) -> PgListener {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let attempt = async {
+            let mut listener = PgListener::connect_with(pool).await?;
+            listener.listen(channel).await?;
+            Ok::<_, sqlx::Error>(listener)
+        };
+        match attempt.await {
+            Ok(listener) => return listener,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for other replicas' events; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// Other processes' changes on `channel`. After the listening connection drops, the stream
+/// says [`StoreChange::Resync`] once it listens again, since changes in between were missed.
+pub(super) fn listen(
+    pool: PgPool,
+    channel: String,
+    instance: String,
+) -> BoxStream<'static, StoreChange> {
+    Box::pin(async_stream::stream! {
+        let mut listener = connect(&pool, &channel).await;
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(n)) => {
+                    if let Some(change) = parse(n.payload(), &instance) {
+                        yield change;
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    tracing::warn!("lost the connection that hears other replicas' events; reconnecting");
+                    listener = connect(&pool, &channel).await;
+                    tracing::info!("hearing other replicas' events again");
+                    yield StoreChange::Resync;
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_round_trip_and_skip_our_own() {
+        let p = payload("me", "task with spaces", 7, Some(TaskState::Canceled));
+        assert_eq!(parse(&p, "me"), None);
+        assert_eq!(
+            parse(&p, "other"),
+            Some(StoreChange::Appended {
+                task_id: "task with spaces".into(),
+                seq: 7,
+                state: Some(TaskState::Canceled),
+            })
+        );
+        let p = payload("a", "t", 3, None);
+        assert_eq!(
+            parse(&p, "b"),
+            Some(StoreChange::Appended {
+                task_id: "t".into(),
+                seq: 3,
+                state: None
+            })
+        );
+        assert_eq!(parse("garbage", "b"), None);
+        assert_eq!(parse("a x - t", "b"), None);
+    }
+}

@@ -1,0 +1,734 @@
+//! [`PostgresTaskManager`]: tasks, event logs and push configs in PostgreSQL (cargo feature
+//! `postgres`), one database shared by every replica of an agent.
+//!
+//! The design is documented on [`PostgresTaskManager`].
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{Connection, PgConnection, Row};
+
+mod changes;
+mod migrations;
+
+use super::{
+    EventRecord, ListQuery, Seq, StoreChange, StoreError, TaskManager, TaskRecord, TaskView,
+    apply_event, decode_cursor, encode_cursor,
+};
+use crate::protocol::{
+    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
+    Timestamp,
+};
+
+/// How a [`PostgresTaskManager`] connects.
+///
+/// ```
+/// use a2a_kit::store::PostgresOptions;
+/// let options = PostgresOptions::default().schema("travel_agent").max_connections(32);
+/// assert_eq!(options.schema, "travel_agent");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PostgresOptions {
+    /// The schema the store's tables live in, created if missing (default `a2a`): agents
+    /// that share a database keep their tasks apart by schema. Lowercase letters, digits and
+    /// `_`, starting with a letter or `_`, at most 48 characters.
+    pub schema: String,
+    /// Connections in the pool (default 16).
+    pub max_connections: u32,
+    /// How long a call waits for a free connection before failing (default 10 s).
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            schema: "a2a".into(),
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl PostgresOptions {
+    /// The schema the tables live in.
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = schema.into();
+        self
+    }
+
+    /// Connections in the pool.
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// How long a call waits for a free connection.
+    pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
+        self.acquire_timeout = timeout;
+        self
+    }
+}
+
+/// A durable [`TaskManager`] on PostgreSQL (cargo feature `postgres`), for agents that run as
+/// several replicas: every replica connected to the same database and schema sees the same
+/// tasks, logs and push configs, and hears of the others' events.
+///
+/// ```no_run
+/// use a2a_kit::store::PostgresTaskManager;
+/// # async fn demo() -> Result<(), a2a_kit::store::StoreError> {
+/// let store = PostgresTaskManager::connect("postgres://postgres@127.0.0.1:5432/agents").await?;
+/// # let _ = store; Ok(()) }
+/// ```
+///
+/// # Design
+///
+/// * **Driver**: `sqlx` (async, pooled; `PgListener` for notifications).
+/// * **Schema**: versioned migrations embedded in the binary, applied at connect time by
+///   `sqlx`'s migrator (under an advisory lock, so replicas starting together are safe; a
+///   migration edited after it was applied is refused by its checksum). Tables live in their
+///   own schema ([`PostgresOptions::schema`]). Wire objects are stored as their exact JSON
+///   text; everything that filters or orders is a real, indexed column (`tasks` by
+///   `(status_ts, id)`, by context, by state, by `terminal_at`; `events` by `(task_id, seq)`;
+///   `push_configs` by `(task_id, pos)`). Task ids compare bytewise (`COLLATE "C"`), so pages
+///   come in the same order as from the other stores.
+/// * **Writes**: each operation is one transaction. An append locks its task's row
+///   (`SELECT … FOR UPDATE`), checks the transition on the stored task, and writes the task,
+///   the log entry and a notification together: two replicas can never interleave an illegal
+///   transition, and a terminal state stays final whoever writes after it.
+/// * **Other replicas' events**: each append notifies the channel `a2a_<schema>` with the
+///   task id, sequence number and state (`NOTIFY`, delivered at commit). Each store listens
+///   on its own connection and hands other processes' changes to the runtime
+///   ([`TaskManager::changes`]), which rings its readers' doorbells; readers then read the log,
+///   which stays the truth. When the listening connection drops and comes back, readers are
+///   told to read their logs again, so nothing is missed.
+#[derive(Clone)]
+pub struct PostgresTaskManager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: PgPool,
+    schema: String,
+    /// The notification channel of this schema.
+    channel: String,
+    /// This store's id in notifications, so it can skip its own.
+    instance: String,
+}
+
+impl std::fmt::Debug for PostgresTaskManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresTaskManager")
+            .field("schema", &self.inner.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A backend failure, with PostgreSQL's message.
+fn db(e: sqlx::Error) -> StoreError {
+    StoreError::Backend(format!("PostgreSQL: {e}"))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value)
+        .map_err(|e| StoreError::Backend(format!("could not serialize: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Backend(format!("corrupt row: {e}")))
+}
+
+fn millis(ts: Option<Timestamp>) -> i64 {
+    ts.unwrap_or_else(Timestamp::now).0.timestamp_millis()
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn valid_schema(schema: &str) -> bool {
+    let mut chars = schema.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && schema.len() <= 48
+}
+
+impl PostgresTaskManager {
+    /// Connect to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`) with the default
+    /// options, creating or upgrading the schema.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// Connect to `url` with `options`, creating or upgrading the schema.
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        if !valid_schema(&options.schema) {
+            return Err(StoreError::Backend(format!(
+                "`{}` is not a schema name this store uses: lowercase letters, digits and `_`, \
+                 starting with a letter or `_`, at most 48 characters",
+                options.schema
+            )));
+        }
+        // The URL may hold a password: the error names what is wrong, not the URL.
+        let connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Backend(format!("not a PostgreSQL URL: {e}")))?
+            .options([("search_path", options.schema.as_str())]);
+        // One connection first: a refused connection or password fails now, with the
+        // server's reason, instead of as a pool timeout.
+        PgConnection::connect_with(&connect)
+            .await
+            .map_err(|e| StoreError::Backend(format!("cannot connect to PostgreSQL: {e}")))?
+            .close()
+            .await
+            .map_err(db)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
+            .connect_with(connect)
+            .await
+            .map_err(|e| StoreError::Backend(format!("cannot connect to PostgreSQL: {e}")))?;
+        migrations::run(&pool, &options.schema).await?;
+        Ok(PostgresTaskManager {
+            inner: Arc::new(Inner {
+                pool,
+                channel: format!("a2a_{}", options.schema),
+                schema: options.schema,
+                instance: crate::protocol::new_uuid(),
+            }),
+        })
+    }
+
+    /// The connection pool (for health checks or the application's own queries).
+    pub fn pool(&self) -> &PgPool {
+        &self.inner.pool
+    }
+
+    /// The schema the tables live in.
+    pub fn schema(&self) -> &str {
+        &self.inner.schema
+    }
+
+    /// Delete the schema and every task, log and push config in it (tests, tear-down). Other
+    /// clones of this store fail from then on.
+    pub async fn drop_schema(&self) -> Result<(), StoreError> {
+        // The schema name was checked to be a plain identifier.
+        sqlx::query(&format!(
+            "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
+            self.inner.schema
+        ))
+        .execute(&self.inner.pool)
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+        self.inner.pool.begin().await.map_err(db)
+    }
+
+    /// Tell the other replicas about an appended event (sent when the transaction commits).
+    async fn notify(
+        &self,
+        conn: &mut PgConnection,
+        task_id: &str,
+        seq: Seq,
+        state: Option<TaskState>,
+    ) -> Result<(), StoreError> {
+        let payload = changes::payload(&self.inner.instance, task_id, seq, state);
+        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
+        // (its readers elsewhere still see its events when they next read the log).
+        if payload.len() < 8000 {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(&self.inner.channel)
+                .bind(payload)
+                .execute(conn)
+                .await
+                .map_err(db)?;
+        }
+        Ok(())
+    }
+}
+
+/// Insert a task row; a task with that id already there is [`StoreError::TaskExists`].
+async fn insert_task(
+    conn: &mut PgConnection,
+    task: &Task,
+    skill_id: Option<&str>,
+    last_seq: Seq,
+) -> Result<(), StoreError> {
+    let status_ts = millis(task.status.timestamp);
+    let terminal_at = task.status.state.is_terminal().then_some(status_ts);
+    let result = sqlx::query(
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, task) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&task.id)
+    .bind(&task.context_id)
+    .bind(task.status.state.as_str())
+    .bind(status_ts)
+    .bind(terminal_at)
+    .bind(skill_id)
+    .bind(to_i64(last_seq))
+    .bind(to_json(task)?)
+    .execute(conn)
+    .await;
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("23505") => {
+            Err(StoreError::TaskExists(task.id.clone()))
+        }
+        Err(e) => Err(db(e)),
+    }
+}
+
+/// Write a changed task back to its row.
+async fn update_task(
+    conn: &mut PgConnection,
+    task: &Task,
+    last_seq: Seq,
+) -> Result<(), StoreError> {
+    let status_ts = millis(task.status.timestamp);
+    sqlx::query(
+        "UPDATE tasks SET state = $2, status_ts = $3, \
+         terminal_at = CASE WHEN $4 THEN $3 ELSE terminal_at END, last_seq = $5, task = $6 \
+         WHERE id = $1",
+    )
+    .bind(&task.id)
+    .bind(task.status.state.as_str())
+    .bind(status_ts)
+    .bind(task.status.state.is_terminal())
+    .bind(to_i64(last_seq))
+    .bind(to_json(task)?)
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    Ok(())
+}
+
+async fn insert_event(
+    conn: &mut PgConnection,
+    task_id: &str,
+    seq: Seq,
+    event: &StreamResponse,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO events (task_id, seq, event) VALUES ($1, $2, $3)")
+        .bind(task_id)
+        .bind(to_i64(seq))
+        .bind(to_json(event)?)
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// The task and its last sequence number, its row locked until the transaction ends.
+async fn lock_task(conn: &mut PgConnection, task_id: &str) -> Result<(Task, Seq), StoreError> {
+    let row = sqlx::query("SELECT task, last_seq FROM tasks WHERE id = $1 FOR UPDATE")
+        .bind(task_id)
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+    let task: Task = from_json(row.get::<&str, _>(0))?;
+    Ok((task, row.get::<i64, _>(1) as Seq))
+}
+
+/// [`StoreError::TaskNotFound`] unless the task exists.
+async fn require_task(conn: &mut PgConnection, task_id: &str) -> Result<(), StoreError> {
+    let found = sqlx::query("SELECT 1 FROM tasks WHERE id = $1")
+        .bind(task_id)
+        .fetch_optional(conn)
+        .await
+        .map_err(db)?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::TaskNotFound(task_id.to_string())),
+    }
+}
+
+/// A bound value of a query built at run time.
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+fn bind_all<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    args: &'q [Arg],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for arg in args {
+        query = match arg {
+            Arg::Text(s) => query.bind(s.as_str()),
+            Arg::Int(i) => query.bind(*i),
+        };
+    }
+    query
+}
+
+/// The WHERE clause and arguments of a ListTasks query's filters.
+fn list_filter(q: &ListQuery) -> (String, Vec<Arg>) {
+    let mut clauses = Vec::new();
+    let mut args = Vec::new();
+    if let Some(c) = &q.context_id {
+        args.push(Arg::Text(c.clone()));
+        clauses.push(format!("context_id = ${}", args.len()));
+    }
+    if let Some(s) = q.status {
+        args.push(Arg::Text(s.as_str().to_string()));
+        clauses.push(format!("state = ${}", args.len()));
+    }
+    if let Some(t) = q.status_timestamp_after {
+        args.push(Arg::Int(t.0.timestamp_millis()));
+        clauses.push(format!("status_ts >= ${}", args.len()));
+    }
+    if clauses.is_empty() {
+        ("TRUE".into(), args)
+    } else {
+        (clauses.join(" AND "), args)
+    }
+}
+
+/// Terminal tasks deleted per statement by [`TaskManager::purge_terminal_before`].
+const PURGE_BATCH: i64 = 500;
+
+#[async_trait]
+impl TaskManager for PostgresTaskManager {
+    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+        crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        let mut tx = self.begin().await?;
+        insert_task(&mut tx, &task, skill_id.as_deref(), 1).await?;
+        let state = task.status.state;
+        let id = task.id.clone();
+        insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
+        self.notify(&mut tx, &id, 1, Some(state)).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(1)
+    }
+
+    async fn create_task_with_events(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        if events.is_empty() {
+            return self.create_task(task, skill_id).await;
+        }
+        crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        let mut last = task.clone();
+        for event in &events {
+            apply_event(&mut last, event)?;
+        }
+        let seq = 1 + events.len() as Seq;
+        let mut tx = self.begin().await?;
+        insert_task(&mut tx, &last, skill_id.as_deref(), seq).await?;
+        let id = task.id.clone();
+        insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
+        for (i, event) in events.iter().enumerate() {
+            insert_event(&mut tx, &id, 2 + i as Seq, event).await?;
+        }
+        self.notify(&mut tx, &id, seq, Some(last.status.state))
+            .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(seq)
+    }
+
+    async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+        let mut tx = self.begin().await?;
+        let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
+        apply_event(&mut task, &event)?;
+        let seq = last_seq + 1;
+        update_task(&mut tx, &task, seq).await?;
+        insert_event(&mut tx, task_id, seq, &event).await?;
+        self.notify(&mut tx, task_id, seq, event.state()).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(seq)
+    }
+
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
+        let mut tx = self.begin().await?;
+        let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
+        task.history.push(message);
+        update_task(&mut tx, &task, last_seq).await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let row = sqlx::query("SELECT task, skill_id, last_seq FROM tasks WHERE id = $1")
+            .bind(task_id)
+            .fetch_optional(&self.inner.pool)
+            .await
+            .map_err(db)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut task: Task = from_json(row.get::<&str, _>(0))?;
+        view.apply(&mut task);
+        Ok(Some(TaskRecord {
+            task,
+            skill_id: row.get(1),
+            last_seq: row.get::<i64, _>(2) as Seq,
+        }))
+    }
+
+    async fn write_task_json(
+        &self,
+        task_id: &str,
+        view: TaskView,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
+        if view != TaskView::FULL {
+            return match self.get_task(task_id, view).await? {
+                Some(rec) => serde_json::to_writer(out, &rec.task)
+                    .map(|()| true)
+                    .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
+                None => Ok(false),
+            };
+        }
+        // The whole task is stored as serde wrote it: copied as it is.
+        let row = sqlx::query("SELECT task FROM tasks WHERE id = $1")
+            .bind(task_id)
+            .fetch_optional(&self.inner.pool)
+            .await
+            .map_err(db)?;
+        match row {
+            Some(row) => {
+                out.extend_from_slice(row.get::<&str, _>(0).as_bytes());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let rows = sqlx::query(
+            "SELECT seq, event FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(task_id)
+        .bind(to_i64(after))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+        if rows.is_empty() {
+            require_task(&mut conn, task_id).await?;
+        }
+        rows.iter()
+            .map(|row| {
+                Ok(EventRecord {
+                    seq: row.get::<i64, _>(0) as Seq,
+                    event: from_json(row.get::<&str, _>(1))?,
+                })
+            })
+            .collect()
+    }
+
+    async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
+        let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
+        let (filter, mut args) = list_filter(q);
+        let mut tx = self.begin().await?;
+        let total: i64 = bind_all(
+            sqlx::query(&format!("SELECT COUNT(*) FROM tasks WHERE {filter}")),
+            &args,
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(db)?
+        .get(0);
+        let mut sql = format!("SELECT task, status_ts FROM tasks WHERE {filter}");
+        if let Some((ts, id)) = cursor {
+            args.push(Arg::Int(ts));
+            args.push(Arg::Text(id));
+            sql.push_str(&format!(
+                " AND (status_ts, id) < (${}, ${})",
+                args.len() - 1,
+                args.len()
+            ));
+        }
+        // One more than a page tells whether another page follows.
+        args.push(Arg::Int(
+            i64::try_from(q.page_size)
+                .unwrap_or(i64::MAX)
+                .saturating_add(1),
+        ));
+        sql.push_str(&format!(
+            " ORDER BY status_ts DESC, id DESC LIMIT ${}",
+            args.len()
+        ));
+        let rows = bind_all(sqlx::query(&sql), &args)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        let has_more = rows.len() > q.page_size;
+        let mut tasks = Vec::with_capacity(rows.len().min(q.page_size));
+        let mut last_key = None;
+        for row in rows.iter().take(q.page_size) {
+            let mut task: Task = from_json(row.get::<&str, _>(0))?;
+            last_key = Some((row.get::<i64, _>(1), task.id.clone()));
+            q.view.apply(&mut task);
+            tasks.push(task);
+        }
+        let next_page_token = match (has_more, last_key) {
+            (true, Some((ts, id))) => encode_cursor(ts, &id),
+            _ => String::new(),
+        };
+        Ok(ListTasksResponse {
+            tasks,
+            next_page_token,
+            page_size: q.page_size as i32,
+            total_size: total as i32,
+        })
+    }
+
+    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+        let task_id = config
+            .task_id
+            .clone()
+            .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
+        let body = to_json(&config)?;
+        let mut tx = self.begin().await?;
+        // The task's row lock orders concurrent puts of one config id.
+        lock_task(&mut tx, &task_id).await?;
+        let updated = sqlx::query(
+            "UPDATE push_configs SET config = $3 WHERE task_id = $1 AND config_id IS NOT DISTINCT FROM $2",
+        )
+        .bind(&task_id)
+        .bind(config.id.as_deref())
+        .bind(&body)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        if updated.rows_affected() == 0 {
+            sqlx::query(
+                "INSERT INTO push_configs (task_id, config_id, config) VALUES ($1, $2, $3)",
+            )
+            .bind(&task_id)
+            .bind(config.id.as_deref())
+            .bind(&body)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        }
+        tx.commit().await.map_err(db)
+    }
+
+    async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let row = sqlx::query(
+            "SELECT config FROM push_configs WHERE task_id = $1 AND config_id = $2 ORDER BY pos LIMIT 1",
+        )
+        .bind(task_id)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db)?;
+        match row {
+            Some(row) => Ok(Some(from_json(row.get::<&str, _>(0))?)),
+            None => {
+                require_task(&mut conn, task_id).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let rows = sqlx::query("SELECT config FROM push_configs WHERE task_id = $1 ORDER BY pos")
+            .bind(task_id)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err(db)?;
+        if rows.is_empty() {
+            require_task(&mut conn, task_id).await?;
+        }
+        rows.iter()
+            .map(|row| from_json(row.get::<&str, _>(0)))
+            .collect()
+    }
+
+    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
+        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let deleted = sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
+            .bind(task_id)
+            .bind(id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db)?
+            .rows_affected();
+        if deleted == 0 {
+            require_task(&mut conn, task_id).await?;
+        }
+        Ok(deleted > 0)
+    }
+
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        let cutoff = before.0.timestamp_millis();
+        let mut total = 0;
+        loop {
+            // One batch per statement: appends get the rows between batches. Events and push
+            // configs go with their task (ON DELETE CASCADE).
+            let n = sqlx::query(
+                "DELETE FROM tasks WHERE id IN \
+                 (SELECT id FROM tasks WHERE terminal_at < $1 ORDER BY terminal_at LIMIT $2)",
+            )
+            .bind(cutoff)
+            .bind(PURGE_BATCH)
+            .execute(&self.inner.pool)
+            .await
+            .map_err(db)?
+            .rows_affected() as usize;
+            total += n;
+            if (n as i64) < PURGE_BATCH {
+                return Ok(total);
+            }
+        }
+    }
+
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
+        let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
+        let rows = sqlx::query("SELECT id FROM tasks WHERE state = ANY($1)")
+            .bind(&states)
+            .fetch_all(&self.inner.pool)
+            .await
+            .map_err(db)?;
+        Ok(rows.iter().map(|row| row.get::<String, _>(0)).collect())
+    }
+
+    fn is_durable(&self) -> bool {
+        true
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
+        Some(changes::listen(
+            self.inner.pool.clone(),
+            self.inner.channel.clone(),
+            self.inner.instance.clone(),
+        ))
+    }
+}

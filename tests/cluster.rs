@@ -1,0 +1,236 @@
+//! Cluster mode: two replicas of one agent on one PostgreSQL schema, each its own process's
+//! view (own pool, own listener), serving HTTP on its own port. Every operation answers the
+//! same on both; a stream started on one is followed from the other with identical events;
+//! `Last-Event-ID` resumes on either; a cancel on one stops the skill running on the other.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use a2a_kit::prelude::*;
+use a2a_kit::server::AgentService;
+use a2a_tests::{PostgresSchema, TestServer, read_sse, rpc, rpc_stream, serve};
+use futures::Stream;
+use serde_json::{Value, json};
+
+/// A skill that waits to be canceled (and says when it saw it), and one that streams slowly.
+#[derive(Default)]
+struct Replica {
+    saw_cancel: Arc<AtomicBool>,
+}
+
+/// One replica of the cluster test agent.
+#[a2a_agent(name = "Cluster Agent", push_notifications = true)]
+impl Replica {
+    /// Wait until canceled.
+    #[skill]
+    async fn wait(&self, ctx: TaskContext) -> Result<String, SkillError> {
+        ctx.cancelled().await;
+        self.saw_cancel.store(true, Ordering::SeqCst);
+        Err(SkillError::Canceled)
+    }
+
+    /// Stream N chunks, one every 100 ms.
+    #[skill]
+    #[streaming]
+    fn tick(&self, Text(n): Text) -> impl Stream<Item = String> + Send + 'static {
+        let n: usize = n.trim().parse().unwrap_or(5);
+        a2a_kit::stream! {
+            for i in 0..n {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                yield format!("t{i} ");
+            }
+        }
+    }
+
+    /// Echo.
+    #[skill(default)]
+    async fn echo(&self, Text(t): Text) -> String {
+        t
+    }
+}
+
+struct Cluster {
+    schema: PostgresSchema,
+    a: TestServer,
+    b: TestServer,
+    a_saw_cancel: Arc<AtomicBool>,
+}
+
+async fn cluster() -> Cluster {
+    let schema = PostgresSchema::new(2).await;
+    let a_agent = Replica::default();
+    let a_saw_cancel = a_agent.saw_cancel.clone();
+    let a = serve(AgentService::builder(a_agent).task_manager(schema.stores[0].clone())).await;
+    let b = serve(AgentService::builder(Replica::default()).task_manager(schema.stores[1].clone()))
+        .await;
+    Cluster {
+        schema,
+        a,
+        b,
+        a_saw_cancel,
+    }
+}
+
+fn message(skill: &str, text: &str) -> Value {
+    json!({"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": [{"text": text}],
+        "metadata": {"skillId": skill}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_answers_the_same() {
+    let c = cluster().await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("echo", "hi")}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    let on_a = rpc(&c.a.base, "GetTask", json!({"id": id})).await;
+    let on_b = rpc(&c.b.base, "GetTask", json!({"id": id})).await;
+    assert_eq!(on_a["result"], on_b["result"]);
+    assert_eq!(on_b["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let list_a = rpc(&c.a.base, "ListTasks", json!({})).await;
+    let list_b = rpc(&c.b.base, "ListTasks", json!({})).await;
+    assert_eq!(list_a["result"], list_b["result"]);
+    assert_eq!(list_b["result"]["totalSize"], 1);
+
+    let config = json!({"taskId": id, "id": "hook", "url": "https://example.com/hook"});
+    let created = rpc(&c.a.base, "CreateTaskPushNotificationConfig", config).await;
+    assert!(created.get("result").is_some(), "{created}");
+    let got = rpc(
+        &c.b.base,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": id, "id": "hook"}),
+    )
+    .await;
+    assert_eq!(got["result"], created["result"]);
+    let deleted = rpc(
+        &c.b.base,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": id, "id": "hook"}),
+    )
+    .await;
+    assert!(deleted.get("error").is_none(), "{deleted}");
+    let listed = rpc(
+        &c.a.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": id}),
+    )
+    .await;
+    // None left (an empty list is left out of the JSON, as ProtoJSON does).
+    assert!(
+        listed["result"]["configs"]
+            .as_array()
+            .is_none_or(|c| c.is_empty()),
+        "{listed}"
+    );
+    c.schema.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_on_one_replica_is_followed_from_the_other() {
+    let c = cluster().await;
+    let send = rpc_stream(
+        &c.a.base,
+        "SendStreamingMessage",
+        json!({"message": message("tick", "8")}),
+        None,
+    )
+    .await;
+    let on_a = tokio::spawn(read_sse(send, 100));
+    // Join from B once the task exists and has started writing.
+    let id = loop {
+        let list = rpc(&c.b.base, "ListTasks", json!({"includeArtifacts": true})).await;
+        let task = &list["result"]["tasks"][0];
+        if task["artifacts"][0]["parts"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+        {
+            break task["id"].as_str().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let sub = rpc_stream(&c.b.base, "SubscribeToTask", json!({"id": id}), None).await;
+    let on_b = read_sse(sub, 100).await;
+    let on_a = on_a.await.unwrap();
+
+    // B's stream: the task as it was, then every later event exactly as A's stream had it.
+    assert_eq!(a2a_tests::kind(&on_b[0].data), "task");
+    let joined_at: u64 = on_b[0].id.parse().unwrap();
+    let tail_a: Vec<(&str, &Value)> = on_a
+        .iter()
+        .filter(|e| e.id.parse::<u64>().unwrap() > joined_at)
+        .map(|e| (e.id.as_str(), &e.data["result"]))
+        .collect();
+    let tail_b: Vec<(&str, &Value)> = on_b[1..]
+        .iter()
+        .map(|e| (e.id.as_str(), &e.data["result"]))
+        .collect();
+    assert!(!tail_b.is_empty(), "B saw no live event: {on_b:?}");
+    assert_eq!(tail_a, tail_b);
+    assert_eq!(
+        a2a_tests::state_of(&on_b.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_COMPLETED")
+    );
+
+    // After the end, Last-Event-ID resumes on either replica with no gap and no duplicate.
+    let from = &on_a[2].id;
+    for base in [&c.a.base, &c.b.base] {
+        let resumed = rpc_stream(base, "SubscribeToTask", json!({"id": id}), Some(from)).await;
+        let resumed = read_sse(resumed, 100).await;
+        let expected: Vec<&str> = on_a[3..].iter().map(|e| e.id.as_str()).collect();
+        let got: Vec<&str> = resumed.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(got, expected, "resumed on {base}");
+    }
+    c.schema.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_on_one_replica_stops_the_skill_on_the_other() {
+    let c = cluster().await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("wait", "x"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    // A follower on A, to see the end arrive there too.
+    let follow = rpc_stream(&c.a.base, "SubscribeToTask", json!({"id": id}), None).await;
+    let follow = tokio::spawn(read_sse(follow, 100));
+
+    let canceled = rpc(&c.b.base, "CancelTask", json!({"id": id})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    let asked = Instant::now();
+    while !c.a_saw_cancel.load(Ordering::SeqCst) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "replica A's skill never saw the cancel made on B"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let events = follow.await.unwrap();
+    assert_eq!(
+        a2a_tests::state_of(&events.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_CANCELED")
+    );
+    // The skill's own ending (it returned Canceled) never overwrote the cancel, and a
+    // second cancel on A is refused as for any finished task.
+    let on_a = rpc(&c.a.base, "GetTask", json!({"id": id})).await;
+    assert_eq!(on_a["result"]["status"]["state"], "TASK_STATE_CANCELED");
+    let again = rpc(&c.a.base, "CancelTask", json!({"id": id})).await;
+    assert_eq!(again["error"]["code"], -32002, "{again}");
+    c.schema.drop().await;
+}
