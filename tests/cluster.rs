@@ -43,6 +43,14 @@ impl Replica {
         }
     }
 
+    /// Sleep N milliseconds, then say so.
+    #[skill]
+    async fn nap(&self, Text(ms): Text) -> String {
+        let ms: u64 = ms.trim().parse().unwrap_or(100);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        format!("napped {ms}")
+    }
+
     /// Echo.
     #[skill(default)]
     async fn echo(&self, Text(t): Text) -> String {
@@ -58,7 +66,11 @@ struct Cluster {
 }
 
 async fn cluster() -> Cluster {
-    let schema = PostgresSchema::new(2).await;
+    cluster_with_lease(Duration::from_secs(30)).await
+}
+
+async fn cluster_with_lease(lease: Duration) -> Cluster {
+    let schema = PostgresSchema::with_lease(2, lease).await;
     let a_agent = Replica::default();
     let a_saw_cancel = a_agent.saw_cancel.clone();
     let a = serve(AgentService::builder(a_agent).task_manager(schema.stores[0].clone())).await;
@@ -232,5 +244,88 @@ async fn a_cancel_on_one_replica_stops_the_skill_on_the_other() {
     assert_eq!(on_a["result"]["status"]["state"], "TASK_STATE_CANCELED");
     let again = rpc(&c.a.base, "CancelTask", json!({"id": id})).await;
     assert_eq!(again["error"]["code"], -32002, "{again}");
+    c.schema.drop().await;
+}
+
+/// A replica killed (`kill -9`) mid-task: a survivor notices its lease ran out and ends the
+/// task FAILED with a reason that says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_replicas_task_ends_failed_on_a_survivor() {
+    use std::io::{BufRead, BufReader};
+    let schema = PostgresSchema::with_lease(1, Duration::from_millis(1000)).await;
+    let b = serve(AgentService::builder(Replica::default()).task_manager(schema.stores[0].clone()))
+        .await;
+    let mut a = std::process::Command::new(env!("CARGO_BIN_EXE_store_server"))
+        .args([
+            "--store",
+            &a2a_tests::postgres_url(),
+            "--schema",
+            schema.name(),
+        ])
+        .args(["--lease", "1000"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start replica A");
+    let mut line = String::new();
+    BufReader::new(a.stdout.take().unwrap())
+        .read_line(&mut line)
+        .expect("replica A's address");
+    let a_base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("an address")
+        .to_string();
+
+    let v = rpc(
+        &a_base,
+        "SendMessage",
+        json!({"message": message("slow", "60000"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    a2a_tests::wait_task(&b.base, &id, |t| {
+        t["status"]["state"] == "TASK_STATE_WORKING"
+    })
+    .await;
+    a.kill().expect("kill -9 replica A");
+    let _ = a.wait();
+
+    let died = Instant::now();
+    let task = loop {
+        let t = rpc(&b.base, "GetTask", json!({"id": id})).await["result"].clone();
+        if t["status"]["state"] != "TASK_STATE_WORKING" {
+            break t;
+        }
+        assert!(
+            died.elapsed() < Duration::from_secs(20),
+            "the dead replica's task is still WORKING"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{task}");
+    let reason = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("lease ran out"), "{task}");
+    schema.drop().await;
+}
+
+/// A live replica keeps its tasks however long they run: its lease is renewed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_replica_keeps_its_tasks_past_the_lease() {
+    let c = cluster_with_lease(Duration::from_millis(300)).await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("nap", "1500")}),
+    )
+    .await;
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
     c.schema.drop().await;
 }

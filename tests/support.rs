@@ -368,6 +368,11 @@ pub struct PostgresSchema {
 impl PostgresSchema {
     /// `n` stores on a new schema.
     pub async fn new(n: usize) -> PostgresSchema {
+        Self::with_lease(n, Duration::from_secs(30)).await
+    }
+
+    /// `n` stores on a new schema, with this lease.
+    pub async fn with_lease(n: usize, lease: Duration) -> PostgresSchema {
         use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
         use std::sync::atomic::{AtomicUsize, Ordering};
         static N: AtomicUsize = AtomicUsize::new(0);
@@ -382,7 +387,8 @@ impl PostgresSchema {
                 &postgres_url(),
                 PostgresOptions::default()
                     .schema(&schema)
-                    .max_connections(8),
+                    .max_connections(8)
+                    .lease(lease),
             )
             .await
             .unwrap_or_else(|e| {
@@ -394,6 +400,11 @@ impl PostgresSchema {
             stores.push(store);
         }
         PostgresSchema { stores }
+    }
+
+    /// The schema's name.
+    pub fn name(&self) -> &str {
+        self.stores[0].schema()
     }
 
     /// Drop the schema and everything in it.

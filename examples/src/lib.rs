@@ -36,6 +36,10 @@ pub struct Cli {
     /// (several replicas may share one database).
     #[arg(long, env = "A2A_STORE", default_value = "memory")]
     pub store: StoreSpec,
+    /// With a PostgreSQL store: how long a task outlives a replica that stopped answering
+    /// (it renews its lease on its tasks; when a lease runs out, another replica ends them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub lease: u64,
     /// Purge finished tasks older than this many seconds (checked every minute, off the
     /// request path). Unset: the store's own policy (in memory: bounded, one-hour TTL).
     #[arg(long, value_name = "SECONDS")]
@@ -93,7 +97,7 @@ impl Cli {
             _ if self.print_card => Ok(a2a),
             StoreSpec::Memory => Ok(a2a),
             StoreSpec::Sqlite(path) => open_sqlite(a2a, path).await,
-            StoreSpec::Postgres(url) => open_postgres(a2a, url).await,
+            StoreSpec::Postgres(url) => open_postgres(a2a, url, self.lease).await,
         }
     }
 }
@@ -119,8 +123,12 @@ async fn open_sqlite(
 async fn open_postgres(
     a2a: AgentServiceBuilder,
     url: &str,
+    lease_secs: u64,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
-    let store = a2a_kit::store::PostgresTaskManager::connect(url).await?;
+    use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
+    let options =
+        PostgresOptions::default().lease(std::time::Duration::from_secs(lease_secs.max(1)));
+    let store = PostgresTaskManager::connect_with(url, options).await?;
     Ok(a2a.task_manager(store))
 }
 
@@ -128,6 +136,7 @@ async fn open_postgres(
 async fn open_postgres(
     _a2a: AgentServiceBuilder,
     _url: &str,
+    _lease_secs: u64,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("this binary was built without the `postgres` feature".into())
 }

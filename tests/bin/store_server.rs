@@ -1,7 +1,7 @@
 //! The [`TestAgent`](a2a_tests::TestAgent) served on a durable store, for tests that run real
 //! server processes (crash recovery).
 //!
-//! `store_server --store sqlite:PATH [--bind 127.0.0.1:0]`
+//! `store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind 127.0.0.1:0]`
 //!
 //! Prints `listening on http://ADDR` on stdout once bound (so `--bind 127.0.0.1:0` works), then
 //! serves until SIGINT/SIGTERM. At start-up it ends the tasks a previous process left SUBMITTED
@@ -11,18 +11,31 @@ use std::io::Write;
 use std::time::Duration;
 
 use a2a_kit::server::AgentService;
-use a2a_kit::store::SqliteTaskManager;
+use a2a_kit::store::{PostgresOptions, PostgresTaskManager, SqliteTaskManager, TaskManager};
 use a2a_kit_axum::shutdown_signal;
 use a2a_tests::TestAgent;
 
 #[tokio::main]
 async fn main() {
     let mut store = None;
+    let mut schema = String::from("a2a");
+    let mut lease_ms: u64 = 30_000;
     let mut bind = String::from("127.0.0.1:0");
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--store" => store = args.next(),
+            "--schema" => {
+                schema = args
+                    .next()
+                    .unwrap_or_else(|| usage("--schema needs a name"))
+            }
+            "--lease" => {
+                lease_ms = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| usage("--lease needs milliseconds"))
+            }
             "--bind" => {
                 bind = args
                     .next()
@@ -31,14 +44,28 @@ async fn main() {
             other => usage(&format!("unknown argument `{other}`")),
         }
     }
-    let spec = store.unwrap_or_else(|| usage("--store sqlite:PATH is required"));
-    let path = spec
-        .strip_prefix("sqlite:")
-        .unwrap_or_else(|| usage("the store must be sqlite:PATH"));
-    let store = SqliteTaskManager::open(path).await.unwrap_or_else(|e| {
-        eprintln!("store_server: cannot open {path}: {e}");
-        std::process::exit(1);
-    });
+    let spec = store.unwrap_or_else(|| usage("--store sqlite:PATH or postgres://… is required"));
+    let store: std::sync::Arc<dyn TaskManager> = if spec.starts_with("postgres://") {
+        let options = PostgresOptions::default()
+            .schema(&schema)
+            .lease(Duration::from_millis(lease_ms));
+        let store = PostgresTaskManager::connect_with(&spec, options)
+            .await
+            .unwrap_or_else(|e| {
+                eprintln!("store_server: cannot connect to PostgreSQL: {e}");
+                std::process::exit(1);
+            });
+        std::sync::Arc::new(store)
+    } else {
+        let path = spec
+            .strip_prefix("sqlite:")
+            .unwrap_or_else(|| usage("the store must be sqlite:PATH or postgres://…"));
+        let store = SqliteTaskManager::open(path).await.unwrap_or_else(|e| {
+            eprintln!("store_server: cannot open {path}: {e}");
+            std::process::exit(1);
+        });
+        std::sync::Arc::new(store)
+    };
     let listener = tokio::net::TcpListener::bind(&bind)
         .await
         .unwrap_or_else(|e| {
@@ -48,7 +75,7 @@ async fn main() {
     let addr = listener.local_addr().expect("bound address");
     let service = AgentService::builder(TestAgent)
         .public_url(format!("http://{addr}"))
-        .task_manager(store)
+        .shared_task_manager(store)
         .push_notifications(true)
         .execution(a2a_kit::runtime::ExecutionConfig {
             cancel_grace: Duration::from_millis(300),
@@ -65,6 +92,8 @@ async fn main() {
 }
 
 fn usage(why: &str) -> ! {
-    eprintln!("store_server: {why}\nusage: store_server --store sqlite:PATH [--bind HOST:PORT]");
+    eprintln!(
+        "store_server: {why}\nusage: store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind HOST:PORT]"
+    );
     std::process::exit(2);
 }

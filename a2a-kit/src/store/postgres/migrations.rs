@@ -12,11 +12,14 @@ use super::db;
 use crate::store::StoreError;
 
 /// Every migration, in order. Never edit one that has shipped: add the next.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "tasks, events, push configs",
-    include_str!("0001_init.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "tasks, events, push configs",
+        include_str!("0001_init.sql"),
+    ),
+    (2, "leases", include_str!("0002_leases.sql")),
+];
 
 #[derive(Debug)]
 struct Embedded;

@@ -13,6 +13,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection, PgConnection, Row};
 
 mod changes;
+mod lease;
 mod migrations;
 
 use super::{
@@ -42,6 +43,11 @@ pub struct PostgresOptions {
     pub max_connections: u32,
     /// How long a call waits for a free connection before failing (default 10 s).
     pub acquire_timeout: Duration,
+    /// How long a task outlives a silent replica (default 30 s): the replica running a task
+    /// renews its lease on it several times per lease; once a lease has run out, any other
+    /// replica ends the task FAILED (or, if it waits for the user's reply, lets any replica
+    /// continue it).
+    pub lease: Duration,
 }
 
 impl Default for PostgresOptions {
@@ -50,6 +56,7 @@ impl Default for PostgresOptions {
             schema: "a2a".into(),
             max_connections: 16,
             acquire_timeout: Duration::from_secs(10),
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -70,6 +77,12 @@ impl PostgresOptions {
     /// How long a call waits for a free connection.
     pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
         self.acquire_timeout = timeout;
+        self
+    }
+
+    /// How long a task outlives a silent replica (at least 100 ms).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
         self
     }
 }
@@ -106,6 +119,13 @@ impl PostgresOptions {
 ///   ([`TaskManager::changes`]), which rings its readers' doorbells; readers then read the log,
 ///   which stays the truth. When the listening connection drops and comes back, readers are
 ///   told to read their logs again, so nothing is missed.
+/// * **Leases** (`owner`, `lease_until`): a replica that writes a task's status holds a lease
+///   on it until the task ends, renewed four times per [lease](PostgresOptions::lease). Every
+///   store also looks for leases of others that ran out: it ends such a task FAILED ("the
+///   replica running this task stopped answering") under the task's row lock, re-checking the
+///   lease there, so a replica that is merely slow is never overtaken; a task waiting for the
+///   user's reply is freed instead, for any replica to continue. This replaces start-up
+///   recovery, which a shared store skips.
 #[derive(Clone)]
 pub struct PostgresTaskManager {
     inner: Arc<Inner>,
@@ -116,8 +136,65 @@ struct Inner {
     schema: String,
     /// The notification channel of this schema.
     channel: String,
-    /// This store's id in notifications, so it can skip its own.
+    /// This store's id in notifications (so it can skip its own) and in the leases it holds.
     instance: String,
+    /// The lease, in milliseconds.
+    lease_ms: i64,
+}
+
+/// What an update does to a task's lease.
+#[derive(Clone, Copy)]
+enum Lease<'a> {
+    /// Leave it as it is.
+    Keep,
+    /// This replica runs the task: it holds the lease until `until` (Unix ms).
+    Take { owner: &'a str, until: i64 },
+    /// Nobody runs the task any more (it ended).
+    Release,
+}
+
+impl Inner {
+    /// The lease an event written by this replica gives its task.
+    fn lease_for(&self, event: &StreamResponse) -> Lease<'_> {
+        match event.state() {
+            Some(s) if s.is_terminal() => Lease::Release,
+            Some(_) => self.take(),
+            None => Lease::Keep,
+        }
+    }
+
+    fn take(&self) -> Lease<'_> {
+        Lease::Take {
+            owner: &self.instance,
+            until: now_millis() + self.lease_ms,
+        }
+    }
+
+    /// Tell the other replicas about an appended event (sent when the transaction commits).
+    async fn notify(
+        &self,
+        conn: &mut PgConnection,
+        task_id: &str,
+        seq: Seq,
+        state: Option<TaskState>,
+    ) -> Result<(), StoreError> {
+        let payload = changes::payload(&self.instance, task_id, seq, state);
+        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
+        // (its readers elsewhere still see its events when they next read the log).
+        if payload.len() < 8000 {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(&self.channel)
+                .bind(payload)
+                .execute(conn)
+                .await
+                .map_err(db)?;
+        }
+        Ok(())
+    }
+}
+
+fn now_millis() -> i64 {
+    Timestamp::now().0.timestamp_millis()
 }
 
 impl std::fmt::Debug for PostgresTaskManager {
@@ -192,14 +269,16 @@ impl PostgresTaskManager {
             .await
             .map_err(|e| StoreError::Backend(format!("cannot connect to PostgreSQL: {e}")))?;
         migrations::run(&pool, &options.schema).await?;
-        Ok(PostgresTaskManager {
-            inner: Arc::new(Inner {
-                pool,
-                channel: format!("a2a_{}", options.schema),
-                schema: options.schema,
-                instance: crate::protocol::new_uuid(),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            pool,
+            channel: format!("a2a_{}", options.schema),
+            schema: options.schema,
+            instance: crate::protocol::new_uuid(),
+            lease_ms: i64::try_from(options.lease.max(Duration::from_millis(100)).as_millis())
+                .unwrap_or(i64::MAX),
+        });
+        lease::spawn_keeper(Arc::downgrade(&inner));
+        Ok(PostgresTaskManager { inner })
     }
 
     /// The connection pool (for health checks or the application's own queries).
@@ -229,28 +308,6 @@ impl PostgresTaskManager {
     async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
         self.inner.pool.begin().await.map_err(db)
     }
-
-    /// Tell the other replicas about an appended event (sent when the transaction commits).
-    async fn notify(
-        &self,
-        conn: &mut PgConnection,
-        task_id: &str,
-        seq: Seq,
-        state: Option<TaskState>,
-    ) -> Result<(), StoreError> {
-        let payload = changes::payload(&self.inner.instance, task_id, seq, state);
-        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
-        // (its readers elsewhere still see its events when they next read the log).
-        if payload.len() < 8000 {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&self.inner.channel)
-                .bind(payload)
-                .execute(conn)
-                .await
-                .map_err(db)?;
-        }
-        Ok(())
-    }
 }
 
 /// Insert a task row; a task with that id already there is [`StoreError::TaskExists`].
@@ -259,12 +316,17 @@ async fn insert_task(
     task: &Task,
     skill_id: Option<&str>,
     last_seq: Seq,
+    lease: Lease<'_>,
 ) -> Result<(), StoreError> {
     let status_ts = millis(task.status.timestamp);
     let terminal_at = task.status.state.is_terminal().then_some(status_ts);
+    let (owner, until) = match lease {
+        Lease::Take { owner, until } if terminal_at.is_none() => (Some(owner), Some(until)),
+        _ => (None, None),
+    };
     let result = sqlx::query(
-        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, task) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, task, \
+         owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&task.id)
     .bind(&task.context_id)
@@ -274,6 +336,8 @@ async fn insert_task(
     .bind(skill_id)
     .bind(to_i64(last_seq))
     .bind(to_json(task)?)
+    .bind(owner)
+    .bind(until)
     .execute(conn)
     .await;
     match result {
@@ -290,11 +354,19 @@ async fn update_task(
     conn: &mut PgConnection,
     task: &Task,
     last_seq: Seq,
+    lease: Lease<'_>,
 ) -> Result<(), StoreError> {
     let status_ts = millis(task.status.timestamp);
+    let (set_owner, owner, until) = match lease {
+        Lease::Keep => (false, None, None),
+        Lease::Take { owner, until } => (true, Some(owner), Some(until)),
+        Lease::Release => (true, None, None),
+    };
     sqlx::query(
         "UPDATE tasks SET state = $2, status_ts = $3, \
-         terminal_at = CASE WHEN $4 THEN $3 ELSE terminal_at END, last_seq = $5, task = $6 \
+         terminal_at = CASE WHEN $4 THEN $3 ELSE terminal_at END, last_seq = $5, task = $6, \
+         owner = CASE WHEN $7 THEN $8 ELSE owner END, \
+         lease_until = CASE WHEN $7 THEN $9 ELSE lease_until END \
          WHERE id = $1",
     )
     .bind(&task.id)
@@ -303,6 +375,9 @@ async fn update_task(
     .bind(task.status.state.is_terminal())
     .bind(to_i64(last_seq))
     .bind(to_json(task)?)
+    .bind(set_owner)
+    .bind(owner)
+    .bind(until)
     .execute(conn)
     .await
     .map_err(db)?;
@@ -400,11 +475,11 @@ impl TaskManager for PostgresTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
         let mut tx = self.begin().await?;
-        insert_task(&mut tx, &task, skill_id.as_deref(), 1).await?;
+        insert_task(&mut tx, &task, skill_id.as_deref(), 1, self.inner.take()).await?;
         let state = task.status.state;
         let id = task.id.clone();
         insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
-        self.notify(&mut tx, &id, 1, Some(state)).await?;
+        self.inner.notify(&mut tx, &id, 1, Some(state)).await?;
         tx.commit().await.map_err(db)?;
         Ok(1)
     }
@@ -425,13 +500,14 @@ impl TaskManager for PostgresTaskManager {
         }
         let seq = 1 + events.len() as Seq;
         let mut tx = self.begin().await?;
-        insert_task(&mut tx, &last, skill_id.as_deref(), seq).await?;
+        insert_task(&mut tx, &last, skill_id.as_deref(), seq, self.inner.take()).await?;
         let id = task.id.clone();
         insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
         for (i, event) in events.iter().enumerate() {
             insert_event(&mut tx, &id, 2 + i as Seq, event).await?;
         }
-        self.notify(&mut tx, &id, seq, Some(last.status.state))
+        self.inner
+            .notify(&mut tx, &id, seq, Some(last.status.state))
             .await?;
         tx.commit().await.map_err(db)?;
         Ok(seq)
@@ -442,9 +518,11 @@ impl TaskManager for PostgresTaskManager {
         let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
         apply_event(&mut task, &event)?;
         let seq = last_seq + 1;
-        update_task(&mut tx, &task, seq).await?;
+        update_task(&mut tx, &task, seq, self.inner.lease_for(&event)).await?;
         insert_event(&mut tx, task_id, seq, &event).await?;
-        self.notify(&mut tx, task_id, seq, event.state()).await?;
+        self.inner
+            .notify(&mut tx, task_id, seq, event.state())
+            .await?;
         tx.commit().await.map_err(db)?;
         Ok(seq)
     }
@@ -453,7 +531,7 @@ impl TaskManager for PostgresTaskManager {
         let mut tx = self.begin().await?;
         let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
         task.history.push(message);
-        update_task(&mut tx, &task, last_seq).await?;
+        update_task(&mut tx, &task, last_seq, Lease::Keep).await?;
         tx.commit().await.map_err(db)
     }
 
