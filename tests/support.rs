@@ -350,10 +350,10 @@ impl Agent for TestAgent {
 
 // ---------------------------------------------------------------------------------------------
 
-/// The PostgreSQL server of the tests: `A2A_TEST_DATABASE_URL`, else the local one `.ci/run`
+/// The PostgreSQL server of the tests: `A2A_KIT_TEST_DATABASE_URL`, else the local one `.ci/run`
 /// makes sure of.
 pub fn postgres_url() -> String {
-    std::env::var("A2A_TEST_DATABASE_URL")
+    std::env::var("A2A_KIT_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
 }
 
@@ -393,7 +393,7 @@ impl PostgresSchema {
             .await
             .unwrap_or_else(|e| {
                 panic!(
-                    "PostgreSQL at {} (set A2A_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
+                    "PostgreSQL at {} (set A2A_KIT_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
                     postgres_url()
                 )
             });

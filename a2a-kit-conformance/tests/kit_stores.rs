@@ -115,9 +115,9 @@ mod sqlite_support {
 mod postgres_support {
     use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
 
-    /// The test server: `A2A_TEST_DATABASE_URL`, else the local one `.ci/run` starts.
+    /// The test server: `A2A_KIT_TEST_DATABASE_URL`, else the local one `.ci/run` starts.
     pub fn url() -> String {
-        std::env::var("A2A_TEST_DATABASE_URL")
+        std::env::var("A2A_KIT_TEST_DATABASE_URL")
             .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".into())
     }
 
@@ -138,7 +138,7 @@ mod postgres_support {
         .await
         .unwrap_or_else(|e| {
             panic!(
-                "PostgreSQL at {} (set A2A_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
+                "PostgreSQL at {} (set A2A_KIT_TEST_DATABASE_URL; `bash .ci/run` starts one): {e}",
                 url()
             )
         });

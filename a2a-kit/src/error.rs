@@ -51,6 +51,10 @@ pub enum A2aError {
     /// -32603: a server-side failure. The message must not leak internals.
     #[error("{0}")]
     Internal(String),
+    /// -32603 with HTTP 503: the agent cannot serve the request right now (its task store is
+    /// unreachable); the same request may succeed later (`Retry-After` on HTTP+JSON).
+    #[error("{0}")]
+    Unavailable(String),
     /// -32001
     #[error("task {task_id} was not found")]
     TaskNotFound {
@@ -165,7 +169,7 @@ impl A2aError {
             A2aError::InvalidRequest(_) => -32600,
             A2aError::MethodNotFound(_) => -32601,
             A2aError::InvalidParams { .. } => -32602,
-            A2aError::Internal(_) => -32603,
+            A2aError::Internal(_) | A2aError::Unavailable(_) => -32603,
             A2aError::TaskNotFound { .. } => -32001,
             A2aError::TaskNotCancelable { .. } => -32002,
             A2aError::PushNotificationNotSupported => -32003,
@@ -186,6 +190,7 @@ impl A2aError {
             A2aError::MethodNotFound(_) => "METHOD_NOT_FOUND",
             A2aError::InvalidParams { .. } => "INVALID_PARAMS",
             A2aError::Internal(_) => "INTERNAL",
+            A2aError::Unavailable(_) => "UNAVAILABLE",
             A2aError::TaskNotFound { .. } => "TASK_NOT_FOUND",
             A2aError::TaskNotCancelable { .. } => "TASK_NOT_CANCELABLE",
             A2aError::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
@@ -211,6 +216,7 @@ impl A2aError {
             A2aError::ContentTypeNotSupported(_) => 415,
             A2aError::InvalidAgentResponse(_) => 502,
             A2aError::Internal(_) => 500,
+            A2aError::Unavailable(_) => 503,
             _ => 400,
         }
     }
@@ -224,6 +230,7 @@ impl A2aError {
             | A2aError::ContentTypeNotSupported(_) => "INVALID_ARGUMENT",
             A2aError::MethodNotFound(_) => "UNIMPLEMENTED",
             A2aError::Internal(_) | A2aError::InvalidAgentResponse(_) => "INTERNAL",
+            A2aError::Unavailable(_) => "UNAVAILABLE",
             A2aError::TaskNotFound { .. } => "NOT_FOUND",
             _ => "FAILED_PRECONDITION",
         }

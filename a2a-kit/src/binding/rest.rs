@@ -166,7 +166,14 @@ fn percent_decode(s: &str) -> String {
 fn error_response(err: &A2aError) -> http::Response<A2aBody> {
     let status =
         http::StatusCode::from_u16(err.http_status()).unwrap_or(http::StatusCode::BAD_REQUEST);
-    json(status, rest_body(err))
+    let mut resp = json(status, rest_body(err));
+    if status == http::StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("1"),
+        );
+    }
+    resp
 }
 
 /// The request body as a JSON object (`{}` when empty), with `extra` fields merged in.

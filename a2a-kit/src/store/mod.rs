@@ -134,6 +134,10 @@ pub enum StoreError {
     /// The backend failed (I/O, database).
     #[error("storage backend error: {0}")]
     Backend(String),
+    /// The backend cannot be reached right now (a database server that went away); the
+    /// same call may succeed later.
+    #[error("the task store is unreachable: {0}")]
+    Unavailable(String),
 }
 
 impl From<StoreError> for A2aError {
@@ -144,6 +148,7 @@ impl From<StoreError> for A2aError {
                 A2aError::unsupported(format!("{t}: the task cannot change state"))
             }
             StoreError::InvalidPageToken => A2aError::invalid_field("pageToken", e.to_string()),
+            StoreError::Unavailable(_) => A2aError::Unavailable(format!("{e}; retry in a moment")),
             other => A2aError::Internal(other.to_string()),
         }
     }

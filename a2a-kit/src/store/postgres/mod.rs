@@ -41,7 +41,8 @@ pub struct PostgresOptions {
     pub schema: String,
     /// Connections in the pool (default 16).
     pub max_connections: u32,
-    /// How long a call waits for a free connection before failing (default 10 s).
+    /// How long a call waits for a free connection before failing (default 5 s): also how
+    /// long a request waits before it is refused with 503 while the database is away.
     pub acquire_timeout: Duration,
     /// How long a task outlives a silent replica (default 30 s): the replica running a task
     /// renews its lease on it several times per lease; once a lease has run out, any other
@@ -55,7 +56,7 @@ impl Default for PostgresOptions {
         PostgresOptions {
             schema: "a2a".into(),
             max_connections: 16,
-            acquire_timeout: Duration::from_secs(10),
+            acquire_timeout: Duration::from_secs(5),
             lease: Duration::from_secs(30),
         }
     }
@@ -205,9 +206,26 @@ impl std::fmt::Debug for PostgresTaskManager {
     }
 }
 
-/// A backend failure, with PostgreSQL's message.
+/// A backend failure, with PostgreSQL's message: [`StoreError::Unavailable`] when the server
+/// cannot be reached (the call may work once it is back), else [`StoreError::Backend`].
 fn db(e: sqlx::Error) -> StoreError {
-    StoreError::Backend(format!("PostgreSQL: {e}"))
+    let unreachable = match &e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        // Class 08: connection exceptions; 57P01-57P03: the server is shutting down or starting.
+        sqlx::Error::Database(d) => d
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
+    };
+    if unreachable {
+        StoreError::Unavailable(format!("PostgreSQL: {e}"))
+    } else {
+        StoreError::Backend(format!("PostgreSQL: {e}"))
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
@@ -225,6 +243,25 @@ fn millis(ts: Option<Timestamp>) -> i64 {
 
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// `url` with its password (if any) replaced by `***`, for messages and logs.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => {
+            let user = user_info
+                .split_once(':')
+                .map_or(user_info, |(user, _)| user);
+            let hidden = if user_info.contains(':') { ":***" } else { "" };
+            format!("{scheme}://{user}{hidden}@{host}{tail}")
+        }
+        None => url.to_string(),
+    }
 }
 
 fn valid_schema(schema: &str) -> bool {
@@ -250,15 +287,18 @@ impl PostgresTaskManager {
                 options.schema
             )));
         }
-        // The URL may hold a password: the error names what is wrong, not the URL.
+        // Errors name the URL without its password.
+        let shown = redacted(url);
         let connect = PgConnectOptions::from_str(url)
-            .map_err(|e| StoreError::Backend(format!("not a PostgreSQL URL: {e}")))?
+            .map_err(|e| StoreError::Backend(format!("`{shown}` is not a PostgreSQL URL: {e}")))?
             .options([("search_path", options.schema.as_str())]);
         // One connection first: a refused connection or password fails now, with the
         // server's reason, instead of as a pool timeout.
         PgConnection::connect_with(&connect)
             .await
-            .map_err(|e| StoreError::Backend(format!("cannot connect to PostgreSQL: {e}")))?
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
+            })?
             .close()
             .await
             .map_err(db)?;
@@ -267,7 +307,9 @@ impl PostgresTaskManager {
             .acquire_timeout(options.acquire_timeout)
             .connect_with(connect)
             .await
-            .map_err(|e| StoreError::Backend(format!("cannot connect to PostgreSQL: {e}")))?;
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
+            })?;
         migrations::run(&pool, &options.schema).await?;
         let inner = Arc::new(Inner {
             pool,
@@ -808,5 +850,24 @@ impl TaskManager for PostgresTaskManager {
             self.inner.channel.clone(),
             self.inner.instance.clone(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redacted("postgres://app:s3cr@t@db.example.com:5432/agents?sslmode=require"),
+            "postgres://app:***@db.example.com:5432/agents?sslmode=require"
+        );
+        assert_eq!(
+            redacted("postgres://app@db:5432/agents"),
+            "postgres://app@db:5432/agents"
+        );
+        assert_eq!(redacted("postgres://db/agents"), "postgres://db/agents");
+        assert_eq!(redacted("not a url"), "not a url");
     }
 }
