@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 /// A skill that waits to be canceled (and says when it saw it), and one that streams slowly.
 #[derive(Default)]
 struct Replica {
+    name: &'static str,
     saw_cancel: Arc<AtomicBool>,
 }
 
@@ -41,6 +42,13 @@ impl Replica {
                 yield format!("t{i} ");
             }
         }
+    }
+
+    /// Ask which finish, then say which replica asked.
+    #[skill]
+    async fn finish(&self, ctx: TaskContext) -> Result<String, SkillError> {
+        let Text(finish) = ctx.ask(format!("[{}] Which finish?", self.name)).await?;
+        Ok(format!("{finish}, asked on {}", self.name))
     }
 
     /// Sleep N milliseconds, then say so.
@@ -71,11 +79,17 @@ async fn cluster() -> Cluster {
 
 async fn cluster_with_lease(lease: Duration) -> Cluster {
     let schema = PostgresSchema::with_lease(2, lease).await;
-    let a_agent = Replica::default();
+    let a_agent = Replica {
+        name: "a",
+        ..Default::default()
+    };
     let a_saw_cancel = a_agent.saw_cancel.clone();
     let a = serve(AgentService::builder(a_agent).task_manager(schema.stores[0].clone())).await;
-    let b = serve(AgentService::builder(Replica::default()).task_manager(schema.stores[1].clone()))
-        .await;
+    let b_agent = Replica {
+        name: "b",
+        ..Default::default()
+    };
+    let b = serve(AgentService::builder(b_agent).task_manager(schema.stores[1].clone())).await;
     Cluster {
         schema,
         a,
@@ -327,5 +341,72 @@ async fn a_live_replica_keeps_its_tasks_past_the_lease() {
         v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{v}"
     );
+    c.schema.drop().await;
+}
+
+fn reply(task_id: &str, text: &str) -> Value {
+    json!({"message": {"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "taskId": task_id,
+        "parts": [{"text": text}]}})
+}
+
+/// A question asked on A and answered on B resumes the `ask` waiting on A.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_on_one_replica_resumes_the_question_on_the_other() {
+    let c = cluster().await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("finish", "start")}),
+    )
+    .await;
+    let task = &v["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{v}");
+    let id = task["id"].as_str().unwrap().to_string();
+
+    let answered = rpc(&c.b.base, "SendMessage", reply(&id, "oak")).await;
+    let task = &answered["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"], "oak, asked on a",
+        "{answered}"
+    );
+    // One answer in the history, once.
+    let history = task["history"].as_array().unwrap();
+    let oaks = history
+        .iter()
+        .filter(|m| m["parts"][0]["text"] == "oak")
+        .count();
+    assert_eq!(oaks, 1, "{answered}");
+    c.schema.drop().await;
+}
+
+/// When the asking replica lets go (it stops), the answer continues the task where it
+/// arrives, the stateless way (the skill runs again there with the history).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_continues_on_its_replica_once_the_asker_is_gone() {
+    let c = cluster().await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("finish", "start")}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    // A stops: the question stays (durable store) and A lets go of it.
+    c.a.service.shutdown(Duration::ZERO).await;
+    let answered = rpc(&c.b.base, "SendMessage", reply(&id, "walnut")).await;
+    let task = &answered["result"]["task"];
+    // The skill ran again on B, which asks its own question: the stateless continuation.
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{answered}"
+    );
+    let asked = task["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(asked.starts_with("[b]"), "{answered}");
     c.schema.drop().await;
 }

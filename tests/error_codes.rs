@@ -293,7 +293,12 @@ fn the_mapping_table() {
             "INVALID_ARGUMENT",
         ),
         (A2aError::Internal("x".into()), -32603, 500, "INTERNAL"),
-        (A2aError::Unavailable("x".into()), -32603, 503, "UNAVAILABLE"),
+        (
+            A2aError::Unavailable("x".into()),
+            -32603,
+            503,
+            "UNAVAILABLE",
+        ),
         (A2aError::task_not_found("t"), -32001, 404, "NOT_FOUND"),
         (
             A2aError::TaskNotCancelable {

@@ -350,6 +350,17 @@ impl Runtime {
             .is_some_and(|r| r.generation == generation)
         {
             running.remove(task_id);
+            drop(running);
+            if self.store.is_shared() {
+                // Another replica may continue the task now (a reply to a question the skill
+                // asked by ending INPUT_REQUIRED).
+                let (store, task_id) = (self.store.clone(), task_id.to_string());
+                tokio::spawn(async move {
+                    if let Err(e) = store.release(&task_id).await {
+                        tracing::warn!(task_id, error = %e, "could not let go of a task");
+                    }
+                });
+            }
         }
     }
 
@@ -521,9 +532,44 @@ impl Runtime {
         }
     }
 
+    /// Give the skill waiting in `ask` here the reply another process recorded for it (the
+    /// task's last message). If no skill waits any more, let go of the task, so that a reply
+    /// continues it wherever it arrives.
+    async fn resume_handed_reply(&self, task_id: &str) {
+        let Some(waiter) = self.take_waiter(task_id) else {
+            if let Err(e) = self.store.release(task_id).await {
+                tracing::warn!(task_id, error = %e, "could not let go of a task");
+            }
+            return;
+        };
+        let view = TaskView {
+            history_length: Some(1),
+            include_artifacts: false,
+        };
+        let task = match self.store.get_task(task_id, view).await {
+            Ok(Some(rec)) => rec.task,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(task_id, error = %e, "could not read a reply handed over");
+                return;
+            }
+        };
+        let Some(reply) = task.history.last().cloned() else {
+            return;
+        };
+        match self
+            .emit_status_for(task_id, &task.context_id, TaskState::Working, None)
+            .await
+        {
+            Ok(_) => drop(waiter.send(reply)),
+            Err(e) => tracing::warn!(task_id, error = %e, "could not resume a task"),
+        }
+    }
+
     /// Follow the changes other processes make to a shared store: ring the doorbells of this
-    /// process's readers, and stop a skill running here whose task ended elsewhere (a
-    /// CancelTask that reached another replica). Ends with the runtime.
+    /// process's readers, stop a skill running here whose task ended elsewhere (a CancelTask
+    /// that reached another replica), and resume a skill waiting in `ask` here with a reply
+    /// that reached another replica. Ends with the runtime.
     pub(crate) fn follow_store_changes(self: &Arc<Self>) {
         let Some(mut changes) = self.store.changes() else {
             return;
@@ -547,6 +593,9 @@ impl Runtime {
                         }
                     }
                     crate::store::StoreChange::Resync => rt.bus.resync(),
+                    crate::store::StoreChange::Reply { task_id } => {
+                        rt.resume_handed_reply(&task_id).await
+                    }
                 }
             }
         });

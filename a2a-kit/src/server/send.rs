@@ -14,7 +14,7 @@ use crate::protocol::{
 };
 use crate::runtime::{BusSubscription, Ending, TaskRun};
 use crate::skill::{Routed, SkillCall, SkillRequest, TaskContext, continued_skill, route_new};
-use crate::store::{Seq, TaskView};
+use crate::store::{ReplyRoute, Seq, TaskView};
 
 impl AgentService {
     // ----- SendMessage / SendStreamingMessage -----
@@ -435,6 +435,18 @@ impl AgentService {
                     task_id,
                     after,
                     launch: Launch::Resume { waiter, message },
+                });
+            }
+            // On replicas sharing a store, the skill may wait in `ask` on another one: the
+            // reply goes there, and this request follows the task from here.
+            if rt.store.is_shared()
+                && rt.store.route_reply(&task_id, &message).await? == ReplyRoute::HandedOver
+            {
+                self.attach_push(&task_id, push).await?;
+                return Ok(Started::Task {
+                    task_id,
+                    after,
+                    launch: Launch::Nothing,
                 });
             }
             // Stateless multi-turn: invoke the task's skill again with the whole history.

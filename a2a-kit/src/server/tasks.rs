@@ -178,6 +178,8 @@ impl AgentService {
         let working = rt.working_ids();
         for task_id in rt.running_ids() {
             if durable && !working.contains(&task_id) {
+                // Another replica may take the reply from now on.
+                let _ = rt.store.release(&task_id).await;
                 continue;
             }
             let _ = self

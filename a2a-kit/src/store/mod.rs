@@ -171,6 +171,22 @@ pub enum StoreChange {
     /// Changes may have been missed (the feed's connection dropped and came back): every
     /// reader should read its task's log again.
     Resync,
+    /// Another process handed this process the user's reply to a task whose skill waits in
+    /// `ask` here ([`TaskManager::route_reply`]); the reply is the task's last message.
+    Reply {
+        /// The task.
+        task_id: String,
+    },
+}
+
+/// Where the user's reply to an interrupted task is continued ([`TaskManager::route_reply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyRoute {
+    /// In this process: nobody else holds the task, and now this process does.
+    Here,
+    /// In the process whose skill waits for it: the reply is in the task's history and that
+    /// process was told ([`StoreChange::Reply`]).
+    HandedOver,
 }
 
 /// Storage for tasks, history, artifacts, push configs and per-task event logs.
@@ -386,6 +402,30 @@ pub trait TaskManager: Send + Sync + 'static {
     /// writes.
     fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
         None
+    }
+
+    /// For a [shared](Self::is_shared) store: decide where the user's reply to an
+    /// INPUT_REQUIRED or AUTH_REQUIRED task continues. If another live process holds the task
+    /// (its skill waits in `ask` there), append `message` to the history and tell that
+    /// process ([`ReplyRoute::HandedOver`]); otherwise this process becomes the holder and
+    /// nothing is written ([`ReplyRoute::Here`]). Decided under the task's lock, so among
+    /// replies arriving at several processes at once exactly one continues the task. The
+    /// default (one process) is `Here`.
+    async fn route_reply(
+        &self,
+        task_id: &str,
+        message: &Message,
+    ) -> Result<ReplyRoute, StoreError> {
+        let _ = (task_id, message);
+        Ok(ReplyRoute::Here)
+    }
+
+    /// For a [shared](Self::is_shared) store: this process no longer runs or holds the
+    /// task's skill (its run ended without ending the task, or the process is stopping), so
+    /// another process may continue it. The default does nothing.
+    async fn release(&self, task_id: &str) -> Result<(), StoreError> {
+        let _ = task_id;
+        Ok(())
     }
 }
 

@@ -18,7 +18,13 @@ pub(super) fn payload(instance: &str, task_id: &str, seq: Seq, state: Option<Tas
     )
 }
 
-/// The change a payload announces, unless `instance` (this store) wrote it.
+/// The payload of a reply handed to `holder`: `HOLDER reply - TASK_ID`.
+pub(super) fn reply_payload(holder: &str, task_id: &str) -> String {
+    format!("{holder} reply - {task_id}")
+}
+
+/// The change a payload announces to `instance` (this store): another store's append, or a
+/// reply handed to this one.
 fn parse(payload: &str, instance: &str) -> Option<StoreChange> {
     let mut fields = payload.splitn(4, ' ');
     let (from, seq, state, task_id) = (
@@ -27,6 +33,11 @@ fn parse(payload: &str, instance: &str) -> Option<StoreChange> {
         fields.next()?,
         fields.next()?,
     );
+    if seq == "reply" {
+        return (from == instance).then(|| StoreChange::Reply {
+            task_id: task_id.to_string(),
+        });
+    }
     if from == instance {
         return None;
     }
@@ -113,6 +124,14 @@ mod tests {
             })
         );
         assert_eq!(parse("garbage", "b"), None);
+        let p = reply_payload("holder", "t 1");
+        assert_eq!(parse(&p, "other"), None);
+        assert_eq!(
+            parse(&p, "holder"),
+            Some(StoreChange::Reply {
+                task_id: "t 1".into()
+            })
+        );
         assert_eq!(parse("a x - t", "b"), None);
     }
 }

@@ -17,8 +17,8 @@ mod lease;
 mod migrations;
 
 use super::{
-    EventRecord, ListQuery, Seq, StoreChange, StoreError, TaskManager, TaskRecord, TaskView,
-    apply_event, decode_cursor, encode_cursor,
+    EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
+    TaskView, apply_event, decode_cursor, encode_cursor,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -842,6 +842,62 @@ impl TaskManager for PostgresTaskManager {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    async fn route_reply(
+        &self,
+        task_id: &str,
+        message: &Message,
+    ) -> Result<ReplyRoute, StoreError> {
+        let mut tx = self.begin().await?;
+        let row = sqlx::query("SELECT owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE")
+            .bind(task_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+        let owner: Option<String> = row.get(0);
+        let until: Option<i64> = row.get(1);
+        let held_elsewhere = owner.as_deref().is_some_and(|o| o != self.inner.instance)
+            && until.unwrap_or(0) >= now_millis();
+        let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
+        if held_elsewhere && task.status.state.is_interrupted() {
+            task.history.push(message.clone());
+            update_task(&mut tx, &task, last_seq, Lease::Keep).await?;
+            let holder = owner.unwrap_or_default();
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(&self.inner.channel)
+                .bind(changes::reply_payload(&holder, task_id))
+                .execute(&mut *tx)
+                .await
+                .map_err(db)?;
+            tx.commit().await.map_err(db)?;
+            return Ok(ReplyRoute::HandedOver);
+        }
+        let Lease::Take { owner, until } = self.inner.take() else {
+            unreachable!("take() is a Take")
+        };
+        sqlx::query("UPDATE tasks SET owner = $2, lease_until = $3 WHERE id = $1")
+            .bind(task_id)
+            .bind(owner)
+            .bind(until)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(ReplyRoute::Here)
+    }
+
+    async fn release(&self, task_id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2",
+        )
+        .bind(task_id)
+        .bind(&self.inner.instance)
+        .execute(&self.inner.pool)
+        .await
+        .map_err(db)?;
+        Ok(())
     }
 
     fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
