@@ -44,9 +44,9 @@
 //! **SSRF.** See [`SsrfPolicy`]: public addresses only by default, checked when a config is
 //! created (InvalidParams with the reason) and again against the address actually dialled.
 //!
-//! **TLS.** `https` webhooks need a TLS backend: enable this crate's `rustls` feature (it
-//! switches on `reqwest/rustls-tls`, which the dispatcher's client then uses). Without one,
-//! deliveries to `https` URLs fail as [`DeliveryOutcome::Invalid`].
+//! **TLS.** `https` webhooks use this crate's `rustls` feature (on by default: rustls with the
+//! web's root certificates). Built without it, deliveries to `https` URLs fail as
+//! [`DeliveryOutcome::Invalid`].
 
 mod ssrf;
 
