@@ -1,0 +1,227 @@
+//! Three replica processes of the `workshop` example on random ports, sharing one fresh
+//! PostgreSQL database: create on A, get on B, list on C; a question asked on A answered on C
+//! (streamed there) and followed from B with `Last-Event-ID`; a cancel on B of a build running
+//! on A; and `kill -9` of A with a build in flight, ended FAILED by a survivor within the
+//! (shortened) lease.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use a2a_tests::{read_sse, rpc, rpc_stream, state_of, wait_task};
+use serde_json::{Value, json};
+
+const WORKSHOP: &str = env!("CARGO_BIN_EXE_workshop");
+
+/// A replica process, killed when dropped.
+struct Replica {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(store: &str) -> Replica {
+    let mut child = Command::new(WORKSHOP)
+        .args(["--bind", "127.0.0.1:0", "--store", store, "--lease", "2"])
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .env_remove("A2A_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a workshop replica");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let _ = tx.send(
+                    rest.split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the replica did not start (is PostgreSQL reachable?)");
+    Replica { child, base }
+}
+
+/// A fresh database on the test server; its URL, and a guard that drops it.
+struct Database {
+    admin: sqlx::PgPool,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    async fn fresh() -> Database {
+        let admin_url = a2a_tests::postgres_url();
+        let admin = sqlx::PgPool::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL at {admin_url}: {e}"));
+        let name = format!("a2a_cluster_{}", std::process::id());
+        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&admin)
+            .await
+            .unwrap();
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&admin)
+            .await
+            .unwrap();
+        let (server, _) = admin_url.rsplit_once('/').expect("a database in the URL");
+        let url = format!("{server}/{name}");
+        Database { admin, name, url }
+    }
+
+    async fn drop(self) {
+        let _ = sqlx::query(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ))
+        .execute(&self.admin)
+        .await;
+    }
+}
+
+fn text(t: &str) -> Value {
+    json!({"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": [{"text": t}]})
+}
+
+fn answer(task_id: &str, t: &str) -> Value {
+    let mut m = text(t);
+    m["taskId"] = json!(task_id);
+    m
+}
+
+/// Start a build on `base` and return its id once it asks for the finish.
+async fn ask_on(base: &str, thing: &str) -> String {
+    let v = rpc(base, "SendMessage", json!({"message": text(thing)})).await;
+    let task = &v["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{v}");
+    task["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_serve_one_agent() {
+    let db = Database::fresh().await;
+    let (a, b, c) = (start(&db.url), start(&db.url), start(&db.url));
+
+    // Create on A, get on B, list on C.
+    let stool = ask_on(&a.base, "a stool").await;
+    let on_a = rpc(&a.base, "GetTask", json!({"id": stool})).await;
+    let on_b = rpc(&b.base, "GetTask", json!({"id": stool})).await;
+    assert_eq!(on_a["result"], on_b["result"]);
+    let listed = rpc(&c.base, "ListTasks", json!({})).await;
+    assert_eq!(
+        listed["result"]["tasks"][0]["id"],
+        stool.as_str(),
+        "{listed}"
+    );
+
+    // The question asked on A, answered on C with a stream; B follows with Last-Event-ID.
+    let stream = rpc_stream(
+        &c.base,
+        "SendStreamingMessage",
+        json!({"message": answer(&stool, "oak")}),
+        None,
+    )
+    .await;
+    let on_c = read_sse(stream, 200).await;
+    assert_eq!(
+        state_of(&on_c.last().unwrap().data).as_deref(),
+        Some("TASK_STATE_COMPLETED"),
+        "{on_c:?}"
+    );
+    let from = &on_c[1].id;
+    let resumed = rpc_stream(&b.base, "SubscribeToTask", json!({"id": stool}), Some(from)).await;
+    let on_b = read_sse(resumed, 200).await;
+    let expected: Vec<(&str, &Value)> = on_c[2..]
+        .iter()
+        .map(|e| (e.id.as_str(), &e.data["result"]))
+        .collect();
+    let got: Vec<(&str, &Value)> = on_b
+        .iter()
+        .map(|e| (e.id.as_str(), &e.data["result"]))
+        .collect();
+    assert_eq!(got, expected);
+    let done = rpc(&a.base, "GetTask", json!({"id": stool})).await;
+    let log: String = done["result"]["artifacts"][0]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert!(log.contains("apply the oak finish"), "{done}");
+
+    // A cancel on B of a build running on A.
+    let chair = ask_on(&a.base, "a chair").await;
+    let v = rpc(
+        &a.base,
+        "SendMessage",
+        json!({"message": answer(&chair, "walnut"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    assert!(v.get("result").is_some(), "{v}");
+    wait_task(&c.base, &chair, |t| {
+        t["status"]["state"] == "TASK_STATE_WORKING"
+    })
+    .await;
+    let canceled = rpc(&b.base, "CancelTask", json!({"id": chair})).await;
+    assert_eq!(
+        canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    // A stops building: nothing more is written after the cancel.
+    let seen = rpc(&a.base, "GetTask", json!({"id": chair})).await["result"].clone();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let later = rpc(&c.base, "GetTask", json!({"id": chair})).await["result"].clone();
+    assert_eq!(later["status"]["state"], "TASK_STATE_CANCELED");
+    assert_eq!(
+        later["artifacts"], seen["artifacts"],
+        "A kept building after the cancel"
+    );
+
+    // kill -9 of A with a build in flight: a survivor ends it FAILED once the lease runs out.
+    let desk = ask_on(&a.base, "a desk").await;
+    rpc(
+        &a.base,
+        "SendMessage",
+        json!({"message": answer(&desk, "paint"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    wait_task(&b.base, &desk, |t| {
+        t["status"]["state"] == "TASK_STATE_WORKING"
+    })
+    .await;
+    drop(a);
+    let killed = Instant::now();
+    let ended = loop {
+        let t = rpc(&c.base, "GetTask", json!({"id": desk})).await["result"].clone();
+        if t["status"]["state"] != "TASK_STATE_WORKING" {
+            break t;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "the build of the killed replica is still WORKING"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(ended["status"]["state"], "TASK_STATE_FAILED", "{ended}");
+    let reason = ended["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("stopped answering"), "{ended}");
+
+    drop((b, c));
+    db.drop().await;
+}
