@@ -210,8 +210,10 @@ impl std::fmt::Debug for PostgresTaskManager {
 /// cannot be reached (the call may work once it is back), else [`StoreError::Backend`].
 fn db(e: sqlx::Error) -> StoreError {
     let unreachable = match &e {
+        // A connection cut mid-handshake shows as a protocol error ("unexpected response").
         sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
