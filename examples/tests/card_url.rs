@@ -2,49 +2,22 @@
 //! real port of `--bind 127.0.0.1:0`, the client's host for `--bind 0.0.0.0:PORT`, never a
 //! guessed `127.0.0.1:3000`; `--print-card` shows the bind address.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
+
+use support::Example;
 
 const HELLO: &str = env!("CARGO_BIN_EXE_hello");
 
-/// Kills the example when the test ends, however it ends.
-struct Running(std::process::Child);
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Start hello with `args`; returns it and the port it logged.
-fn start(args: &[&str]) -> (Running, u16) {
-    let mut child = Command::new(HELLO)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run hello");
-    let stderr = child.stderr.take().unwrap();
-    let running = Running(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                let addr = rest.split_whitespace().next().unwrap_or_default();
-                let port = addr.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
-                let _ = tx.send(port);
-            }
-        }
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("hello did not log its URL")
-        .expect("a port in the logged URL");
-    (running, port)
+fn start(args: &[&str]) -> (Example, u16) {
+    let hello = Example::start(HELLO, args);
+    let port = hello.port();
+    (hello, port)
 }
 
 /// GET the card from 127.0.0.1:`port` with `Host: host`; its first interface URL.

@@ -4,56 +4,22 @@
 //! on A; and `kill -9` of A with a build in flight, ended FAILED by a survivor within the
 //! (shortened) lease.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
+
+use support::Example;
 
 use a2a_tests::{read_sse, rpc, rpc_stream, state_of, wait_task};
 use serde_json::{Value, json};
 
 const WORKSHOP: &str = env!("CARGO_BIN_EXE_workshop");
 
-/// A replica process, killed when dropped.
-struct Replica {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(store: &str) -> Replica {
-    let mut child = Command::new(WORKSHOP)
-        .args(["--bind", "127.0.0.1:0", "--store", store, "--lease", "2"])
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .env_remove("A2A_STORE")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start a workshop replica");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let _ = tx.send(
-                    rest.split_whitespace()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                );
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the replica did not start (is PostgreSQL reachable?)");
-    Replica { child, base }
+fn start(store: &str) -> Example {
+    Example::start(
+        WORKSHOP,
+        &["--bind", "127.0.0.1:0", "--store", store, "--lease", "2"],
+    )
 }
 
 /// A fresh database on the test server; its URL, and a guard that drops it.
@@ -117,11 +83,11 @@ async fn three_replicas_serve_one_agent() {
     let (a, b, c) = (start(&db.url), start(&db.url), start(&db.url));
 
     // Create on A, get on B, list on C.
-    let stool = ask_on(&a.base, "a stool").await;
-    let on_a = rpc(&a.base, "GetTask", json!({"id": stool})).await;
-    let on_b = rpc(&b.base, "GetTask", json!({"id": stool})).await;
+    let stool = ask_on(&a.url, "a stool").await;
+    let on_a = rpc(&a.url, "GetTask", json!({"id": stool})).await;
+    let on_b = rpc(&b.url, "GetTask", json!({"id": stool})).await;
     assert_eq!(on_a["result"], on_b["result"]);
-    let listed = rpc(&c.base, "ListTasks", json!({})).await;
+    let listed = rpc(&c.url, "ListTasks", json!({})).await;
     assert_eq!(
         listed["result"]["tasks"][0]["id"],
         stool.as_str(),
@@ -130,7 +96,7 @@ async fn three_replicas_serve_one_agent() {
 
     // The question asked on A, answered on C with a stream; B follows with Last-Event-ID.
     let stream = rpc_stream(
-        &c.base,
+        &c.url,
         "SendStreamingMessage",
         json!({"message": answer(&stool, "oak")}),
         None,
@@ -143,7 +109,7 @@ async fn three_replicas_serve_one_agent() {
         "{on_c:?}"
     );
     let from = &on_c[1].id;
-    let resumed = rpc_stream(&b.base, "SubscribeToTask", json!({"id": stool}), Some(from)).await;
+    let resumed = rpc_stream(&b.url, "SubscribeToTask", json!({"id": stool}), Some(from)).await;
     let on_b = read_sse(resumed, 200).await;
     let expected: Vec<(&str, &Value)> = on_c[2..]
         .iter()
@@ -154,7 +120,7 @@ async fn three_replicas_serve_one_agent() {
         .map(|e| (e.id.as_str(), &e.data["result"]))
         .collect();
     assert_eq!(got, expected);
-    let done = rpc(&a.base, "GetTask", json!({"id": stool})).await;
+    let done = rpc(&a.url, "GetTask", json!({"id": stool})).await;
     let log: String = done["result"]["artifacts"][0]["parts"]
         .as_array()
         .into_iter()
@@ -164,27 +130,27 @@ async fn three_replicas_serve_one_agent() {
     assert!(log.contains("apply the oak finish"), "{done}");
 
     // A cancel on B of a build running on A.
-    let chair = ask_on(&a.base, "a chair").await;
+    let chair = ask_on(&a.url, "a chair").await;
     let v = rpc(
-        &a.base,
+        &a.url,
         "SendMessage",
         json!({"message": answer(&chair, "walnut"), "configuration": {"returnImmediately": true}}),
     )
     .await;
     assert!(v.get("result").is_some(), "{v}");
-    wait_task(&c.base, &chair, |t| {
+    wait_task(&c.url, &chair, |t| {
         t["status"]["state"] == "TASK_STATE_WORKING"
     })
     .await;
-    let canceled = rpc(&b.base, "CancelTask", json!({"id": chair})).await;
+    let canceled = rpc(&b.url, "CancelTask", json!({"id": chair})).await;
     assert_eq!(
         canceled["result"]["status"]["state"], "TASK_STATE_CANCELED",
         "{canceled}"
     );
     // A stops building: nothing more is written after the cancel.
-    let seen = rpc(&a.base, "GetTask", json!({"id": chair})).await["result"].clone();
+    let seen = rpc(&a.url, "GetTask", json!({"id": chair})).await["result"].clone();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let later = rpc(&c.base, "GetTask", json!({"id": chair})).await["result"].clone();
+    let later = rpc(&c.url, "GetTask", json!({"id": chair})).await["result"].clone();
     assert_eq!(later["status"]["state"], "TASK_STATE_CANCELED");
     assert_eq!(
         later["artifacts"], seen["artifacts"],
@@ -192,21 +158,21 @@ async fn three_replicas_serve_one_agent() {
     );
 
     // kill -9 of A with a build in flight: a survivor ends it FAILED once the lease runs out.
-    let desk = ask_on(&a.base, "a desk").await;
+    let desk = ask_on(&a.url, "a desk").await;
     rpc(
-        &a.base,
+        &a.url,
         "SendMessage",
         json!({"message": answer(&desk, "paint"), "configuration": {"returnImmediately": true}}),
     )
     .await;
-    wait_task(&b.base, &desk, |t| {
+    wait_task(&b.url, &desk, |t| {
         t["status"]["state"] == "TASK_STATE_WORKING"
     })
     .await;
     drop(a);
     let killed = Instant::now();
     let ended = loop {
-        let t = rpc(&c.base, "GetTask", json!({"id": desk})).await["result"].clone();
+        let t = rpc(&c.url, "GetTask", json!({"id": desk})).await["result"].clone();
         if t["status"]["state"] != "TASK_STATE_WORKING" {
             break t;
         }

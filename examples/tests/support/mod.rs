@@ -1,0 +1,89 @@
+//! Example binaries as real processes in tests: started with plain logs and `RUST_LOG`
+//! unset, their stderr read line by line, the URL they log at start-up, killed when dropped.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+/// A running example.
+pub struct Example {
+    child: Child,
+    lines: Receiver<String>,
+    /// `http://ADDR` from its "listening on" line.
+    pub url: String,
+}
+
+impl Example {
+    /// Start `bin` with `args` and wait (up to a minute) for the URL it logs.
+    pub fn start(bin: &str, args: &[&str]) -> Example {
+        let mut child = Command::new(bin)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .env_remove("A2A_STORE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {bin}: {e}"));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let until = Instant::now() + Duration::from_secs(60);
+        let url = loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.split("listening on ").nth(1) {
+                        break rest
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_string();
+                    }
+                }
+                Err(_) => panic!("{bin} did not log its URL"),
+            }
+        };
+        Example { child, lines, url }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the URL")
+    }
+
+    /// Send SIGTERM.
+    pub fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM");
+    }
+
+    /// Wait for it to exit; its status and the stderr lines it wrote after starting.
+    pub fn wait(mut self) -> (ExitStatus, Vec<String>) {
+        let status = self.child.wait().expect("wait");
+        let rest = self.lines.try_iter().collect();
+        (status, rest)
+    }
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
