@@ -429,6 +429,40 @@ pub trait TaskManager: Send + Sync + 'static {
     }
 }
 
+/// The task a push config belongs to (set by the server before a store sees the config).
+pub(crate) fn config_task_id(config: &TaskPushNotificationConfig) -> Result<String, StoreError> {
+    config
+        .task_id
+        .clone()
+        .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))
+}
+
+/// One ListTasks page from what a keyset query read: at most one task more than a page, newest
+/// first, each with its status timestamp (the extra one only says another page follows).
+pub(crate) fn keyset_page(
+    rows: Vec<(i64, Task)>,
+    page_size: usize,
+    total: usize,
+) -> ListTasksResponse {
+    let has_more = rows.len() > page_size;
+    let mut tasks = Vec::with_capacity(rows.len().min(page_size));
+    let mut last_key = None;
+    for (ts, task) in rows.into_iter().take(page_size) {
+        last_key = Some((ts, task.id.clone()));
+        tasks.push(task);
+    }
+    let next_page_token = match (has_more, last_key) {
+        (true, Some((ts, id))) => encode_cursor(ts, &id),
+        _ => String::new(),
+    };
+    ListTasksResponse {
+        tasks,
+        next_page_token,
+        page_size: page_size as i32,
+        total_size: total as i32,
+    }
+}
+
 /// Build the opaque keyset cursor shared by the kit's stores: (status timestamp, task id).
 pub(crate) fn encode_cursor(ts_millis: i64, task_id: &str) -> String {
     use base64::Engine;

@@ -508,10 +508,7 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let task_id = config
-            .task_id
-            .clone()
-            .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
+        let task_id = super::config_task_id(&config)?;
         let mut inner = self.lock();
         let entry = inner
             .tasks

@@ -18,7 +18,7 @@ mod migrations;
 
 use super::{
     EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
-    TaskView, apply_event, decode_cursor, encode_cursor,
+    TaskView, apply_event, config_task_id, decode_cursor, keyset_page,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -696,32 +696,17 @@ impl TaskManager for PostgresTaskManager {
             .await
             .map_err(db)?;
         tx.commit().await.map_err(db)?;
-        let has_more = rows.len() > q.page_size;
-        let mut tasks = Vec::with_capacity(rows.len().min(q.page_size));
-        let mut last_key = None;
-        for row in rows.iter().take(q.page_size) {
+        let mut page = Vec::with_capacity(rows.len());
+        for row in &rows {
             let mut task: Task = from_json(row.get::<&str, _>(0))?;
-            last_key = Some((row.get::<i64, _>(1), task.id.clone()));
             q.view.apply(&mut task);
-            tasks.push(task);
+            page.push((row.get::<i64, _>(1), task));
         }
-        let next_page_token = match (has_more, last_key) {
-            (true, Some((ts, id))) => encode_cursor(ts, &id),
-            _ => String::new(),
-        };
-        Ok(ListTasksResponse {
-            tasks,
-            next_page_token,
-            page_size: q.page_size as i32,
-            total_size: total as i32,
-        })
+        Ok(keyset_page(page, q.page_size, total as usize))
     }
 
     async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let task_id = config
-            .task_id
-            .clone()
-            .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
+        let task_id = config_task_id(&config)?;
         let body = to_json(&config)?;
         let mut tx = self.begin().await?;
         // The task's row lock orders concurrent puts of one config id.

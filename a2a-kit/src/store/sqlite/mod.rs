@@ -18,8 +18,8 @@ use rows::*;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, decode_cursor,
-    encode_cursor,
+    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, config_task_id,
+    decode_cursor, keyset_page,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -537,38 +537,26 @@ impl TaskManager for SqliteTaskManager {
                 .collect::<Result<Vec<_>, _>>()
                 .db()?;
             drop(stmt);
-            let has_more = raw.len() > q.page_size;
-            let mut tasks = Vec::with_capacity(raw.len().min(q.page_size));
-            let mut last_key = None;
-            for row in raw.into_iter().take(q.page_size) {
+            // The page and the one more row that says whether another follows.
+            let mut rows = Vec::with_capacity(raw.len());
+            for (i, row) in raw.into_iter().enumerate() {
                 let TaskRow {
                     mut task,
                     status_ts,
                     ..
                 } = decode_row(row)?;
-                load_view(tx, &mut task, q.view)?;
-                last_key = Some((status_ts, task.id.clone()));
-                tasks.push(task);
+                if i < q.page_size {
+                    load_view(tx, &mut task, q.view)?;
+                }
+                rows.push((status_ts, task));
             }
-            let next_page_token = match (has_more, last_key) {
-                (true, Some((ts, id))) => encode_cursor(ts, &id),
-                _ => String::new(),
-            };
-            Ok(ListTasksResponse {
-                tasks,
-                next_page_token,
-                page_size: q.page_size as i32,
-                total_size: total as i32,
-            })
+            Ok(keyset_page(rows, q.page_size, total as usize))
         })
         .await
     }
 
     async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let task_id = config
-            .task_id
-            .clone()
-            .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))?;
+        let task_id = config_task_id(&config)?;
         self.write(move |tx| {
             require_task(tx, &task_id)?;
             let body = to_json(&config)?;
