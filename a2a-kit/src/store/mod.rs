@@ -268,11 +268,7 @@ pub trait TaskManager: Send + Sync + 'static {
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         if !events.is_empty() {
-            crate::task::TaskStateMachine::check_initial(task.status.state)?;
-            let mut copy = task.clone();
-            for event in &events {
-                apply_event(&mut copy, event)?;
-            }
+            task_after(&task, &events)?;
         }
         let id = task.id.clone();
         let mut seq = self.create_task(task, skill_id).await?;
@@ -479,6 +475,18 @@ pub(crate) fn decode_cursor(token: &str) -> Result<(i64, String), StoreError> {
     let (ts, id) = s.split_once(':').ok_or(StoreError::InvalidPageToken)?;
     let ts = ts.parse().map_err(|_| StoreError::InvalidPageToken)?;
     Ok((ts, id.to_string()))
+}
+
+/// A new task as its first `events` leave it, checked as
+/// [`create_task_with_events`](TaskManager::create_task_with_events) must: a state a task may
+/// start in, then each event as [`apply_event`] allows it.
+pub(crate) fn task_after(task: &Task, events: &[StreamResponse]) -> Result<Task, StoreError> {
+    crate::task::TaskStateMachine::check_initial(task.status.state)?;
+    let mut last = task.clone();
+    for event in events {
+        apply_event(&mut last, event)?;
+    }
+    Ok(last)
 }
 
 /// Apply a status or artifact event to a task in place: the shared semantics of every store.

@@ -18,7 +18,7 @@ mod migrations;
 
 use super::{
     EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
-    TaskView, apply_event, config_task_id, decode_cursor, keyset_page,
+    TaskView, apply_event, config_task_id, decode_cursor, keyset_page, task_after,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -537,11 +537,7 @@ impl TaskManager for PostgresTaskManager {
         if events.is_empty() {
             return self.create_task(task, skill_id).await;
         }
-        crate::task::TaskStateMachine::check_initial(task.status.state)?;
-        let mut last = task.clone();
-        for event in &events {
-            apply_event(&mut last, event)?;
-        }
+        let last = task_after(&task, &events)?;
         let seq = 1 + events.len() as Seq;
         let mut tx = self.begin().await?;
         insert_task(&mut tx, &last, skill_id.as_deref(), seq, self.inner.take()).await?;
