@@ -40,12 +40,17 @@ if ! "$VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.vers
 fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}"
 
-# 3. The servers and the driver.
+# 3. PostgreSQL for the `hello-postgres` row: a fresh database on the server at
+#    127.0.0.1:5432, or a private cluster under target/ (.ci/postgres.sh), gone at the end.
+eval "$(bash .ci/postgres.sh start)"
+trap 'bash .ci/postgres.sh stop' EXIT
+
+# 4. The servers and the driver.
 # The `production` profile (Cargo.toml): release, fat LTO, one codegen unit, for every server.
 echo "== building the bench binaries (--profile production; a few minutes)" >&2
 cargo build --profile production --quiet -p a2a-bench --bins
 
-# 4. Run. 1,000 open streams need 2,000+ descriptors on each side.
+# 5. Run. 1,000 open streams need 2,000+ descriptors on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 if [[ $(nproc --all) -ge 2 ]] && command -v taskset >/dev/null; then
     # Servers on CPU 0 (the driver starts them under `taskset -c 0`), the driver and every
@@ -58,5 +63,5 @@ else
     server_cpu=""
 fi
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine distorts the figures)" >&2
-exec "${pin[@]}" target/production/bench-driver \
+"${pin[@]}" target/production/bench-driver \
     --oha "$TOOLS/bin/oha" --python "$VENV/bin/python" --server-cpu "$server_cpu" "${args[@]}"

@@ -2,7 +2,7 @@
 //! it holds what the server binaries share.
 //!
 //! * `bench-hello`: the macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`),
-//!   `--store memory|sqlite:PATH`.
+//!   `--store memory|sqlite:PATH|postgres://…` (a PostgreSQL schema is emptied at start).
 //! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
 //! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks) and a `hold` skill
 //!   that keeps its stream open (for the per-stream memory figure).
@@ -37,7 +37,8 @@ pub struct ServerCli {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:3000")]
     pub bind: SocketAddr,
-    /// Task store: `memory` or `sqlite:PATH`.
+    /// Task store: `memory`, `sqlite:PATH` or `postgres://…` (its `a2a` schema is dropped and
+    /// made again at start, so every run starts empty).
     #[arg(long, default_value = "memory")]
     pub store: String,
     /// Capacity of the in-memory store (default: the kit's default, 100,000). The memory
@@ -62,10 +63,13 @@ impl ServerCli {
                 })),
             });
         }
+        if self.store.starts_with("postgres://") {
+            return open_postgres(a2a, &self.store).await;
+        }
         match self.store.strip_prefix("sqlite:") {
             Some(path) if !path.is_empty() => open_sqlite(a2a, path).await,
             _ => Err(format!(
-                "`{}` is not a store: use `memory` or `sqlite:PATH`",
+                "`{}` is not a store: use `memory`, `sqlite:PATH` or `postgres://…`",
                 self.store
             )
             .into()),
@@ -87,6 +91,27 @@ async fn open_sqlite(
     _: &str,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("built without the `sqlite` feature of a2a-bench".into())
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(
+    a2a: AgentServiceBuilder,
+    url: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
+    use a2a_kit::store::PostgresTaskManager;
+    PostgresTaskManager::connect(url)
+        .await?
+        .drop_schema()
+        .await?;
+    Ok(a2a.task_manager(PostgresTaskManager::connect(url).await?))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(
+    _: AgentServiceBuilder,
+    _: &str,
+) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
+    Err("built without the `postgres` feature of a2a-bench".into())
 }
 
 /// Parse the command line, configure `a2a` and serve it until killed.
