@@ -1,5 +1,5 @@
-//! Crash recovery with real processes: a server on a SQLite file is killed with SIGKILL while
-//! tasks run, then restarted on the same file.
+//! Crash recovery with real processes: a server on a SQLite file (or a PostgreSQL schema) is
+//! killed with SIGKILL while tasks run, then restarted on the same store.
 //!
 //! After the restart: every acknowledged task is there; the tasks that were running are
 //! FAILED with a "server restarted" status message and none is left WORKING; push configs and
@@ -22,9 +22,13 @@ struct Server {
 impl Server {
     /// Start the server on `db` and wait until it prints its address.
     fn start(db: &Path) -> Server {
+        Self::start_with(&["--store".into(), format!("sqlite:{}", db.display())])
+    }
+
+    /// Start the server with these store arguments.
+    fn start_with(store: &[String]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_store_server"))
-            .arg("--store")
-            .arg(format!("sqlite:{}", db.display()))
+            .args(store)
             .args(["--bind", "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -387,4 +391,62 @@ async fn a_question_survives_a_graceful_stop() {
         .filter(|m| m["role"] == "ROLE_USER")
         .count();
     assert_eq!(users, 2, "the reply joined the task's history: {r}");
+}
+
+/// The same on PostgreSQL, with one replica: after `kill -9` and a restart on the same schema,
+/// every acknowledged task is there, completed ones unchanged, and the ones that were running
+/// end FAILED once the dead process's lease runs out (the restarted process is a new holder:
+/// leases, not a start-up sweep, end a shared store's orphans). None is left WORKING.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_then_restart_on_the_same_postgres_schema() {
+    let schema = PostgresSchema::new(1).await;
+    let args: Vec<String> = ["--store", &postgres_url(), "--schema", schema.name()]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["--lease".to_string(), "1000".to_string()])
+        .collect();
+    let server = Server::start_with(&args);
+    let base = server.base.clone();
+    let r = rpc(
+        &base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "kept")}),
+    )
+    .await;
+    let done = result(&r)["task"].clone();
+    let done_id = done["id"].as_str().unwrap().to_string();
+    let mut in_flight = Vec::new();
+    for _ in 0..5 {
+        let r = rpc(
+            &base,
+            "SendMessage",
+            json!({"message": to_skill("slow", "600000"), "configuration": {"returnImmediately": true}}),
+        )
+        .await;
+        in_flight.push(result(&r)["task"]["id"].as_str().unwrap().to_string());
+    }
+    for id in &in_flight {
+        wait_task(&base, id, |t| state(t) == "TASK_STATE_WORKING").await;
+    }
+    let done_before = result(&rpc(&base, "GetTask", json!({"id": done_id})).await).clone();
+
+    server.kill9();
+    let server = Server::start_with(&args);
+    let base = server.base.clone();
+    let listed = result(&rpc(&base, "ListTasks", json!({"pageSize": 100})).await).clone();
+    assert_eq!(listed["totalSize"], 6, "{listed}");
+    assert_eq!(
+        result(&rpc(&base, "GetTask", json!({"id": done_id})).await),
+        &done_before
+    );
+    for id in &in_flight {
+        let t = wait_task(&base, id, |t| state(t) != "TASK_STATE_WORKING").await;
+        assert_eq!(state(&t), "TASK_STATE_FAILED", "{t}");
+        let reason = t["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(reason.contains("stopped answering"), "{t}");
+    }
+    drop(server);
+    schema.drop().await;
 }
