@@ -51,6 +51,20 @@ impl Replica {
         Ok(format!("{finish}, asked on {}", self.name))
     }
 
+    /// Ask for a second message the stateless way (ending INPUT_REQUIRED), then count them.
+    #[skill]
+    async fn twice(&self, History(history): History) -> Outcome {
+        let said = history
+            .iter()
+            .filter(|m| m.role == a2a_kit::protocol::Role::User)
+            .count();
+        if said < 2 {
+            Outcome::input_required(format!("[{}] once more, please", self.name))
+        } else {
+            Outcome::completed(format!("{said} messages, continued on {}", self.name))
+        }
+    }
+
     /// Sleep N milliseconds, then say so.
     #[skill]
     async fn nap(&self, Text(ms): Text) -> String {
@@ -408,5 +422,37 @@ async fn an_answer_continues_on_its_replica_once_the_asker_is_gone() {
         .as_str()
         .unwrap_or_default();
     assert!(asked.starts_with("[b]"), "{answered}");
+    c.schema.drop().await;
+}
+
+/// A skill that asked by ending INPUT_REQUIRED holds nothing: the answer continues the task on
+/// the replica it reaches (here B), at once, the stateless way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_to_a_stateless_question_continues_where_it_arrives() {
+    let c = cluster().await;
+    let v = rpc(
+        &c.a.base,
+        "SendMessage",
+        json!({"message": message("twice", "one")}),
+    )
+    .await;
+    let task = &v["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{v}");
+    let id = task["id"].as_str().unwrap().to_string();
+    let answered = tokio::time::timeout(
+        Duration::from_secs(20),
+        rpc(&c.b.base, "SendMessage", reply(&id, "two")),
+    )
+    .await
+    .expect("the answer was not left waiting for a replica that holds nothing");
+    let task = &answered["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"], "2 messages, continued on b",
+        "{answered}"
+    );
     c.schema.drop().await;
 }

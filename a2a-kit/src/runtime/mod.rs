@@ -271,8 +271,12 @@ impl Runtime {
         // a store that has to wait finishes the write in a spawned task, so a caller that
         // goes away cannot lose it.
         let rt = self.clone();
-        let mut write: BoxFuture<'static, Result<(), StoreError>> =
-            Box::pin(async move { rt.store_staged(&this).await });
+        let held_in = this.staging.as_ref().and_then(|s| s.held_state());
+        let mut write: BoxFuture<'static, Result<(), StoreError>> = Box::pin(async move {
+            rt.store_staged(&this).await?;
+            rt.release_if_interrupted(&this.task_id, held_in).await;
+            Ok(())
+        });
         let written =
             std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
         match written {
@@ -337,10 +341,18 @@ impl Runtime {
         if let Some(n) = narration {
             n.abort();
         }
+        let ended_in = match &ending {
+            Ending::Settled { state, .. } => Some(*state),
+            _ => None,
+        };
         // Leave the running set before the final event is visible, so a follow-up message
         // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
         rt.forget(&run.task_id, generation);
         run.finish(ending).await;
+        // A task still held back (staged) is written, and let go of, by its first poll's caller.
+        if !run.staging.as_ref().is_some_and(|s| s.is_held()) {
+            rt.release_if_interrupted(&run.task_id, ended_in).await;
+        }
     }
 
     fn forget(&self, task_id: &str, generation: u64) {
@@ -350,17 +362,18 @@ impl Runtime {
             .is_some_and(|r| r.generation == generation)
         {
             running.remove(task_id);
-            drop(running);
-            if self.store.is_shared() {
-                // Another replica may continue the task now (a reply to a question the skill
-                // asked by ending INPUT_REQUIRED).
-                let (store, task_id) = (self.store.clone(), task_id.to_string());
-                tokio::spawn(async move {
-                    if let Err(e) = store.release(&task_id).await {
-                        tracing::warn!(task_id, error = %e, "could not let go of a task");
-                    }
-                });
-            }
+        }
+    }
+
+    /// On a shared store, let go of a task whose skill ended waiting for the user (it asked by
+    /// ending INPUT_REQUIRED or AUTH_REQUIRED, no `ask` waits here): a reply then continues it
+    /// on whichever replica it reaches. Ended tasks need nothing: ending one lets go of it.
+    async fn release_if_interrupted(&self, task_id: &str, state: Option<TaskState>) {
+        if !self.store.is_shared() || !state.is_some_and(|s| s.is_interrupted()) {
+            return;
+        }
+        if let Err(e) = self.store.release(task_id).await {
+            tracing::warn!(task_id, error = %e, "could not let go of a task");
         }
     }
 

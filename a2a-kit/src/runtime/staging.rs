@@ -55,6 +55,14 @@ impl Staging {
         }
     }
 
+    /// The state the held task is in; `None` once it is written.
+    pub(super) fn held_state(&self) -> Option<TaskState> {
+        match &*self.lock() {
+            Stage::Held { state, .. } => Some(*state),
+            _ => None,
+        }
+    }
+
     pub(super) fn is_held(&self) -> bool {
         matches!(*self.lock(), Stage::Held { .. })
     }

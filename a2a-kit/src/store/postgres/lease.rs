@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::{Inner, Lease, db, insert_event, lock_task, now_millis, update_task};
+use super::{Inner, Lease, db, insert_event, lock_row, now_millis, update_task};
 use crate::protocol::{
     Message, Part, StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
 };
@@ -42,7 +42,7 @@ async fn keep(inner: &Inner) -> Result<(), StoreError> {
     let now = now_millis();
     sqlx::query("UPDATE tasks SET lease_until = $2 WHERE owner = $1 AND terminal_at IS NULL")
         .bind(&inner.instance)
-        .bind(now + inner.lease_ms)
+        .bind(inner.lease_until())
         .execute(&inner.pool)
         .await
         .map_err(db)?;
@@ -67,24 +67,18 @@ async fn keep(inner: &Inner) -> Result<(), StoreError> {
 async fn reap(inner: &Inner, task_id: &str) -> Result<(), StoreError> {
     let mut tx = inner.pool.begin().await.map_err(db)?;
     // SKIP LOCKED: a task being written right now has a live writer; look again next round.
-    let row = sqlx::query(
-        "SELECT owner, lease_until FROM tasks WHERE id = $1 AND terminal_at IS NULL \
-         FOR UPDATE SKIP LOCKED",
-    )
-    .bind(task_id)
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(db)?;
-    let Some(row) = row else {
+    let Some(locked) = lock_row(&mut tx, task_id, true).await? else {
         return Ok(());
     };
-    let owner: Option<String> = row.get(0);
-    let until: Option<i64> = row.get(1);
-    let now = now_millis();
-    if owner.is_none() || owner.as_deref() == Some(&inner.instance) || until.unwrap_or(0) >= now {
+    let expired = locked
+        .holder
+        .as_deref()
+        .is_some_and(|h| h != inner.instance)
+        && !locked.held_by_other(&inner.instance);
+    if locked.task.status.state.is_terminal() || !expired {
         return Ok(());
     }
-    let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
+    let (mut task, last_seq) = (locked.task, locked.last_seq);
     if task.status.state.is_interrupted() {
         // The question outlives its asker: any replica may take the answer now (the
         // stateless way, re-running the skill with the history).

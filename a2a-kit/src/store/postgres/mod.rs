@@ -155,10 +155,13 @@ enum Lease<'a> {
 }
 
 impl Inner {
-    /// The lease an event written by this replica gives its task.
+    /// The lease an event written by this replica gives its task: a running skill's status
+    /// takes it, an ending lets go of it; a question keeps whoever holds it (the replica whose
+    /// `ask` waits; a skill that ended asking is let go of by the runtime, `release`).
     fn lease_for(&self, event: &StreamResponse) -> Lease<'_> {
         match event.state() {
             Some(s) if s.is_terminal() => Lease::Release,
+            Some(s) if s.is_interrupted() => Lease::Keep,
             Some(_) => self.take(),
             None => Lease::Keep,
         }
@@ -167,8 +170,13 @@ impl Inner {
     fn take(&self) -> Lease<'_> {
         Lease::Take {
             owner: &self.instance,
-            until: now_millis() + self.lease_ms,
+            until: self.lease_until(),
         }
+    }
+
+    /// When a lease taken or renewed now runs out (Unix ms).
+    fn lease_until(&self) -> i64 {
+        now_millis() + self.lease_ms
     }
 
     /// Tell the other replicas about an appended event (sent when the transaction commits).
@@ -444,16 +452,57 @@ async fn insert_event(
     Ok(())
 }
 
-/// The task and its last sequence number, its row locked until the transaction ends.
-async fn lock_task(conn: &mut PgConnection, task_id: &str) -> Result<(Task, Seq), StoreError> {
-    let row = sqlx::query("SELECT task, last_seq FROM tasks WHERE id = $1 FOR UPDATE")
+/// A task's row, locked until the transaction ends.
+struct LockedTask {
+    task: Task,
+    last_seq: Seq,
+    /// The replica holding the task's lease, and until when (Unix ms).
+    holder: Option<String>,
+    lease_until: Option<i64>,
+}
+
+impl LockedTask {
+    /// Whether a replica other than `me` holds the task, with its lease still running.
+    fn held_by_other(&self, me: &str) -> bool {
+        self.holder.as_deref().is_some_and(|h| h != me)
+            && self.lease_until.unwrap_or(0) >= now_millis()
+    }
+}
+
+/// Lock a task's row and read it: waiting for the lock, or (`skip_locked`) not at all when
+/// another transaction holds it (`None` then, as for a task that does not exist).
+async fn lock_row(
+    conn: &mut PgConnection,
+    task_id: &str,
+    skip_locked: bool,
+) -> Result<Option<LockedTask>, StoreError> {
+    let sql = if skip_locked {
+        "SELECT task, last_seq, owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED"
+    } else {
+        "SELECT task, last_seq, owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE"
+    };
+    let Some(row) = sqlx::query(sql)
         .bind(task_id)
         .fetch_optional(conn)
         .await
         .map_err(db)?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(LockedTask {
+        task: from_json(row.get::<&str, _>(0))?,
+        last_seq: row.get::<i64, _>(1) as Seq,
+        holder: row.get(2),
+        lease_until: row.get(3),
+    }))
+}
+
+/// The task and its last sequence number, its row locked until the transaction ends.
+async fn lock_task(conn: &mut PgConnection, task_id: &str) -> Result<(Task, Seq), StoreError> {
+    let locked = lock_row(conn, task_id, false)
+        .await?
         .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-    let task: Task = from_json(row.get::<&str, _>(0))?;
-    Ok((task, row.get::<i64, _>(1) as Seq))
+    Ok((locked.task, locked.last_seq))
 }
 
 /// [`StoreError::TaskNotFound`] unless the task exists.
@@ -833,21 +882,13 @@ impl TaskManager for PostgresTaskManager {
         message: &Message,
     ) -> Result<ReplyRoute, StoreError> {
         let mut tx = self.begin().await?;
-        let row = sqlx::query("SELECT owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE")
-            .bind(task_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db)?
+        let mut locked = lock_row(&mut tx, task_id, false)
+            .await?
             .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        let owner: Option<String> = row.get(0);
-        let until: Option<i64> = row.get(1);
-        let held_elsewhere = owner.as_deref().is_some_and(|o| o != self.inner.instance)
-            && until.unwrap_or(0) >= now_millis();
-        let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
-        if held_elsewhere && task.status.state.is_interrupted() {
-            task.history.push(message.clone());
-            update_task(&mut tx, &task, last_seq, Lease::Keep).await?;
-            let holder = owner.unwrap_or_default();
+        if locked.held_by_other(&self.inner.instance) && locked.task.status.state.is_interrupted() {
+            locked.task.history.push(message.clone());
+            update_task(&mut tx, &locked.task, locked.last_seq, Lease::Keep).await?;
+            let holder = locked.holder.unwrap_or_default();
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(&self.inner.channel)
                 .bind(changes::reply_payload(&holder, task_id))
@@ -857,13 +898,10 @@ impl TaskManager for PostgresTaskManager {
             tx.commit().await.map_err(db)?;
             return Ok(ReplyRoute::HandedOver);
         }
-        let Lease::Take { owner, until } = self.inner.take() else {
-            unreachable!("take() is a Take")
-        };
         sqlx::query("UPDATE tasks SET owner = $2, lease_until = $3 WHERE id = $1")
             .bind(task_id)
-            .bind(owner)
-            .bind(until)
+            .bind(&self.inner.instance)
+            .bind(self.inner.lease_until())
             .execute(&mut *tx)
             .await
             .map_err(db)?;
