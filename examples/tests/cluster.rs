@@ -2,10 +2,13 @@
 //! PostgreSQL database: create on A, get on B, list on C; a question asked on A answered on C
 //! (streamed there) and followed from B with `Last-Event-ID`; a cancel on B of a build running
 //! on A; and `kill -9` of A with a build in flight, ended FAILED by a survivor within the
-//! (shortened) lease.
+//! (shortened) lease. Three replicas of `push_worker`: a push delivery whose claimer is
+//! killed while it retries is delivered once, by another.
 
 mod support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use support::Example;
@@ -14,6 +17,7 @@ use a2a_tests::{read_sse, rpc, rpc_stream, state_of, wait_task};
 use serde_json::{Value, json};
 
 const WORKSHOP: &str = env!("CARGO_BIN_EXE_workshop");
+const PUSH_WORKER: &str = env!("CARGO_BIN_EXE_push_worker");
 
 fn start(store: &str) -> Example {
     Example::start(
@@ -30,12 +34,12 @@ struct Database {
 }
 
 impl Database {
-    async fn fresh() -> Database {
+    async fn fresh(tag: &str) -> Database {
         let admin_url = a2a_tests::postgres_url();
         let admin = sqlx::PgPool::connect(&admin_url)
             .await
             .unwrap_or_else(|e| panic!("PostgreSQL at {admin_url}: {e}"));
-        let name = format!("a2a_cluster_{}", std::process::id());
+        let name = format!("a2a_cluster_{tag}_{}", std::process::id());
         sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
             .execute(&admin)
             .await
@@ -79,7 +83,7 @@ async fn ask_on(base: &str, thing: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_serve_one_agent() {
-    let db = Database::fresh().await;
+    let db = Database::fresh("workshop").await;
     let (a, b, c) = (start(&db.url), start(&db.url), start(&db.url));
 
     // Create on A, get on B, list on C.
@@ -187,6 +191,128 @@ async fn three_replicas_serve_one_agent() {
         .as_str()
         .unwrap_or_default();
     assert!(reason.contains("stopped answering"), "{ended}");
+
+    drop((b, c));
+    db.drop().await;
+}
+
+/// A webhook that answers 503 while `failing`, else 204, recording (task id, state, status)
+/// of every request.
+#[derive(Clone, Default)]
+struct Hook {
+    hits: Arc<Mutex<Vec<(String, String, u16)>>>,
+    failing: Arc<AtomicBool>,
+}
+
+impl Hook {
+    async fn serve(&self) -> String {
+        let hook = self.clone();
+        let router = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |body: String| {
+                let hook = hook.clone();
+                async move {
+                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
+                    let status = if hook.failing.load(Ordering::SeqCst) {
+                        503
+                    } else {
+                        204
+                    };
+                    hook.hits.lock().unwrap().push((
+                        v["statusUpdate"]["taskId"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .into(),
+                        v["statusUpdate"]["status"]["state"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .into(),
+                        status,
+                    ));
+                    axum::http::StatusCode::from_u16(status).unwrap()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        url
+    }
+
+    fn count(&self, task_id: &str, accepted: bool) -> usize {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, s, code)| {
+                t == task_id && s == "TASK_STATE_COMPLETED" && (*code < 300) == accepted
+            })
+            .count()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_whose_claimer_dies_is_delivered_once_by_another() {
+    let db = Database::fresh("push").await;
+    let hook = Hook::default();
+    hook.failing.store(true, Ordering::SeqCst);
+    let hook_url = hook.serve().await;
+    let replica = || {
+        Example::start(
+            PUSH_WORKER,
+            &[
+                "--bind",
+                "127.0.0.1:0",
+                "--store",
+                &db.url,
+                "--lease",
+                "2",
+                "--work-ms",
+                "200",
+                "--allow-private-webhooks",
+            ],
+        )
+    };
+    let (a, b, c) = (replica(), replica(), replica());
+
+    let v = rpc(
+        &a.url,
+        "SendMessage",
+        json!({"message": text("to be pushed"),
+               "configuration": {"returnImmediately": true,
+                                 "taskPushNotificationConfig": {"url": hook_url, "id": "hook"}}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    // A runs the task, claims its COMPLETED and retries it against the failing webhook...
+    let until = Instant::now() + Duration::from_secs(20);
+    while hook.count(&id, false) == 0 {
+        assert!(Instant::now() < until, "A never tried to deliver");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...and is killed. The webhook recovers; B or C takes over once A's claim ran out.
+    drop(a);
+    hook.failing.store(false, Ordering::SeqCst);
+    let killed = Instant::now();
+    while hook.count(&id, true) == 0 {
+        assert!(
+            killed.elapsed() < Duration::from_secs(20),
+            "no survivor delivered: {:?}",
+            hook.hits.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Both survivors sweep several times meanwhile: still exactly one delivery.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(hook.count(&id, true), 1, "{:?}", hook.hits.lock().unwrap());
+    let t = rpc(&b.url, "GetTask", json!({"id": id})).await;
+    assert_eq!(
+        t["result"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{t}"
+    );
 
     drop((b, c));
     db.drop().await;

@@ -5,50 +5,23 @@
 //! Cargo builds both binaries with this test (`CARGO_BIN_EXE_*`), with the same features and
 //! profile, so the test never starts a second cargo build of its own.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::Example;
 
 const ORCHESTRATOR: &str = env!("CARGO_BIN_EXE_orchestrator");
 const PUSH_WORKER: &str = env!("CARGO_BIN_EXE_push_worker");
 
-/// A child process killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Start the worker agent; returns it and its URL.
-fn start_worker(extra: &[&str]) -> (Proc, String) {
-    let mut child = Command::new(PUSH_WORKER)
-        .args(["--bind", "127.0.0.1:0", "--work-ms", "500"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn push_worker");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
-        }
-        for _ in lines {}
-    });
-    let proc = Proc(child);
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("push_worker did not report its address");
-    let url = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
-        .to_string();
-    (proc, url)
+fn start_worker(extra: &[&str]) -> (Example, String) {
+    let mut args = vec!["--bind", "127.0.0.1:0", "--work-ms", "500"];
+    args.extend_from_slice(extra);
+    let worker = Example::start(PUSH_WORKER, &args);
+    let url = worker.url.clone();
+    (worker, url)
 }
 
 /// Run the orchestrator to completion (bounded); returns its exit code, stdout and stderr.

@@ -41,6 +41,15 @@
 //! through `tracing` (target `a2a_kit::push`) and kept as a [`DeliveryStatus`] per config.
 //! After [`PushConfig::suspend_after`] consecutive failed events, a config is suspended.
 //!
+//! **Several processes.** With a store that keeps a [`PushOutbox`] (PostgreSQL), each
+//! config's progress (its lane: the events it has had, its counters, whether it is
+//! suspended) lives in the store, and a process delivers a task's events only while it holds
+//! the task's claim there. The claim lasts the store's lease and is renewed with it; a sweeper
+//! in every process looks, twice per lease, for work whose claim ran out (a replica died
+//! mid-retry) or that nobody claimed (a survivor ended a task), and delivers it from the
+//! lanes on. Each event reaches each config from one process; only an attempt in flight at a
+//! crash is sent again. [`PushDispatcher::status`] shows the deliveries this process made.
+//!
 //! **SSRF.** See [`SsrfPolicy`]: public addresses only by default, checked when a config is
 //! created (InvalidParams with the reason) and again against the address actually dialled.
 //!
@@ -64,7 +73,7 @@ use tokio::sync::watch;
 use crate::protocol::{StreamResponse, TaskPushNotificationConfig, TaskState, Timestamp};
 use crate::runtime::EventObserver;
 use crate::server::AgentServiceBuilder;
-use crate::store::{Seq, TaskManager, TaskView};
+use crate::store::{PushLane, PushOutbox, Seq, StoreError, TaskManager, TaskView};
 
 /// The header carrying the config's `token` (v0.3's informative header, sent for older
 /// receivers).
@@ -294,6 +303,18 @@ impl DeliveryOutcome {
     }
 }
 
+impl std::fmt::Display for DeliveryOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeliveryOutcome::Delivered { status } => write!(f, "delivered ({status})"),
+            DeliveryOutcome::Rejected { status } => write!(f, "the webhook refused it ({status})"),
+            DeliveryOutcome::GaveUp { error } => write!(f, "gave up: {error}"),
+            DeliveryOutcome::Blocked { reason } => write!(f, "blocked: {reason}"),
+            DeliveryOutcome::Invalid { reason } => write!(f, "invalid: {reason}"),
+        }
+    }
+}
+
 /// One delivery, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryReport {
@@ -373,6 +394,8 @@ struct StatusTable {
 
 const MAX_FINISHED: usize = 4096;
 const BATCH: usize = 32;
+/// Tasks taken over per sweep.
+const SWEEP_BATCH: usize = 64;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -435,6 +458,9 @@ impl PushDispatcher {
     /// [`AgentServiceBuilder::observe_with`]; [`push_dispatcher`](AgentServiceBuilder::push_dispatcher)
     /// does).
     pub fn observer(&self, store: Arc<dyn TaskManager>) -> Arc<dyn EventObserver> {
+        if store.push_outbox().is_some() {
+            spawn_sweeper(Arc::downgrade(&self.inner), store.clone());
+        }
         Arc::new(PushObserver {
             inner: self.inner.clone(),
             store,
@@ -500,55 +526,100 @@ struct PushObserver {
 
 impl EventObserver for PushObserver {
     fn on_event(&self, task_id: &str, seq: Seq, _event: &StreamResponse) {
-        if lock(&self.inner.finished)
-            .0
-            .get(task_id)
-            .is_some_and(|last| seq <= *last)
-        {
-            return;
-        }
-        let start = {
-            let mut tasks = lock(&self.inner.tasks);
-            match tasks.get_mut(task_id) {
-                Some(slot) => {
-                    slot.latest = slot.latest.max(seq);
-                    if slot.running || seq <= slot.cursor {
-                        return;
-                    }
-                    slot.running = true;
-                    slot.cursor
-                }
-                None => {
-                    // First sight of this task: start with this event (the creation snapshot
-                    // went back to the creator synchronously).
-                    let cursor = seq.saturating_sub(1);
-                    tasks.insert(
-                        task_id.to_string(),
-                        Slot {
-                            cursor,
-                            latest: seq,
-                            running: true,
-                        },
-                    );
-                    cursor
-                }
-            }
-        };
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            tracing::error!(target: "a2a_kit::push", task_id, "no tokio runtime: push notifications are not delivered");
-            if let Some(slot) = lock(&self.inner.tasks).get_mut(task_id) {
-                slot.running = false;
-            }
-            return;
-        };
-        self.inner.busy.send_modify(|n| *n += 1);
-        let worker = Worker {
-            inner: self.inner.clone(),
-            store: self.store.clone(),
-            task_id: task_id.to_string(),
-        };
-        handle.spawn(worker.run(start));
+        start_worker(&self.inner, &self.store, task_id, Some(seq));
     }
+}
+
+/// Note that `task_id` has events up to `seq` (`None`: unknown, work found by the sweeper)
+/// and start its worker unless one runs.
+fn start_worker(inner: &Arc<Inner>, store: &Arc<dyn TaskManager>, task_id: &str, seq: Option<Seq>) {
+    if lock(&inner.finished)
+        .0
+        .get(task_id)
+        .is_some_and(|last| seq.is_none_or(|seq| seq <= *last))
+    {
+        return;
+    }
+    let start = {
+        let mut tasks = lock(&inner.tasks);
+        match tasks.get_mut(task_id) {
+            Some(slot) => {
+                let seq = seq.unwrap_or(slot.latest + 1);
+                slot.latest = slot.latest.max(seq);
+                if slot.running || seq <= slot.cursor {
+                    return;
+                }
+                slot.running = true;
+                slot.cursor
+            }
+            None => {
+                // First sight of this task: start with this event (the creation snapshot
+                // went back to the creator synchronously).
+                let seq = seq.unwrap_or(1);
+                let cursor = seq.saturating_sub(1);
+                tasks.insert(
+                    task_id.to_string(),
+                    Slot {
+                        cursor,
+                        latest: seq,
+                        running: true,
+                    },
+                );
+                cursor
+            }
+        }
+    };
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        tracing::error!(target: "a2a_kit::push", task_id, "no tokio runtime: push notifications are not delivered");
+        if let Some(slot) = lock(&inner.tasks).get_mut(task_id) {
+            slot.running = false;
+        }
+        return;
+    };
+    inner.busy.send_modify(|n| *n += 1);
+    let worker = Worker {
+        inner: inner.clone(),
+        store: store.clone(),
+        task_id: task_id.to_string(),
+    };
+    handle.spawn(worker.run(start));
+}
+
+/// With a durable outbox: look for push work nobody delivers (its claimer stopped, or a
+/// survivor wrote the event) twice per claim lifetime, for as long as the dispatcher lives.
+fn spawn_sweeper(inner: std::sync::Weak<Inner>, store: Arc<dyn TaskManager>) {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        tracing::error!(target: "a2a_kit::push", "no tokio runtime: push work left by stopped replicas is not picked up");
+        return;
+    };
+    handle.spawn(async move {
+        let Some(every) = store
+            .push_outbox()
+            .map(|o| (o.push_claim_ttl() / 2).max(Duration::from_millis(100)))
+        else {
+            return;
+        };
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            let Some(outbox) = store.push_outbox() else {
+                return;
+            };
+            match outbox.orphaned_push_work(SWEEP_BATCH).await {
+                Ok(tasks) => {
+                    for task_id in tasks {
+                        tracing::info!(target: "a2a_kit::push", task_id, "taking over push deliveries nobody is making");
+                        start_worker(&inner, &store, &task_id, None);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(target: "a2a_kit::push", error = %e, "could not look for push deliveries left behind")
+                }
+            }
+        }
+    });
 }
 
 struct Worker {
@@ -564,8 +635,16 @@ struct Outgoing {
 }
 
 impl Worker {
-    async fn run(self, mut cursor: Seq) {
+    async fn run(self, cursor: Seq) {
         let _busy = BusyGuard(self.inner.clone());
+        let store = self.store.clone();
+        match store.push_outbox() {
+            Some(outbox) => self.run_durable(outbox).await,
+            None => self.run_in_memory(cursor).await,
+        }
+    }
+
+    async fn run_in_memory(self, mut cursor: Seq) {
         let task_id = self.task_id.as_str();
         // The last event handled, when it was a terminal or interrupted state, with the configs
         // that existed then (they have it).
@@ -636,19 +715,236 @@ impl Worker {
             }
         }
         if terminal {
-            {
-                let mut finished = lock(&self.inner.finished);
-                if finished.0.insert(task_id.to_string(), cursor).is_none() {
-                    finished.1.push_back(task_id.to_string());
+            self.finished(cursor);
+        }
+    }
+
+    /// The task's final event, `cursor`, is handled: forget it, and ignore late observer
+    /// calls for it rather than starting a worker that would deliver twice.
+    fn finished(&self, cursor: Seq) {
+        {
+            let mut finished = lock(&self.inner.finished);
+            if finished.0.insert(self.task_id.clone(), cursor).is_none() {
+                finished.1.push_back(self.task_id.clone());
+            }
+            while finished.1.len() > MAX_FINISHED {
+                if let Some(old) = finished.1.pop_front() {
+                    finished.0.remove(&old);
                 }
-                while finished.1.len() > MAX_FINISHED {
-                    if let Some(old) = finished.1.pop_front() {
-                        finished.0.remove(&old);
+            }
+        }
+        // Only now forget the slot: a late observer call finds the task finished.
+        lock(&self.inner.tasks).remove(&self.task_id);
+    }
+
+    /// With a durable outbox: deliver the task's events while this process holds its claim,
+    /// each config from its lane's cursor, recording every lane's progress in the store.
+    async fn run_durable(self, outbox: &dyn PushOutbox) {
+        let task_id = self.task_id.as_str();
+        let mut claim = ClaimGuard {
+            store: self.store.clone(),
+            task_id: self.task_id.clone(),
+            held: true,
+        };
+        loop {
+            // What was observed before this round: anything later means another round.
+            let seen = lock(&self.inner.tasks).get(task_id).map_or(0, |s| s.latest);
+            let end = match self.drain(outbox).await {
+                Ok(end) => end,
+                Err(stop) => {
+                    claim.held = matches!(stop, Stop::Store(_));
+                    match stop {
+                        Stop::Busy => {
+                            tracing::debug!(target: "a2a_kit::push", task_id, "another replica delivers this task's events")
+                        }
+                        Stop::Lost => {
+                            tracing::warn!(target: "a2a_kit::push", task_id, "lost this task's push claim to another replica; it delivers from here")
+                        }
+                        Stop::Store(e) => {
+                            tracing::error!(target: "a2a_kit::push", task_id, error = %e, "push outbox unavailable; deliveries resume when it is back")
+                        }
+                    }
+                    self.idle(seen);
+                    return;
+                }
+            };
+            if let Some((out, mut have)) = end.settled {
+                self.late_configs(&mut have, &out, out.seq).await;
+            }
+            if end.from.is_some() {
+                claim.release().await;
+            }
+            claim.held = false;
+            if lock(&self.inner.tasks)
+                .get(task_id)
+                .is_some_and(|s| s.latest > seen)
+            {
+                claim.held = true;
+                continue;
+            }
+            // Events another replica wrote while this one held the claim (its dispatcher could
+            // not claim them) are delivered now, not at the next sweep.
+            let newer = match end.from {
+                Some(from) => self
+                    .store
+                    .events_after(task_id, from, 1)
+                    .await
+                    .is_ok_and(|e| !e.is_empty()),
+                None => false,
+            };
+            if newer {
+                claim.held = true;
+                continue;
+            }
+            if end.terminal {
+                self.finished(end.from.unwrap_or(0).max(seen));
+            } else {
+                self.idle(seen);
+            }
+            return;
+        }
+    }
+
+    /// No worker runs for the task any more (one starts at its next event).
+    fn idle(&self, seen: Seq) {
+        if let Some(slot) = lock(&self.inner.tasks).get_mut(&self.task_id) {
+            slot.cursor = slot.cursor.max(seen);
+            slot.running = false;
+        }
+    }
+
+    /// Claim the task and deliver until every lane has handled the task's log.
+    async fn drain(&self, outbox: &dyn PushOutbox) -> Result<Drained, Stop> {
+        let task_id = self.task_id.as_str();
+        let mut settled: Option<(Outgoing, HashSet<String>)> = None;
+        let mut terminal = false;
+        loop {
+            // Claimed again each batch: it renews the claim and brings configs stored since.
+            let lanes = outbox
+                .claim_push(task_id)
+                .await
+                .map_err(Stop::Store)?
+                .ok_or(Stop::Busy)?;
+            let mut lanes: HashMap<String, PushLane> = lanes
+                .into_iter()
+                .map(|l| (l.config_id.clone(), l))
+                .collect();
+            let from = lanes
+                .values()
+                .filter(|l| !l.suspended)
+                .map(|l| l.cursor)
+                .min();
+            let Some(from) = from else {
+                return Ok(Drained {
+                    from: None,
+                    settled: None,
+                    terminal,
+                });
+            };
+            let events = self
+                .store
+                .events_after(task_id, from, BATCH)
+                .await
+                .map_err(Stop::Store)?;
+            if events.is_empty() {
+                return Ok(Drained {
+                    from: Some(from),
+                    settled,
+                    terminal,
+                });
+            }
+            let configs = self
+                .store
+                .list_push_configs(task_id)
+                .await
+                .map_err(Stop::Store)?;
+            let mut moved: HashSet<String> = HashSet::new();
+            for rec in events {
+                let state = rec.event.state();
+                let is_settled = is_settled(state);
+                let due: Vec<&TaskPushNotificationConfig> = configs
+                    .iter()
+                    .filter(|c| {
+                        lanes
+                            .get(c.id.as_deref().unwrap_or_default())
+                            .is_some_and(|l| !l.suspended && l.cursor < rec.seq)
+                    })
+                    .collect();
+                let matches = self.inner.config.triggers.matches(&rec.event);
+                let out = if (matches && !due.is_empty()) || is_settled {
+                    Some(self.body_for(rec.seq, &rec.event).await)
+                } else {
+                    None
+                };
+                if let (true, Some(out)) = (matches, &out) {
+                    let sends = due.iter().map(|c| self.attempt(c, out));
+                    let reports = futures::future::join_all(sends).await;
+                    for (config, report) in due.iter().zip(reports) {
+                        let id = config.id.clone().unwrap_or_default();
+                        let Some(lane) = lanes.get_mut(&id) else {
+                            continue;
+                        };
+                        self.count(lane, &report);
+                        lane.cursor = rec.seq;
+                        self.record((self.task_id.clone(), id.clone()), &config.url, report);
+                        if !outbox
+                            .save_push_lane(task_id, lane)
+                            .await
+                            .map_err(Stop::Store)?
+                        {
+                            return Err(Stop::Lost);
+                        }
+                        moved.remove(&id);
+                    }
+                } else {
+                    for config in &due {
+                        let id = config.id.clone().unwrap_or_default();
+                        if let Some(lane) = lanes.get_mut(&id) {
+                            lane.cursor = rec.seq;
+                            moved.insert(id);
+                        }
+                    }
+                }
+                settled = match out {
+                    Some(out) if is_settled => {
+                        Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()))
+                    }
+                    _ => None,
+                };
+                terminal |= state.is_some_and(|s| s.is_terminal());
+            }
+            for id in moved {
+                if let Some(lane) = lanes.get(&id) {
+                    if !outbox
+                        .save_push_lane(task_id, lane)
+                        .await
+                        .map_err(Stop::Store)?
+                    {
+                        return Err(Stop::Lost);
                     }
                 }
             }
-            // Only now forget the slot: a late observer call finds the task finished.
-            lock(&self.inner.tasks).remove(task_id);
+        }
+    }
+
+    /// A lane's counters after one event's delivery.
+    fn count(&self, lane: &mut PushLane, report: &DeliveryReport) {
+        if report.outcome.is_delivered() {
+            lane.delivered += 1;
+            lane.consecutive_failures = 0;
+            return;
+        }
+        lane.failed += 1;
+        lane.consecutive_failures += 1;
+        lane.last_error = Some(report.outcome.to_string());
+        if !lane.suspended
+            && self
+                .inner
+                .config
+                .suspend_after
+                .is_some_and(|n| lane.consecutive_failures >= n)
+        {
+            lane.suspended = true;
         }
     }
 
@@ -706,8 +1002,7 @@ impl Worker {
     }
 
     async fn deliver(&self, config: &TaskPushNotificationConfig, out: &Outgoing) {
-        let config_id = config.id.clone().unwrap_or_default();
-        let key = (self.task_id.clone(), config_id.clone());
+        let key = (self.task_id.clone(), config.id.clone().unwrap_or_default());
         if lock(&self.inner.statuses)
             .map
             .get(&key)
@@ -715,15 +1010,16 @@ impl Worker {
         {
             return;
         }
+        let report = self.attempt(config, out).await;
+        self.record(key, &config.url, report);
+    }
+
+    /// Send one event to one config, with retries, and log the outcome.
+    async fn attempt(&self, config: &TaskPushNotificationConfig, out: &Outgoing) -> DeliveryReport {
         let (attempts, outcome) = send_with_retries(&self.inner, config, out).await;
-        let report = DeliveryReport {
-            seq: out.seq,
-            attempts,
-            outcome,
-            at: Timestamp::now(),
-        };
         let task_id = self.task_id.as_str();
-        match &report.outcome {
+        let config_id = config.id.as_deref().unwrap_or_default();
+        match &outcome {
             DeliveryOutcome::Delivered { status } => tracing::info!(
                 target: "a2a_kit::push", task_id, config_id, seq = out.seq, attempts, status, "push delivered"
             ),
@@ -731,7 +1027,12 @@ impl Worker {
                 target: "a2a_kit::push", task_id, config_id, seq = out.seq, attempts, outcome = ?other, "push not delivered"
             ),
         }
-        self.record(key, &config.url, report);
+        DeliveryReport {
+            seq: out.seq,
+            attempts,
+            outcome,
+            at: Timestamp::now(),
+        }
     }
 
     fn record(&self, key: (String, String), url: &str, report: DeliveryReport) {
@@ -778,6 +1079,62 @@ impl Worker {
             }
         }
         status.last = Some(report);
+    }
+}
+
+/// How a durable worker's round ended: every lane has handled the log from `from` on.
+struct Drained {
+    /// The lowest cursor of the lanes still delivered (`None`: none are).
+    from: Option<Seq>,
+    /// The last event handled, when it was a terminal or interrupted state, with the configs
+    /// that had it.
+    settled: Option<(Outgoing, HashSet<String>)>,
+    /// A terminal state was handled.
+    terminal: bool,
+}
+
+/// Why a durable worker stopped before catching up.
+enum Stop {
+    /// Another process holds the task's claim.
+    Busy,
+    /// The claim ran out and another process took it.
+    Lost,
+    /// The store failed.
+    Store(StoreError),
+}
+
+/// Lets go of a task's push claim if its worker ends without doing so (a panic, or the
+/// runtime shutting down), so another process need not wait for the claim to run out.
+struct ClaimGuard {
+    store: Arc<dyn TaskManager>,
+    task_id: String,
+    held: bool,
+}
+
+impl ClaimGuard {
+    async fn release(&mut self) {
+        if let Some(outbox) = self.store.push_outbox() {
+            if let Err(e) = outbox.release_push_claim(&self.task_id).await {
+                tracing::warn!(target: "a2a_kit::push", task_id = %self.task_id, error = %e, "could not let go of a push claim; it runs out with the lease");
+            }
+        }
+        self.held = false;
+    }
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let (store, task_id) = (self.store.clone(), std::mem::take(&mut self.task_id));
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                if let Some(outbox) = store.push_outbox() {
+                    let _ = outbox.release_push_claim(&task_id).await;
+                }
+            });
+        }
     }
 }
 

@@ -189,6 +189,62 @@ pub enum ReplyRoute {
     HandedOver,
 }
 
+/// Durable delivery progress of one push config: its lane in the push outbox
+/// ([`PushOutbox`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushLane {
+    /// The config's id (empty for a config stored without one).
+    pub config_id: String,
+    /// Events of the task's log up to here were handled for this config (delivered, given
+    /// up on, or not matching the triggers). A lane starts at the task's last event when its
+    /// config is stored: a config receives the events after it.
+    pub cursor: Seq,
+    /// Events accepted by the webhook.
+    pub delivered: u64,
+    /// Events that could not be delivered.
+    pub failed: u64,
+    /// Failed events since the last success.
+    pub consecutive_failures: u32,
+    /// No more deliveries are attempted.
+    pub suspended: bool,
+    /// Why the last failed event failed.
+    pub last_error: Option<String>,
+}
+
+/// The durable half of the push outbox, for stores several processes share or that outlive
+/// a crash: which events each push config has had, and which process is delivering a task's
+/// events now.
+///
+/// A process delivers a task's events only while it holds the task's **claim**; the claim
+/// lasts the store's lease, is renewed while the process lives, and is taken over by another
+/// process once it ran out. Lanes are written only by the claim's holder, so each event
+/// reaches each config from one process, and the process that takes over starts where the
+/// last one recorded it stopped.
+#[async_trait]
+pub trait PushOutbox: Send + Sync {
+    /// Claim `task_id`'s push deliveries for this process: its lanes when the claim is now
+    /// this process's (it was free, ran out, or was already held here), `None` when another
+    /// live process holds it. A task without lanes (no push configs) is not claimed: `Some`
+    /// of nothing.
+    async fn claim_push(&self, task_id: &str) -> Result<Option<Vec<PushLane>>, StoreError>;
+
+    /// Record a lane's progress while this process holds the task's claim; `false` when the
+    /// claim was lost (the caller stops: another process delivers now).
+    async fn save_push_lane(&self, task_id: &str, lane: &PushLane) -> Result<bool, StoreError>;
+
+    /// Let go of the task's claim (its events are handled, or the process stops).
+    async fn release_push_claim(&self, task_id: &str) -> Result<(), StoreError>;
+
+    /// Tasks with events some lane has not handled whose claim ran out, or that nobody
+    /// claimed for longer than the lease: work a process that stopped left behind, or
+    /// events written where nobody delivers (a task ended by a survivor). At most `limit`.
+    async fn orphaned_push_work(&self, limit: usize) -> Result<Vec<String>, StoreError>;
+
+    /// How long a claim lasts without renewal (the store's lease): how often to look for
+    /// orphaned work.
+    fn push_claim_ttl(&self) -> std::time::Duration;
+}
+
 /// Storage for tasks, history, artifacts, push configs and per-task event logs.
 ///
 /// Implementations must make [`append_event`](Self::append_event) atomic: the transition check,
@@ -422,6 +478,12 @@ pub trait TaskManager: Send + Sync + 'static {
     async fn release(&self, task_id: &str) -> Result<(), StoreError> {
         let _ = task_id;
         Ok(())
+    }
+
+    /// The durable push outbox, if this store keeps one; `None` (the default): the push
+    /// dispatcher tracks deliveries in memory.
+    fn push_outbox(&self) -> Option<&dyn PushOutbox> {
+        None
     }
 }
 

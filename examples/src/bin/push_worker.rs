@@ -5,7 +5,7 @@
 //!
 //! Push delivery refuses loopback and private-network webhooks unless
 //! `--allow-private-webhooks` is given (development only: with it, a client could make this
-//! agent POST to services on its own network). On start it prints `listening on URL`.
+//! agent POST to services on its own network). On start it logs `listening on URL`.
 
 #![forbid(unsafe_code)]
 
@@ -63,17 +63,5 @@ async fn main() -> Result<(), a2a_examples::Error> {
     };
     let a2a = AgentService::builder(agent).push_delivery(push);
     let service = args.common.configure(a2a).await?.build()?;
-    if args.common.print_card {
-        let card = service.card_for_url(&args.common.url());
-        println!("{}", serde_json::to_string_pretty(&card)?);
-        return Ok(());
-    }
-    let listener = a2a_examples::listen(args.common.bind).await?;
-    // On stdout, for scripts: `--bind 127.0.0.1:0` reports the port it got.
-    match &args.common.public_url {
-        Some(url) => println!("listening on {url}"),
-        None => println!("listening on http://{}", listener.local_addr()?),
-    }
-    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
-    Ok(())
+    a2a_examples::print_card_or_serve(&args.common, service).await
 }

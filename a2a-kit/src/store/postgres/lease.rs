@@ -1,5 +1,6 @@
 //! Leases: the replica running a task renews its lease on it while it lives; a survivor ends
 //! the tasks of a replica whose lease ran out, so no task stays WORKING after a `kill -9`.
+//! Push claims are renewed with them.
 
 use std::sync::Weak;
 use std::time::Duration;
@@ -41,6 +42,12 @@ pub(super) fn spawn_keeper(inner: Weak<Inner>) {
 async fn keep(inner: &Inner) -> Result<(), StoreError> {
     let now = now_millis();
     sqlx::query("UPDATE tasks SET lease_until = $2 WHERE owner = $1 AND terminal_at IS NULL")
+        .bind(&inner.instance)
+        .bind(inner.lease_until())
+        .execute(&inner.pool)
+        .await
+        .map_err(db)?;
+    sqlx::query("UPDATE push_claims SET claim_until = $2 WHERE claimed_by = $1")
         .bind(&inner.instance)
         .bind(inner.lease_until())
         .execute(&inner.pool)

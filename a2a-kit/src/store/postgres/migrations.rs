@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("0001_init.sql"),
     ),
     (2, "leases", include_str!("0002_leases.sql")),
+    (3, "push outbox", include_str!("0003_push_outbox.sql")),
 ];
 
 #[derive(Debug)]

@@ -15,6 +15,7 @@ use sqlx::{Connection, PgConnection, Row};
 mod changes;
 mod lease;
 mod migrations;
+mod outbox;
 
 use super::{
     EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
@@ -776,6 +777,17 @@ impl TaskManager for PostgresTaskManager {
             .await
             .map_err(db)?;
         }
+        // The config's push lane starts at the task's last event (kept when a config is
+        // replaced: its deliveries so far stay counted).
+        sqlx::query(
+            "INSERT INTO push_lanes (task_id, config_id, cursor) \
+             SELECT id, $2, last_seq FROM tasks WHERE id = $1 ON CONFLICT DO NOTHING",
+        )
+        .bind(&task_id)
+        .bind(config.id.as_deref().unwrap_or_default())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
         tx.commit().await.map_err(db)
     }
 
@@ -822,13 +834,16 @@ impl TaskManager for PostgresTaskManager {
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
         let mut conn = self.inner.pool.acquire().await.map_err(db)?;
-        let deleted = sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
-            .bind(task_id)
-            .bind(id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db)?
-            .rows_affected();
+        let deleted = sqlx::query(
+            "WITH lane AS (DELETE FROM push_lanes WHERE task_id = $1 AND config_id = $2) \
+             DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
+        )
+        .bind(task_id)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db)?
+        .rows_affected();
         if deleted == 0 {
             require_task(&mut conn, task_id).await?;
         }
@@ -874,6 +889,10 @@ impl TaskManager for PostgresTaskManager {
 
     fn is_shared(&self) -> bool {
         true
+    }
+
+    fn push_outbox(&self) -> Option<&dyn crate::store::PushOutbox> {
+        Some(self)
     }
 
     async fn route_reply(

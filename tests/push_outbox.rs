@@ -1,0 +1,354 @@
+//! The push outbox in PostgreSQL: a task's deliveries are claimed by one replica at a time,
+//! each config's progress is a lane written only under the claim, and a survivor takes over
+//! the deliveries of a replica that died, so each event reaches each webhook once.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use a2a_kit::prelude::*;
+use a2a_kit::protocol::{Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus};
+use a2a_kit::push::{PushConfig, PushDispatcher, RetryPolicy};
+use a2a_kit::server::AgentService;
+use a2a_kit::store::{PostgresOptions, PostgresTaskManager, PushOutbox, TaskManager};
+use a2a_tests::{PostgresSchema, TestServer, postgres_url, rpc, serve, wait_task};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+/// Naps, then answers.
+struct Napper;
+
+/// Naps on request and reports by push notification.
+#[a2a_agent(name = "Napper", push_notifications = true)]
+impl Napper {
+    /// Sleep N milliseconds, then say so.
+    #[skill(default)]
+    async fn nap(&self, Text(ms): Text) -> String {
+        let ms: u64 = ms.trim().parse().unwrap_or(100);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        format!("napped {ms}")
+    }
+}
+
+/// A webhook that records what it is sent and answers with the status it is told to.
+#[derive(Clone, Default)]
+struct Hook {
+    /// (task id, state, status answered) per request.
+    hits: Arc<Mutex<Vec<(String, String, u16)>>>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Hook {
+    async fn serve(&self) -> (String, tokio::task::JoinHandle<()>) {
+        let hook = self.clone();
+        let router = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |body: String| {
+                let hook = hook.clone();
+                async move {
+                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
+                    let update = &v["statusUpdate"];
+                    let status = if hook.failing.load(std::sync::atomic::Ordering::SeqCst) {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        StatusCode::NO_CONTENT
+                    };
+                    hook.hits.lock().unwrap().push((
+                        update["taskId"].as_str().unwrap_or_default().to_string(),
+                        update["status"]["state"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        status.as_u16(),
+                    ));
+                    status
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        (url, task)
+    }
+
+    /// Requests the webhook accepted for `task_id`'s `state`.
+    fn accepted(&self, task_id: &str, state: &str) -> usize {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, s, code)| t == task_id && s == state && *code < 300)
+            .count()
+    }
+
+    fn requests_for(&self, task_id: &str) -> usize {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, _, _)| t == task_id)
+            .count()
+    }
+}
+
+fn push_config() -> PushConfig {
+    PushConfig::default()
+        .allow_private_networks()
+        .retry(RetryPolicy {
+            max_attempts: 20,
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_millis(400),
+            ..RetryPolicy::default()
+        })
+}
+
+fn replica(
+    store: PostgresTaskManager,
+    push: &PushDispatcher,
+) -> a2a_kit::server::AgentServiceBuilder {
+    AgentService::builder(Napper)
+        .task_manager(store)
+        .push_dispatcher(push)
+}
+
+fn task(id: &str) -> Task {
+    Task {
+        id: id.into(),
+        context_id: "ctx".into(),
+        status: TaskStatus::new(TaskState::Working),
+        artifacts: vec![],
+        history: vec![Message::user_text("hi")],
+        metadata: None,
+    }
+}
+
+fn config(task_id: &str, id: &str) -> TaskPushNotificationConfig {
+    TaskPushNotificationConfig {
+        task_id: Some(task_id.into()),
+        id: Some(id.into()),
+        url: "https://example.com/hook".into(),
+        ..Default::default()
+    }
+}
+
+fn completed(task_id: &str) -> a2a_kit::protocol::StreamResponse {
+    a2a_kit::protocol::StreamResponse::StatusUpdate(a2a_kit::protocol::TaskStatusUpdateEvent {
+        task_id: task_id.into(),
+        context_id: "ctx".into(),
+        status: TaskStatus::new(TaskState::Completed),
+        metadata: None,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_are_exclusive_and_lanes_are_fenced() {
+    let schema = PostgresSchema::new(2).await;
+    let (a, b) = (&schema.stores[0], &schema.stores[1]);
+    a.create_task(task("t1"), None).await.unwrap();
+    // No config, no lane: nothing to claim.
+    assert_eq!(a.claim_push("t1").await.unwrap(), Some(vec![]));
+    a.put_push_config(config("t1", "c1")).await.unwrap();
+
+    // A lane starts at the task's last event: the config gets what comes after it.
+    let lanes = a.claim_push("t1").await.unwrap().expect("free to claim");
+    assert_eq!(lanes.len(), 1);
+    assert_eq!((lanes[0].config_id.as_str(), lanes[0].cursor), ("c1", 1));
+    assert_eq!(b.claim_push("t1").await.unwrap(), None, "A holds the claim");
+    let seq = a.append_event("t1", completed("t1")).await.unwrap();
+
+    let mut lane = lanes[0].clone();
+    lane.cursor = seq;
+    lane.delivered = 1;
+    assert!(a.save_push_lane("t1", &lane).await.unwrap());
+    let mut stale = lane.clone();
+    stale.cursor = 1;
+    assert!(
+        !b.save_push_lane("t1", &stale).await.unwrap(),
+        "a lane is written only under the claim"
+    );
+
+    a.release_push_claim("t1").await.unwrap();
+    let taken = b.claim_push("t1").await.unwrap().expect("released");
+    assert_eq!(taken[0], lane, "B starts where A recorded it stopped");
+    assert!(
+        !a.save_push_lane("t1", &stale).await.unwrap(),
+        "A lost the claim: its writes are refused"
+    );
+    assert_eq!(a.claim_push("t1").await.unwrap(), None);
+
+    // Deleting the config drops its lane; replacing one keeps it.
+    b.put_push_config(config("t1", "c1")).await.unwrap();
+    assert_eq!(b.claim_push("t1").await.unwrap().unwrap()[0], lane);
+    assert!(b.delete_push_config("t1", "c1").await.unwrap());
+    assert_eq!(b.claim_push("t1").await.unwrap(), Some(vec![]));
+    schema.drop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
+    let lease = Duration::from_millis(600);
+    let mut schema = PostgresSchema::with_lease(2, lease).await;
+    let b = schema.stores.pop().unwrap();
+    let a = schema.stores.pop().unwrap();
+    a.create_task(task("t2"), None).await.unwrap();
+    a.put_push_config(config("t2", "c1")).await.unwrap();
+    a.claim_push("t2").await.unwrap().expect("free");
+    a.append_event("t2", completed("t2")).await.unwrap();
+    // A lives: its claim is renewed past the lease.
+    tokio::time::sleep(lease * 2).await;
+    assert!(b.orphaned_push_work(10).await.unwrap().is_empty());
+    // A goes silent: once its claim ran out, the work is B's to find.
+    let name = a.schema().to_string();
+    drop(a);
+    let silent = Instant::now();
+    loop {
+        if b.orphaned_push_work(10).await.unwrap() == vec!["t2".to_string()] {
+            break;
+        }
+        assert!(
+            silent.elapsed() < lease * 5,
+            "the orphaned work was not found"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(b.claim_push("t2").await.unwrap().is_some());
+    assert!(
+        b.orphaned_push_work(10).await.unwrap().is_empty(),
+        "B holds it now"
+    );
+    let _ = name;
+    b.drop_schema().await.unwrap();
+}
+
+/// Send `nap N` to `base` with a push config to `hook`; the task's id.
+async fn nap_with_push(base: &str, ms: u64, hook: &str) -> String {
+    let v = rpc(
+        base,
+        "SendMessage",
+        json!({"message": {"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": [{"text": ms.to_string()}]},
+               "configuration": {"returnImmediately": true, "taskPushNotificationConfig": {"url": hook, "id": "hook"}}}),
+    )
+    .await;
+    v["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_event_is_pushed_once_across_replicas() {
+    let schema = PostgresSchema::with_lease(2, Duration::from_millis(800)).await;
+    let hook = Hook::default();
+    let (hook_url, _h) = hook.serve().await;
+    let (push_a, push_b) = (
+        PushDispatcher::new(push_config()),
+        PushDispatcher::new(push_config()),
+    );
+    let a = serve(replica(schema.stores[0].clone(), &push_a)).await;
+    let b = serve(replica(schema.stores[1].clone(), &push_b)).await;
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let base = if i % 2 == 0 { &a.base } else { &b.base };
+        ids.push(nap_with_push(base, 300, &hook_url).await);
+    }
+    for id in &ids {
+        wait_task(&a.base, id, |t| {
+            t["status"]["state"] == "TASK_STATE_COMPLETED"
+        })
+        .await;
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    while ids
+        .iter()
+        .any(|id| hook.accepted(id, "TASK_STATE_COMPLETED") == 0)
+    {
+        assert!(Instant::now() < until, "not every COMPLETED was pushed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Long enough for both sweepers to look several times.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for id in &ids {
+        assert_eq!(hook.accepted(id, "TASK_STATE_COMPLETED"), 1, "{id}");
+    }
+    drop((a, b));
+    schema.drop().await;
+}
+
+/// A replica on a runtime of its own, so that it can die all at once (its server, its
+/// dispatcher, its store's lease keeper) as a killed process would.
+struct Doomed {
+    base: String,
+    die: std::sync::mpsc::Sender<()>,
+}
+
+fn doomed_replica(schema: &str, lease: Duration) -> Doomed {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (die, die_rx) = std::sync::mpsc::channel::<()>();
+    let schema = schema.to_string();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server: TestServer = rt.block_on(async {
+            let store = PostgresTaskManager::connect_with(
+                &postgres_url(),
+                PostgresOptions::default().schema(&schema).lease(lease),
+            )
+            .await
+            .unwrap();
+            serve(replica(store, &PushDispatcher::new(push_config()))).await
+        });
+        ready_tx.send(server.base.clone()).unwrap();
+        let _ = die_rx.recv();
+        std::mem::forget(server);
+        rt.shutdown_background();
+    });
+    Doomed {
+        base: ready_rx.recv().unwrap(),
+        die,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_survivor_delivers_what_a_dead_replica_was_retrying() {
+    let lease = Duration::from_millis(1000);
+    let schema = PostgresSchema::with_lease(1, lease).await;
+    let hook = Hook::default();
+    hook.failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (hook_url, _h) = hook.serve().await;
+    let push_b = PushDispatcher::new(push_config());
+    let b = serve(replica(schema.stores[0].clone(), &push_b)).await;
+    let a = doomed_replica(schema.name(), lease);
+
+    let id = nap_with_push(&a.base, 100, &hook_url).await;
+    // A claims the COMPLETED and retries it against a failing webhook...
+    let until = Instant::now() + Duration::from_secs(10);
+    while hook.requests_for(&id) == 0 {
+        assert!(Instant::now() < until, "A never tried to deliver");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...and dies. The webhook recovers; B takes over once A's claim ran out.
+    a.die.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    hook.failing
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let died = Instant::now();
+    while hook.accepted(&id, "TASK_STATE_COMPLETED") == 0 {
+        assert!(
+            died.elapsed() < lease * 8,
+            "the survivor did not deliver: {:?}",
+            hook.hits.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(lease * 2).await;
+    assert_eq!(hook.accepted(&id, "TASK_STATE_COMPLETED"), 1);
+    let status = push_b.status(&id, "hook").expect("B delivered it");
+    assert_eq!(status.delivered, 1, "{status:?}");
+    drop(b);
+    schema.drop().await;
+}
