@@ -240,6 +240,7 @@ suite!(
     json_fidelity,
     concurrent_appends_across_tasks,
     concurrent_appends_to_one_task,
+    concurrent_refusals_stay_their_own,
     model_replay,
     kit_cursor_format,
 );

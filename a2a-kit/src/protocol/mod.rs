@@ -76,12 +76,14 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// extension `params` and JWS `header` fields.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
 
-/// A fresh random (v4) UUID in its hyphenated lowercase form, the kit's id for tasks,
-/// contexts, messages and artifacts. Written straight into the string (no `fmt` machinery):
-/// a request makes several.
+/// A fresh time-ordered (v7) UUID in its hyphenated lowercase form, the kit's id for tasks,
+/// contexts, messages and artifacts: 74 random bits after a millisecond timestamp, so ids made
+/// one after another sort together and a durable store's indexes grow at their right edge
+/// (random v4 ids put every new task on its own B-tree pages: several page writes per task).
+/// Written straight into the string (no `fmt` machinery): a request makes several.
 pub(crate) fn new_uuid() -> String {
     let mut buf = uuid::Uuid::encode_buffer();
-    uuid::Uuid::new_v4()
+    uuid::Uuid::now_v7()
         .hyphenated()
         .encode_lower(&mut buf)
         .to_owned()

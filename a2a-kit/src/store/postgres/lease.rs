@@ -24,7 +24,7 @@ pub(super) fn spawn_keeper(inner: Weak<Inner>) {
         loop {
             let every = match inner.upgrade() {
                 Some(i) => {
-                    Duration::from_millis(u64::try_from(i.lease_ms / 4).unwrap_or(25).max(25))
+                    Duration::from_millis(u64::try_from(i.cx.lease_ms / 4).unwrap_or(25).max(25))
                 }
                 None => return,
             };
@@ -42,24 +42,24 @@ pub(super) fn spawn_keeper(inner: Weak<Inner>) {
 async fn keep(inner: &Inner) -> Result<(), StoreError> {
     let now = now_millis();
     sqlx::query("UPDATE tasks SET lease_until = $2 WHERE owner = $1 AND terminal_at IS NULL")
-        .bind(&inner.instance)
+        .bind(&inner.cx.instance)
         .bind(inner.lease_until())
-        .execute(&inner.pool)
+        .execute(&inner.cx.pool)
         .await
         .map_err(db)?;
     sqlx::query("UPDATE push_claims SET claim_until = $2 WHERE claimed_by = $1")
-        .bind(&inner.instance)
+        .bind(&inner.cx.instance)
         .bind(inner.lease_until())
-        .execute(&inner.pool)
+        .execute(&inner.cx.pool)
         .await
         .map_err(db)?;
     let expired = sqlx::query(
         "SELECT id FROM tasks WHERE owner IS NOT NULL AND owner <> $1 AND lease_until < $2 \
          AND terminal_at IS NULL ORDER BY lease_until LIMIT 100",
     )
-    .bind(&inner.instance)
+    .bind(&inner.cx.instance)
     .bind(now)
-    .fetch_all(&inner.pool)
+    .fetch_all(&inner.cx.pool)
     .await
     .map_err(db)?;
     for row in expired {
@@ -72,7 +72,7 @@ async fn keep(inner: &Inner) -> Result<(), StoreError> {
 /// End one task whose lease ran out (or, if it waits for the user's reply, free it for any
 /// replica to continue), if under its row lock the lease has still run out.
 async fn reap(inner: &Inner, task_id: &str) -> Result<(), StoreError> {
-    let mut tx = inner.pool.begin().await.map_err(db)?;
+    let mut tx = inner.cx.pool.begin().await.map_err(db)?;
     // SKIP LOCKED: a task being written right now has a live writer; look again next round.
     let Some(locked) = lock_row(&mut tx, task_id, true).await? else {
         return Ok(());
@@ -80,8 +80,8 @@ async fn reap(inner: &Inner, task_id: &str) -> Result<(), StoreError> {
     let expired = locked
         .holder
         .as_deref()
-        .is_some_and(|h| h != inner.instance)
-        && !locked.held_by_other(&inner.instance);
+        .is_some_and(|h| h != inner.cx.instance)
+        && !locked.held_by_other(&inner.cx.instance);
     if locked.task.status.state.is_terminal() || !expired {
         return Ok(());
     }

@@ -20,6 +20,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (2, "leases", include_str!("0002_leases.sql")),
     (3, "push outbox", include_str!("0003_push_outbox.sql")),
+    (
+        4,
+        "events without a foreign key",
+        include_str!("0004_events_without_fk.sql"),
+    ),
 ];
 
 #[derive(Debug)]

@@ -16,10 +16,11 @@ mod changes;
 mod lease;
 mod migrations;
 mod outbox;
+mod writer;
 
 use super::{
     EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
-    TaskView, apply_event, config_task_id, decode_cursor, keyset_page, task_after,
+    TaskView, config_task_id, decode_cursor, keyset_page, task_after,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -134,14 +135,12 @@ pub struct PostgresTaskManager {
 }
 
 struct Inner {
-    pool: PgPool,
+    /// The pool, the notification channel, this store's id and its lease: what the writer
+    /// loops share with the store.
+    cx: writer::Context,
     schema: String,
-    /// The notification channel of this schema.
-    channel: String,
-    /// This store's id in notifications (so it can skip its own) and in the leases it holds.
-    instance: String,
-    /// The lease, in milliseconds.
-    lease_ms: i64,
+    /// Creations and appends go through the group-commit writer.
+    writer: writer::Writer,
 }
 
 /// What an update does to a task's lease.
@@ -156,28 +155,9 @@ enum Lease<'a> {
 }
 
 impl Inner {
-    /// The lease an event written by this replica gives its task: a running skill's status
-    /// takes it, an ending lets go of it; a question keeps whoever holds it (the replica whose
-    /// `ask` waits; a skill that ended asking is let go of by the runtime, `release`).
-    fn lease_for(&self, event: &StreamResponse) -> Lease<'_> {
-        match event.state() {
-            Some(s) if s.is_terminal() => Lease::Release,
-            Some(s) if s.is_interrupted() => Lease::Keep,
-            Some(_) => self.take(),
-            None => Lease::Keep,
-        }
-    }
-
-    fn take(&self) -> Lease<'_> {
-        Lease::Take {
-            owner: &self.instance,
-            until: self.lease_until(),
-        }
-    }
-
     /// When a lease taken or renewed now runs out (Unix ms).
     fn lease_until(&self) -> i64 {
-        now_millis() + self.lease_ms
+        now_millis() + self.cx.lease_ms
     }
 
     /// Tell the other replicas about an appended event (sent when the transaction commits).
@@ -188,12 +168,12 @@ impl Inner {
         seq: Seq,
         state: Option<TaskState>,
     ) -> Result<(), StoreError> {
-        let payload = changes::payload(&self.instance, task_id, seq, state);
+        let payload = changes::payload(&self.cx.instance, task_id, seq, state);
         // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
         // (its readers elsewhere still see its events when they next read the log).
         if payload.len() < 8000 {
             sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&self.channel)
+                .bind(&self.cx.channel)
                 .bind(payload)
                 .execute(conn)
                 .await
@@ -322,13 +302,18 @@ impl PostgresTaskManager {
                 StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
             })?;
         migrations::run(&pool, &options.schema).await?;
-        let inner = Arc::new(Inner {
+        let cx = writer::Context {
             pool,
             channel: format!("a2a_{}", options.schema),
-            schema: options.schema,
             instance: crate::protocol::new_uuid(),
             lease_ms: i64::try_from(options.lease.max(Duration::from_millis(100)).as_millis())
                 .unwrap_or(i64::MAX),
+            finished: Default::default(),
+        };
+        let inner = Arc::new(Inner {
+            writer: writer::Writer::spawn(cx.clone()),
+            schema: options.schema,
+            cx,
         });
         lease::spawn_keeper(Arc::downgrade(&inner));
         Ok(PostgresTaskManager { inner })
@@ -336,7 +321,7 @@ impl PostgresTaskManager {
 
     /// The connection pool (for health checks or the application's own queries).
     pub fn pool(&self) -> &PgPool {
-        &self.inner.pool
+        &self.inner.cx.pool
     }
 
     /// The schema the tables live in.
@@ -352,53 +337,14 @@ impl PostgresTaskManager {
             "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
             self.inner.schema
         ))
-        .execute(&self.inner.pool)
+        .execute(&self.inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(())
     }
 
     async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
-        self.inner.pool.begin().await.map_err(db)
-    }
-}
-
-/// Insert a task row; a task with that id already there is [`StoreError::TaskExists`].
-async fn insert_task(
-    conn: &mut PgConnection,
-    task: &Task,
-    skill_id: Option<&str>,
-    last_seq: Seq,
-    lease: Lease<'_>,
-) -> Result<(), StoreError> {
-    let status_ts = millis(task.status.timestamp);
-    let terminal_at = task.status.state.is_terminal().then_some(status_ts);
-    let (owner, until) = match lease {
-        Lease::Take { owner, until } if terminal_at.is_none() => (Some(owner), Some(until)),
-        _ => (None, None),
-    };
-    let result = sqlx::query(
-        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, task, \
-         owner, lease_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(&task.id)
-    .bind(&task.context_id)
-    .bind(task.status.state.as_str())
-    .bind(status_ts)
-    .bind(terminal_at)
-    .bind(skill_id)
-    .bind(to_i64(last_seq))
-    .bind(to_json(task)?)
-    .bind(owner)
-    .bind(until)
-    .execute(conn)
-    .await;
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) if e.as_database_error().and_then(|d| d.code()).as_deref() == Some("23505") => {
-            Err(StoreError::TaskExists(task.id.clone()))
-        }
-        Err(e) => Err(db(e)),
+        self.inner.cx.pool.begin().await.map_err(db)
     }
 }
 
@@ -567,15 +513,8 @@ const PURGE_BATCH: i64 = 500;
 #[async_trait]
 impl TaskManager for PostgresTaskManager {
     async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
-        crate::task::TaskStateMachine::check_initial(task.status.state)?;
-        let mut tx = self.begin().await?;
-        insert_task(&mut tx, &task, skill_id.as_deref(), 1, self.inner.take()).await?;
-        let state = task.status.state;
-        let id = task.id.clone();
-        insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
-        self.inner.notify(&mut tx, &id, 1, Some(state)).await?;
-        tx.commit().await.map_err(db)?;
-        Ok(1)
+        self.create_task_with_events(task, skill_id, Vec::new())
+            .await
     }
 
     async fn create_task_with_events(
@@ -584,37 +523,26 @@ impl TaskManager for PostgresTaskManager {
         skill_id: Option<String>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
-        if events.is_empty() {
-            return self.create_task(task, skill_id).await;
-        }
         let last = task_after(&task, &events)?;
-        let seq = 1 + events.len() as Seq;
-        let mut tx = self.begin().await?;
-        insert_task(&mut tx, &last, skill_id.as_deref(), seq, self.inner.take()).await?;
-        let id = task.id.clone();
-        insert_event(&mut tx, &id, 1, &StreamResponse::Task(task)).await?;
-        for (i, event) in events.iter().enumerate() {
-            insert_event(&mut tx, &id, 2 + i as Seq, event).await?;
-        }
         self.inner
-            .notify(&mut tx, &id, seq, Some(last.status.state))
-            .await?;
-        tx.commit().await.map_err(db)?;
-        Ok(seq)
+            .writer
+            .write(writer::Write::Create(Box::new(writer::NewTask {
+                first: task,
+                last,
+                skill_id,
+                events,
+            })))
+            .await
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
-        let mut tx = self.begin().await?;
-        let (mut task, last_seq) = lock_task(&mut tx, task_id).await?;
-        apply_event(&mut task, &event)?;
-        let seq = last_seq + 1;
-        update_task(&mut tx, &task, seq, self.inner.lease_for(&event)).await?;
-        insert_event(&mut tx, task_id, seq, &event).await?;
         self.inner
-            .notify(&mut tx, task_id, seq, event.state())
-            .await?;
-        tx.commit().await.map_err(db)?;
-        Ok(seq)
+            .writer
+            .write(writer::Write::Append {
+                task_id: task_id.to_string(),
+                event,
+            })
+            .await
     }
 
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
@@ -632,7 +560,7 @@ impl TaskManager for PostgresTaskManager {
     ) -> Result<Option<TaskRecord>, StoreError> {
         let row = sqlx::query("SELECT task, skill_id, last_seq FROM tasks WHERE id = $1")
             .bind(task_id)
-            .fetch_optional(&self.inner.pool)
+            .fetch_optional(&self.inner.cx.pool)
             .await
             .map_err(db)?;
         let Some(row) = row else {
@@ -661,10 +589,15 @@ impl TaskManager for PostgresTaskManager {
                 None => Ok(false),
             };
         }
-        // The whole task is stored as serde wrote it: copied as it is.
+        // The whole task is stored as serde wrote it: copied as it is, from memory when this
+        // process just finished it.
+        if let Some(json) = self.inner.cx.finished.get(task_id) {
+            out.extend_from_slice(json.as_bytes());
+            return Ok(true);
+        }
         let row = sqlx::query("SELECT task FROM tasks WHERE id = $1")
             .bind(task_id)
-            .fetch_optional(&self.inner.pool)
+            .fetch_optional(&self.inner.cx.pool)
             .await
             .map_err(db)?;
         match row {
@@ -682,7 +615,7 @@ impl TaskManager for PostgresTaskManager {
         after: Seq,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
         let rows = sqlx::query(
             "SELECT seq, event FROM events WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         )
@@ -796,7 +729,7 @@ impl TaskManager for PostgresTaskManager {
         task_id: &str,
         id: &str,
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
         let row = sqlx::query(
             "SELECT config FROM push_configs WHERE task_id = $1 AND config_id = $2 ORDER BY pos LIMIT 1",
         )
@@ -818,7 +751,7 @@ impl TaskManager for PostgresTaskManager {
         &self,
         task_id: &str,
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
         let rows = sqlx::query("SELECT config FROM push_configs WHERE task_id = $1 ORDER BY pos")
             .bind(task_id)
             .fetch_all(&mut *conn)
@@ -833,7 +766,7 @@ impl TaskManager for PostgresTaskManager {
     }
 
     async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
-        let mut conn = self.inner.pool.acquire().await.map_err(db)?;
+        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
         let deleted = sqlx::query(
             "WITH lane AS (DELETE FROM push_lanes WHERE task_id = $1 AND config_id = $2) \
              DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
@@ -851,21 +784,26 @@ impl TaskManager for PostgresTaskManager {
     }
 
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.inner.cx.finished.clear();
         let cutoff = before.0.timestamp_millis();
         let mut total = 0;
         loop {
-            // One batch per statement: appends get the rows between batches. Events and push
-            // configs go with their task (ON DELETE CASCADE).
+            // One batch per statement: appends get the rows between batches. Push configs go
+            // with their task (ON DELETE CASCADE), events explicitly (their table has no
+            // foreign key: see migration 4).
             let n = sqlx::query(
-                "DELETE FROM tasks WHERE id IN \
-                 (SELECT id FROM tasks WHERE terminal_at < $1 ORDER BY terminal_at LIMIT $2)",
+                "WITH gone AS (DELETE FROM tasks WHERE id IN \
+                 (SELECT id FROM tasks WHERE terminal_at < $1 ORDER BY terminal_at LIMIT $2) \
+                 RETURNING id), \
+                 events_gone AS (DELETE FROM events WHERE task_id IN (SELECT id FROM gone)) \
+                 SELECT count(*) FROM gone",
             )
             .bind(cutoff)
             .bind(PURGE_BATCH)
-            .execute(&self.inner.pool)
+            .fetch_one(&self.inner.cx.pool)
             .await
             .map_err(db)?
-            .rows_affected() as usize;
+            .get::<i64, _>(0) as usize;
             total += n;
             if (n as i64) < PURGE_BATCH {
                 return Ok(total);
@@ -877,7 +815,7 @@ impl TaskManager for PostgresTaskManager {
         let states: Vec<&'static str> = states.iter().map(|s| s.as_str()).collect();
         let rows = sqlx::query("SELECT id FROM tasks WHERE state = ANY($1)")
             .bind(&states)
-            .fetch_all(&self.inner.pool)
+            .fetch_all(&self.inner.cx.pool)
             .await
             .map_err(db)?;
         Ok(rows.iter().map(|row| row.get::<String, _>(0)).collect())
@@ -904,12 +842,14 @@ impl TaskManager for PostgresTaskManager {
         let mut locked = lock_row(&mut tx, task_id, false)
             .await?
             .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        if locked.held_by_other(&self.inner.instance) && locked.task.status.state.is_interrupted() {
+        if locked.held_by_other(&self.inner.cx.instance)
+            && locked.task.status.state.is_interrupted()
+        {
             locked.task.history.push(message.clone());
             update_task(&mut tx, &locked.task, locked.last_seq, Lease::Keep).await?;
             let holder = locked.holder.unwrap_or_default();
             sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&self.inner.channel)
+                .bind(&self.inner.cx.channel)
                 .bind(changes::reply_payload(&holder, task_id))
                 .execute(&mut *tx)
                 .await
@@ -919,7 +859,7 @@ impl TaskManager for PostgresTaskManager {
         }
         sqlx::query("UPDATE tasks SET owner = $2, lease_until = $3 WHERE id = $1")
             .bind(task_id)
-            .bind(&self.inner.instance)
+            .bind(&self.inner.cx.instance)
             .bind(self.inner.lease_until())
             .execute(&mut *tx)
             .await
@@ -933,8 +873,8 @@ impl TaskManager for PostgresTaskManager {
             "UPDATE tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2",
         )
         .bind(task_id)
-        .bind(&self.inner.instance)
-        .execute(&self.inner.pool)
+        .bind(&self.inner.cx.instance)
+        .execute(&self.inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(())
@@ -942,9 +882,9 @@ impl TaskManager for PostgresTaskManager {
 
     fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
         Some(changes::listen(
-            self.inner.pool.clone(),
-            self.inner.channel.clone(),
-            self.inner.instance.clone(),
+            self.inner.cx.pool.clone(),
+            self.inner.cx.channel.clone(),
+            self.inner.cx.instance.clone(),
         ))
     }
 }

@@ -20,7 +20,7 @@ impl PushOutbox for PostgresTaskManager {
         let has_lanes: bool =
             sqlx::query("SELECT EXISTS (SELECT 1 FROM push_lanes WHERE task_id = $1)")
                 .bind(task_id)
-                .fetch_one(&inner.pool)
+                .fetch_one(&inner.cx.pool)
                 .await
                 .map_err(db)?
                 .get(0);
@@ -35,10 +35,10 @@ impl PushOutbox for PostgresTaskManager {
              RETURNING 1",
         )
         .bind(task_id)
-        .bind(&inner.instance)
+        .bind(&inner.cx.instance)
         .bind(inner.lease_until())
         .bind(now_millis())
-        .fetch_optional(&inner.pool)
+        .fetch_optional(&inner.cx.pool)
         .await
         .map_err(db)?;
         if claimed.is_none() {
@@ -50,7 +50,7 @@ impl PushOutbox for PostgresTaskManager {
              last_error FROM push_lanes WHERE task_id = $1 ORDER BY config_id",
         )
         .bind(task_id)
-        .fetch_all(&inner.pool)
+        .fetch_all(&inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(Some(
@@ -77,7 +77,7 @@ impl PushOutbox for PostgresTaskManager {
              SELECT EXISTS (SELECT 1 FROM held)",
         )
         .bind(task_id)
-        .bind(&self.inner.instance)
+        .bind(&self.inner.cx.instance)
         .bind(&lane.config_id)
         .bind(i64::try_from(lane.cursor).unwrap_or(i64::MAX))
         .bind(i64::try_from(lane.delivered).unwrap_or(i64::MAX))
@@ -85,7 +85,7 @@ impl PushOutbox for PostgresTaskManager {
         .bind(i32::try_from(lane.consecutive_failures).unwrap_or(i32::MAX))
         .bind(lane.suspended)
         .bind(lane.last_error.as_deref())
-        .fetch_one(&self.inner.pool)
+        .fetch_one(&self.inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(held.get(0))
@@ -97,9 +97,9 @@ impl PushOutbox for PostgresTaskManager {
              WHERE task_id = $1 AND claimed_by = $2",
         )
         .bind(task_id)
-        .bind(&self.inner.instance)
+        .bind(&self.inner.cx.instance)
         .bind(now_millis())
-        .execute(&self.inner.pool)
+        .execute(&self.inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(())
@@ -118,17 +118,17 @@ impl PushOutbox for PostgresTaskManager {
                OR (c.claimed_by IS NOT NULL AND c.claimed_by <> $1 AND c.claim_until < $3)) \
              LIMIT $4",
         )
-        .bind(&self.inner.instance)
-        .bind(now - self.inner.lease_ms)
+        .bind(&self.inner.cx.instance)
+        .bind(now - self.inner.cx.lease_ms)
         .bind(now)
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-        .fetch_all(&self.inner.pool)
+        .fetch_all(&self.inner.cx.pool)
         .await
         .map_err(db)?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     fn push_claim_ttl(&self) -> Duration {
-        Duration::from_millis(u64::try_from(self.inner.lease_ms).unwrap_or(30_000))
+        Duration::from_millis(u64::try_from(self.inner.cx.lease_ms).unwrap_or(30_000))
     }
 }

@@ -1,0 +1,572 @@
+//! The group-commit writer: task creations and event appends from concurrent callers share
+//! one transaction, one round trip per statement kind, and one WAL flush.
+//!
+//! A caller hands its write to a queue and waits; a few writer loops each take what is queued
+//! (up to [`MAX_BATCH`]) and write it in one transaction: new tasks in one multi-row `INSERT`,
+//! the rows of tasks that get events locked in one `SELECT … FOR UPDATE` (in id order, so two
+//! batches never wait on each other in a cycle), every transition checked in Rust exactly as a
+//! lone append checks it, then the changed rows, the log entries and the notifications in one
+//! statement each. A write is answered only once its transaction has committed: nothing
+//! acknowledged can be lost. One write's refusal (a transition the state machine forbids, a
+//! task that exists or does not) is that write's error and leaves the batch alone; a failure of
+//! the database fails the whole batch, which is retried once when PostgreSQL chose it as a
+//! deadlock victim.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use sqlx::{PgConnection, PgPool, Row};
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+use super::{Lease, changes, db, from_json, millis, now_millis, to_i64, to_json};
+use crate::protocol::{StreamResponse, Task, TaskState};
+use crate::store::{Seq, StoreError, apply_event};
+
+/// Writes that share one transaction, at most.
+pub(super) const MAX_BATCH: usize = 128;
+/// Writer loops: while one batch waits for its commit, the next is being written.
+const WRITERS: usize = 2;
+/// Writes queued before callers wait for room (backpressure).
+const QUEUE: usize = 4096;
+
+/// A new task for the writer, its first events already checked.
+pub(super) struct NewTask {
+    pub(super) first: Task,
+    /// The task after `events`.
+    pub(super) last: Task,
+    pub(super) skill_id: Option<String>,
+    pub(super) events: Vec<StreamResponse>,
+}
+
+/// A write for the writer.
+#[allow(clippy::large_enum_variant)] // an event is moved once, into the queue: no box needed
+pub(super) enum Write {
+    /// A new task.
+    Create(Box<NewTask>),
+    /// An event for an existing task.
+    Append {
+        task_id: String,
+        event: StreamResponse,
+    },
+}
+
+struct Job {
+    write: Write,
+    done: oneshot::Sender<Result<Seq, StoreError>>,
+}
+
+/// What the writer loops need of the store (not the store itself: the store owns the queue,
+/// and the loops end when the store is gone).
+#[derive(Clone)]
+pub(super) struct Context {
+    pub(super) pool: PgPool,
+    /// The notification channel of the store's schema.
+    pub(super) channel: String,
+    /// This store's id in notifications (so it can skip its own) and in the leases it holds.
+    pub(super) instance: String,
+    /// The lease, in milliseconds.
+    pub(super) lease_ms: i64,
+    /// Tasks this store just finished.
+    pub(super) finished: Arc<Finished>,
+}
+
+/// Tasks this process just wrote in a terminal state, as stored: the caller that wrote one
+/// reads it back at once (a blocking SendMessage answers with it), and a terminal task never
+/// changes again, so that read need not go to the database. Entries live a few seconds
+/// (retention may delete a task later), at most [`FINISHED_KEPT`] of them.
+#[derive(Default)]
+pub(super) struct Finished {
+    tasks: std::sync::Mutex<FinishedTasks>,
+}
+
+#[derive(Default)]
+struct FinishedTasks {
+    /// When each was kept, and its JSON.
+    by_id: HashMap<String, (std::time::Instant, Arc<str>)>,
+    /// Oldest first.
+    order: std::collections::VecDeque<String>,
+}
+
+/// Just-finished tasks kept by [`Finished`], at most.
+const FINISHED_KEPT: usize = 4096;
+/// How long [`Finished`] keeps one.
+const FINISHED_FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Finished {
+    /// The stored JSON of `task_id`, if this process finished it moments ago.
+    pub(super) fn get(&self, task_id: &str) -> Option<Arc<str>> {
+        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks
+            .by_id
+            .get(task_id)
+            .filter(|(at, _)| at.elapsed() < FINISHED_FOR)
+            .map(|(_, json)| json.clone())
+    }
+
+    /// Forget every task (retention deleted some).
+    pub(super) fn clear(&self) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        tasks.by_id.clear();
+        tasks.order.clear();
+    }
+
+    fn keep(&self, finished: Vec<(String, String)>) {
+        if finished.is_empty() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let FinishedTasks { by_id: map, order } = &mut *tasks;
+        for (id, json) in finished {
+            if map.insert(id.clone(), (now, json.into())).is_none() {
+                order.push_back(id);
+            }
+        }
+        while order.len() > FINISHED_KEPT
+            || order
+                .front()
+                .and_then(|id| map.get(id))
+                .is_some_and(|(at, _)| at.elapsed() >= FINISHED_FOR)
+        {
+            if let Some(id) = order.pop_front() {
+                map.remove(&id);
+            }
+        }
+    }
+}
+
+impl Context {
+    /// The lease an event written by this replica gives its task: a running skill's status
+    /// takes it, an ending lets go of it; a question keeps whoever holds it (the replica whose
+    /// `ask` waits; a skill that ended asking is let go of by the runtime, `release`).
+    fn lease_for(&self, event: &StreamResponse) -> Lease<'_> {
+        match event.state() {
+            Some(s) if s.is_terminal() => Lease::Release,
+            Some(s) if s.is_interrupted() => Lease::Keep,
+            Some(_) => Lease::Take {
+                owner: &self.instance,
+                until: now_millis() + self.lease_ms,
+            },
+            None => Lease::Keep,
+        }
+    }
+}
+
+/// The queue the store's writes go through.
+#[derive(Clone)]
+pub(super) struct Writer {
+    queue: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    /// Start the writer loops on the current runtime.
+    pub(super) fn spawn(cx: Context) -> Writer {
+        let (queue, rx) = mpsc::channel(QUEUE);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..WRITERS {
+            tokio::spawn(run(cx.clone(), rx.clone()));
+        }
+        Writer { queue }
+    }
+
+    /// Write and wait for the commit: the new last sequence number of the task.
+    pub(super) async fn write(&self, write: Write) -> Result<Seq, StoreError> {
+        let (done, answer) = oneshot::channel();
+        self.queue
+            .send(Job { write, done })
+            .await
+            .map_err(|_| StoreError::Backend("the store's writer stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| StoreError::Backend("the store's writer stopped".into()))?
+    }
+}
+
+async fn run(cx: Context, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
+    let mut jobs = Vec::with_capacity(MAX_BATCH);
+    loop {
+        {
+            let mut rx = rx.lock().await;
+            if rx.recv_many(&mut jobs, MAX_BATCH).await == 0 {
+                return;
+            }
+        }
+        let writes: Vec<&Write> = jobs.iter().map(|j| &j.write).collect();
+        let mut outcome = commit(&cx, &writes).await;
+        if matches!(&outcome, Err(e) if e.deadlocked) {
+            outcome = commit(&cx, &writes).await;
+        }
+        match outcome {
+            Ok(results) => {
+                for (job, result) in jobs.drain(..).zip(results) {
+                    let _ = job.done.send(result);
+                }
+            }
+            Err(failed) => {
+                for job in jobs.drain(..) {
+                    let _ = job.done.send(Err(failed.error.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Why a batch did not commit.
+struct Failed {
+    error: StoreError,
+    /// PostgreSQL broke a deadlock by failing this transaction: worth one more try.
+    deadlocked: bool,
+}
+
+impl From<sqlx::Error> for Failed {
+    fn from(e: sqlx::Error) -> Self {
+        let deadlocked = e.as_database_error().and_then(|d| d.code()).as_deref() == Some("40P01");
+        Failed {
+            error: db(e),
+            deadlocked,
+        }
+    }
+}
+
+impl From<StoreError> for Failed {
+    fn from(error: StoreError) -> Self {
+        Failed {
+            error,
+            deadlocked: false,
+        }
+    }
+}
+
+/// Write `writes` in one transaction; each write's own result once it committed.
+async fn commit(cx: &Context, writes: &[&Write]) -> Result<Vec<Result<Seq, StoreError>>, Failed> {
+    let mut tx = cx.pool.begin().await?;
+    let mut batch = Batch::default();
+    let mut results: Vec<Option<Result<Seq, StoreError>>> = vec![None; writes.len()];
+    create(cx, &mut tx, writes, &mut batch, &mut results).await?;
+    append(cx, &mut tx, writes, &mut batch, &mut results).await?;
+    batch.flush(cx, &mut tx).await?;
+    tx.commit().await?;
+    cx.finished.keep(batch.finished);
+    Ok(results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(StoreError::Backend("a write was left out".into()))))
+        .collect())
+}
+
+/// Log entries and notifications of a batch, written together at its end.
+#[derive(Default)]
+struct Batch {
+    event_tasks: Vec<String>,
+    event_seqs: Vec<i64>,
+    event_bodies: Vec<String>,
+    notifications: Vec<String>,
+    /// Tasks the batch leaves terminal, with their stored JSON.
+    finished: Vec<(String, String)>,
+}
+
+impl Batch {
+    fn event(&mut self, task_id: &str, seq: Seq, event: &StreamResponse) -> Result<(), StoreError> {
+        self.event_tasks.push(task_id.to_string());
+        self.event_seqs.push(to_i64(seq));
+        self.event_bodies.push(to_json(event)?);
+        Ok(())
+    }
+
+    fn notify(&mut self, cx: &Context, task_id: &str, seq: Seq, state: Option<TaskState>) {
+        let payload = changes::payload(&cx.instance, task_id, seq, state);
+        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
+        // (its readers elsewhere still see its events when they next read the log).
+        if payload.len() < 8000 {
+            self.notifications.push(payload);
+        }
+    }
+
+    /// Note the terminal tasks among `rows` (after they are written).
+    fn finished(&mut self, rows: &TaskRows) {
+        for (i, terminal) in rows.terminal.iter().enumerate() {
+            if *terminal {
+                self.finished
+                    .push((rows.ids[i].clone(), rows.tasks[i].clone()));
+            }
+        }
+    }
+
+    async fn flush(&mut self, cx: &Context, conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+        if !self.event_tasks.is_empty() {
+            sqlx::query(
+                "INSERT INTO events (task_id, seq, event) \
+                 SELECT * FROM UNNEST($1::text[], $2::int8[], $3::text[])",
+            )
+            .bind(std::mem::take(&mut self.event_tasks))
+            .bind(std::mem::take(&mut self.event_seqs))
+            .bind(std::mem::take(&mut self.event_bodies))
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.notifications.is_empty() {
+            sqlx::query("SELECT pg_notify($1, p) FROM UNNEST($2::text[]) AS p")
+                .bind(&cx.channel)
+                .bind(std::mem::take(&mut self.notifications))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Insert the batch's new tasks (in id order) in one statement; an id already taken, in the
+/// table or earlier in the batch, is that write's `TaskExists`.
+async fn create(
+    cx: &Context,
+    conn: &mut PgConnection,
+    writes: &[&Write],
+    batch: &mut Batch,
+    results: &mut [Option<Result<Seq, StoreError>>],
+) -> Result<(), Failed> {
+    let mut order: Vec<usize> = (0..writes.len())
+        .filter(|&i| matches!(writes[i], Write::Create(_)))
+        .collect();
+    if order.is_empty() {
+        return Ok(());
+    }
+    order.sort_by(|&a, &b| created_id(writes[a]).cmp(created_id(writes[b])));
+    let mut seen = HashSet::new();
+    let mut rows = TaskRows::default();
+    let mut inserting = Vec::new();
+    for i in order {
+        let Write::Create(new) = writes[i] else {
+            continue;
+        };
+        let (last, skill_id) = (&new.last, &new.skill_id);
+        if !seen.insert(last.id.as_str()) {
+            results[i] = Some(Err(StoreError::TaskExists(last.id.clone())));
+            continue;
+        }
+        let terminal = last.status.state.is_terminal();
+        let lease = if terminal {
+            Lease::Release
+        } else {
+            Lease::Take {
+                owner: &cx.instance,
+                until: now_millis() + cx.lease_ms,
+            }
+        };
+        let seq = 1 + created_events(writes[i]) as Seq;
+        rows.push(last, seq, lease)?;
+        rows.skill_ids.push(skill_id.clone());
+        rows.context_ids.push(last.context_id.clone());
+        inserting.push(i);
+    }
+    let inserted: HashSet<String> = sqlx::query(
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, \
+         task, owner, lease_until) \
+         SELECT id, context_id, state, status_ts, CASE WHEN terminal THEN status_ts END, \
+         skill_id, last_seq, task, owner, lease_until \
+         FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], \
+         $7::int8[], $8::text[], $9::text[], $10::int8[]) \
+         AS t(id, context_id, state, status_ts, terminal, skill_id, last_seq, task, owner, \
+         lease_until) \
+         ON CONFLICT (id) DO NOTHING RETURNING id",
+    )
+    .bind(&rows.ids)
+    .bind(&rows.context_ids)
+    .bind(&rows.states)
+    .bind(&rows.status_ts)
+    .bind(&rows.terminal)
+    .bind(&rows.skill_ids)
+    .bind(&rows.last_seqs)
+    .bind(&rows.tasks)
+    .bind(&rows.owners)
+    .bind(&rows.untils)
+    .fetch_all(&mut *conn)
+    .await?
+    .iter()
+    .map(|r| r.get(0))
+    .collect();
+    for (n, id) in rows.ids.iter().enumerate() {
+        if rows.terminal[n] && inserted.contains(id) {
+            batch.finished.push((id.clone(), rows.tasks[n].clone()));
+        }
+    }
+    for i in inserting {
+        let Write::Create(new) = writes[i] else {
+            continue;
+        };
+        let (first, last, events) = (&new.first, &new.last, &new.events);
+        if !inserted.contains(&last.id) {
+            results[i] = Some(Err(StoreError::TaskExists(last.id.clone())));
+            continue;
+        }
+        let snapshot = StreamResponse::Task(first.clone());
+        batch.event(&last.id, 1, &snapshot)?;
+        for (n, event) in events.iter().enumerate() {
+            batch.event(&last.id, 2 + n as Seq, event)?;
+        }
+        let seq = 1 + events.len() as Seq;
+        batch.notify(cx, &last.id, seq, Some(last.status.state));
+        results[i] = Some(Ok(seq));
+    }
+    Ok(())
+}
+
+fn created_id(write: &Write) -> &str {
+    match write {
+        Write::Create(new) => &new.last.id,
+        Write::Append { task_id, .. } => task_id,
+    }
+}
+
+fn created_events(write: &Write) -> usize {
+    match write {
+        Write::Create(new) => new.events.len(),
+        Write::Append { .. } => 0,
+    }
+}
+
+/// Columns of task rows written by one statement.
+#[derive(Default)]
+struct TaskRows {
+    ids: Vec<String>,
+    context_ids: Vec<String>,
+    skill_ids: Vec<Option<String>>,
+    states: Vec<&'static str>,
+    status_ts: Vec<i64>,
+    terminal: Vec<bool>,
+    last_seqs: Vec<i64>,
+    tasks: Vec<String>,
+    set_owner: Vec<bool>,
+    owners: Vec<Option<String>>,
+    untils: Vec<Option<i64>>,
+}
+
+impl TaskRows {
+    fn push(&mut self, task: &Task, last_seq: Seq, lease: Lease<'_>) -> Result<(), StoreError> {
+        let (set, owner, until) = match lease {
+            Lease::Keep => (false, None, None),
+            Lease::Take { owner, until } => (true, Some(owner.to_string()), Some(until)),
+            Lease::Release => (true, None, None),
+        };
+        self.ids.push(task.id.clone());
+        self.states.push(task.status.state.as_str());
+        self.status_ts.push(millis(task.status.timestamp));
+        self.terminal.push(task.status.state.is_terminal());
+        self.last_seqs.push(to_i64(last_seq));
+        self.tasks.push(to_json(task)?);
+        self.set_owner.push(set);
+        self.owners.push(owner);
+        self.untils.push(until);
+        Ok(())
+    }
+}
+
+/// A task whose row this batch locked.
+struct Locked {
+    task: Task,
+    last_seq: Seq,
+    /// Its lease after the batch's events (`Keep`: as the row has it).
+    lease: Option<(bool, Option<String>, Option<i64>)>,
+    changed: bool,
+}
+
+/// Apply the batch's appends: lock their tasks' rows in id order, check and apply each event
+/// in the order it was written, then write every changed row in one statement.
+async fn append(
+    cx: &Context,
+    conn: &mut PgConnection,
+    writes: &[&Write],
+    batch: &mut Batch,
+    results: &mut [Option<Result<Seq, StoreError>>],
+) -> Result<(), Failed> {
+    let mut ids: Vec<&str> = writes
+        .iter()
+        .filter_map(|w| match w {
+            Write::Append { task_id, .. } => Some(task_id.as_str()),
+            Write::Create(_) => None,
+        })
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let rows = sqlx::query(
+        "SELECT id, task, last_seq FROM tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut locked: HashMap<String, Locked> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        locked.insert(
+            row.get(0),
+            Locked {
+                task: from_json(row.get::<&str, _>(1))?,
+                last_seq: row.get::<i64, _>(2) as Seq,
+                lease: None,
+                changed: false,
+            },
+        );
+    }
+    for (i, write) in writes.iter().enumerate() {
+        let Write::Append { task_id, event } = write else {
+            continue;
+        };
+        let Some(entry) = locked.get_mut(task_id.as_str()) else {
+            results[i] = Some(Err(StoreError::TaskNotFound(task_id.clone())));
+            continue;
+        };
+        // apply_event checks before it changes anything: a refused event leaves the task as
+        // it was for the batch's next event.
+        if let Err(e) = apply_event(&mut entry.task, event) {
+            results[i] = Some(Err(e));
+            continue;
+        }
+        entry.last_seq += 1;
+        entry.changed = true;
+        match cx.lease_for(event) {
+            Lease::Keep => {}
+            Lease::Take { owner, until } => {
+                entry.lease = Some((true, Some(owner.to_string()), Some(until)))
+            }
+            Lease::Release => entry.lease = Some((true, None, None)),
+        }
+        batch.event(task_id, entry.last_seq, event)?;
+        batch.notify(cx, task_id, entry.last_seq, event.state());
+        results[i] = Some(Ok(entry.last_seq));
+    }
+    let mut rows = TaskRows::default();
+    for entry in locked.values().filter(|e| e.changed) {
+        rows.push(&entry.task, entry.last_seq, Lease::Keep)?;
+        let (set, owner, until) = entry.lease.clone().unwrap_or((false, None, None));
+        *rows.set_owner.last_mut().expect("pushed") = set;
+        *rows.owners.last_mut().expect("pushed") = owner;
+        *rows.untils.last_mut().expect("pushed") = until;
+    }
+    if rows.ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE tasks SET state = u.state, status_ts = u.status_ts, \
+         terminal_at = CASE WHEN u.terminal THEN u.status_ts ELSE tasks.terminal_at END, \
+         last_seq = u.last_seq, task = u.task, \
+         owner = CASE WHEN u.set_owner THEN u.owner ELSE tasks.owner END, \
+         lease_until = CASE WHEN u.set_owner THEN u.lease_until ELSE tasks.lease_until END \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::bool[], $5::int8[], $6::text[], \
+         $7::bool[], $8::text[], $9::int8[]) \
+         AS u(id, state, status_ts, terminal, last_seq, task, set_owner, owner, lease_until) \
+         WHERE tasks.id = u.id",
+    )
+    .bind(&rows.ids)
+    .bind(&rows.states)
+    .bind(&rows.status_ts)
+    .bind(&rows.terminal)
+    .bind(&rows.last_seqs)
+    .bind(&rows.tasks)
+    .bind(&rows.set_owner)
+    .bind(&rows.owners)
+    .bind(&rows.untils)
+    .execute(&mut *conn)
+    .await?;
+    batch.finished(&rows);
+    Ok(())
+}
