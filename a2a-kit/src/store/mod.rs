@@ -23,6 +23,10 @@ pub use sqlite::{SqliteOptions, SqliteTaskManager, Synchronous};
 mod postgres;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresTaskManager};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod just_finished;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use just_finished::JustFinished;
 pub mod retention;
 
 use async_trait::async_trait;

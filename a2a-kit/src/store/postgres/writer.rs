@@ -20,7 +20,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::{Lease, changes, db, from_json, millis, now_millis, to_i64, to_json};
 use crate::protocol::{StreamResponse, Task, TaskState};
-use crate::store::{Seq, StoreError, apply_event};
+use crate::store::{JustFinished, Seq, StoreError, apply_event};
 
 /// Writes that share one transaction, at most.
 pub(super) const MAX_BATCH: usize = 128;
@@ -67,72 +67,7 @@ pub(super) struct Context {
     /// The lease, in milliseconds.
     pub(super) lease_ms: i64,
     /// Tasks this store just finished.
-    pub(super) finished: Arc<Finished>,
-}
-
-/// Tasks this process just wrote in a terminal state, as stored: the caller that wrote one
-/// reads it back at once (a blocking SendMessage answers with it), and a terminal task never
-/// changes again, so that read need not go to the database. Entries live a few seconds
-/// (retention may delete a task later), at most [`FINISHED_KEPT`] of them.
-#[derive(Default)]
-pub(super) struct Finished {
-    tasks: std::sync::Mutex<FinishedTasks>,
-}
-
-#[derive(Default)]
-struct FinishedTasks {
-    /// When each was kept, and its JSON.
-    by_id: HashMap<String, (std::time::Instant, Arc<str>)>,
-    /// Oldest first.
-    order: std::collections::VecDeque<String>,
-}
-
-/// Just-finished tasks kept by [`Finished`], at most.
-const FINISHED_KEPT: usize = 4096;
-/// How long [`Finished`] keeps one.
-const FINISHED_FOR: std::time::Duration = std::time::Duration::from_secs(5);
-
-impl Finished {
-    /// The stored JSON of `task_id`, if this process finished it moments ago.
-    pub(super) fn get(&self, task_id: &str) -> Option<Arc<str>> {
-        let tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        tasks
-            .by_id
-            .get(task_id)
-            .filter(|(at, _)| at.elapsed() < FINISHED_FOR)
-            .map(|(_, json)| json.clone())
-    }
-
-    /// Forget every task (retention deleted some).
-    pub(super) fn clear(&self) {
-        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        tasks.by_id.clear();
-        tasks.order.clear();
-    }
-
-    fn keep(&self, finished: Vec<(String, String)>) {
-        if finished.is_empty() {
-            return;
-        }
-        let now = std::time::Instant::now();
-        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        let FinishedTasks { by_id: map, order } = &mut *tasks;
-        for (id, json) in finished {
-            if map.insert(id.clone(), (now, json.into())).is_none() {
-                order.push_back(id);
-            }
-        }
-        while order.len() > FINISHED_KEPT
-            || order
-                .front()
-                .and_then(|id| map.get(id))
-                .is_some_and(|(at, _)| at.elapsed() >= FINISHED_FOR)
-        {
-            if let Some(id) = order.pop_front() {
-                map.remove(&id);
-            }
-        }
-    }
+    pub(super) finished: Arc<JustFinished>,
 }
 
 impl Context {
@@ -246,7 +181,9 @@ async fn commit(cx: &Context, writes: &[&Write]) -> Result<Vec<Result<Seq, Store
     append(cx, &mut tx, writes, &mut batch, &mut results).await?;
     batch.flush(cx, &mut tx).await?;
     tx.commit().await?;
-    cx.finished.keep(batch.finished);
+    if !batch.finished.is_empty() {
+        cx.finished.keep(batch.finished);
+    }
     Ok(results
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(StoreError::Backend("a write was left out".into()))))

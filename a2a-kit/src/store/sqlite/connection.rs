@@ -238,19 +238,23 @@ pub(super) fn in_savepoint<T>(
     conn: &Connection,
     f: impl FnOnce(&Connection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    conn.execute_batch("SAVEPOINT job").db()?;
+    // Prepared once per connection (the cache): a job is often a handful of inserts, and
+    // parsing these two statements each time was a visible share of it.
+    conn.prepare_cached("SAVEPOINT job")
+        .db()?
+        .execute([])
+        .db()?;
     let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))) {
         Ok(r) => r,
         Err(_) => Err(StoreError::Backend(
             "a store operation panicked; it was rolled back".into(),
         )),
     };
-    let end = if out.is_ok() {
-        "RELEASE job"
+    if out.is_ok() {
+        conn.prepare_cached("RELEASE job").db()?.execute([]).db()?;
     } else {
-        "ROLLBACK TO job; RELEASE job"
-    };
-    conn.execute_batch(end).db()?;
+        conn.execute_batch("ROLLBACK TO job; RELEASE job").db()?;
+    }
     out
 }
 

@@ -126,6 +126,8 @@ struct Inner {
     options: SqliteOptions,
     /// Keeps the file to this process while the store lives (`None` in memory).
     _lock: Option<Arc<process_lock::ProcessLock>>,
+    /// Tasks this store just created finished, for the read that follows.
+    finished: crate::store::JustFinished,
 }
 
 struct ReadPool {
@@ -220,6 +222,7 @@ impl SqliteTaskManager {
                 path: Some(path),
                 options,
                 _lock: Some(lock),
+                finished: Default::default(),
             }),
         })
     }
@@ -248,6 +251,7 @@ impl SqliteTaskManager {
                 path: None,
                 options,
                 _lock: None,
+                finished: Default::default(),
             }),
         })
     }
@@ -418,16 +422,25 @@ impl TaskManager for SqliteTaskManager {
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
+        // The task is written once as its events leave it (checked here as a lone append
+        // would check each event). A task created finished (a skill that answered at once)
+        // is read back right away: its JSON is kept for that read.
+        let last = crate::store::task_after(&task, &events)?;
+        let finished = if last.status.state.is_terminal() {
+            serde_json::to_string(&last)
+                .ok()
+                .map(|json| (last.id.clone(), json))
+        } else {
+            None
+        };
         // One job: one savepoint, so a refused event leaves no task behind.
-        self.write(move |tx| {
-            let task_id = task.id.clone();
-            let mut seq = create_in(tx, task, skill_id)?;
-            for event in events {
-                seq = append_in(tx, &task_id, event)?;
-            }
-            Ok(seq)
-        })
-        .await
+        let seq = self
+            .write(move |tx| create_with_events_in(tx, task, Some(&last), skill_id, &events))
+            .await?;
+        if let Some(finished) = finished {
+            self.inner.finished.keep([finished]);
+        }
+        Ok(seq)
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
@@ -641,7 +654,28 @@ impl TaskManager for SqliteTaskManager {
         .await
     }
 
+    async fn write_task_json(
+        &self,
+        task_id: &str,
+        view: TaskView,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
+        if view == TaskView::FULL {
+            if let Some(json) = self.inner.finished.get(task_id) {
+                out.extend_from_slice(json.as_bytes());
+                return Ok(true);
+            }
+        }
+        match self.get_task(task_id, view).await? {
+            Some(rec) => serde_json::to_writer(out, &rec.task)
+                .map(|()| true)
+                .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
+            None => Ok(false),
+        }
+    }
+
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.inner.finished.clear();
         let cutoff = before.0.timestamp_millis();
         let mut total = 0;
         loop {

@@ -290,39 +290,58 @@ pub(super) fn create_in(
     task: Task,
     skill_id: Option<String>,
 ) -> Result<Seq, StoreError> {
-    if task_exists(tx, &task.id)? {
-        return Err(StoreError::TaskExists(task.id));
+    create_with_events_in(tx, task, None, skill_id, &[])
+}
+
+/// Store a new task as `first` and `events` leave it (`last`, checked by the caller with
+/// `task_after`): the final row, history and artifacts written once, then the log (`first`'s
+/// snapshot and each event), inside the caller's transaction.
+pub(super) fn create_with_events_in(
+    tx: &Connection,
+    first: Task,
+    last: Option<&Task>,
+    skill_id: Option<String>,
+    events: &[StreamResponse],
+) -> Result<Seq, StoreError> {
+    let row = last.unwrap_or(&first);
+    if task_exists(tx, &row.id)? {
+        return Err(StoreError::TaskExists(row.id.clone()));
     }
-    let status_ts = millis(task.status.timestamp);
-    let terminal_at = task.status.state.is_terminal().then_some(status_ts);
+    let last_seq = 1 + events.len() as Seq;
+    let status_ts = millis(row.status.timestamp);
+    let terminal_at = row.status.state.is_terminal().then_some(status_ts);
     tx.prepare_cached(
         "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
-         last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11)",
+         last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )
     .db()?
     .execute(params![
-        task.id,
-        task.context_id,
-        task.status.state.as_str(),
+        row.id,
+        row.context_id,
+        row.status.state.as_str(),
         status_ts,
         terminal_at,
         skill_id,
-        to_json(&task.status)?,
-        task.metadata.as_ref().map(to_json).transpose()?,
-        clamp(task.history.len()),
-        clamp(task.artifacts.len()),
+        to_json(&row.status)?,
+        row.metadata.as_ref().map(to_json).transpose()?,
+        last_seq as i64,
+        clamp(row.history.len()),
+        clamp(row.artifacts.len()),
         now_millis(),
     ])
     .db()?;
-    for (i, m) in task.history.iter().enumerate() {
-        insert_message(tx, &task.id, clamp(i), m)?;
+    for (i, m) in row.history.iter().enumerate() {
+        insert_message(tx, &row.id, clamp(i), m)?;
     }
-    for (i, a) in task.artifacts.iter().enumerate() {
-        insert_artifact(tx, &task.id, clamp(i), a)?;
+    for (i, a) in row.artifacts.iter().enumerate() {
+        insert_artifact(tx, &row.id, clamp(i), a)?;
     }
-    let id = task.id.clone();
-    insert_event(tx, &id, 1, &StreamResponse::Task(task))?;
-    Ok(1)
+    let id = first.id.clone();
+    insert_event(tx, &id, 1, &StreamResponse::Task(first))?;
+    for (i, event) in events.iter().enumerate() {
+        insert_event(tx, &id, 2 + i as i64, event)?;
+    }
+    Ok(last_seq)
 }
 
 /// Apply `event` to the stored task and log it, inside the caller's transaction.
