@@ -4,8 +4,10 @@
 //! * `bench-hello`: the macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`),
 //!   `--store memory|sqlite:PATH|postgres://…` (a PostgreSQL schema is emptied at start).
 //! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
-//! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks) and a `hold` skill
-//!   that keeps its stream open (for the per-stream memory figure).
+//! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks), a `hold` skill
+//!   that keeps its stream open (for the per-stream memory figure) and a `pace` skill whose
+//!   chunks carry the time they were sent (for cross-replica latency); `--replica` joins a
+//!   PostgreSQL schema another server made.
 //! * `bench-limit`: a bare axum handler with no A2A logic: parses the JSON-RPC body, answers
 //!   with canned bytes, or an SSE stream of N canned frames.
 //! * `bench-driver`: starts each server pinned to core 0, drives it from core 1 (`oha` for
@@ -45,6 +47,10 @@ pub struct ServerCli {
     /// workload raises it so that the 100,000 measured tasks are all retained.
     #[arg(long)]
     pub max_tasks: Option<usize>,
+    /// With `postgres://…`: join the schema as another replica (keep what is there) instead of
+    /// emptying it.
+    #[arg(long)]
+    pub replica: bool,
 }
 
 impl ServerCli {
@@ -64,7 +70,7 @@ impl ServerCli {
             });
         }
         if self.store.starts_with("postgres://") {
-            return open_postgres(a2a, &self.store).await;
+            return open_postgres(a2a, &self.store, !self.replica).await;
         }
         match self.store.strip_prefix("sqlite:") {
             Some(path) if !path.is_empty() => open_sqlite(a2a, path).await,
@@ -97,12 +103,15 @@ async fn open_sqlite(
 async fn open_postgres(
     a2a: AgentServiceBuilder,
     url: &str,
+    empty: bool,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     use a2a_kit::store::PostgresTaskManager;
-    PostgresTaskManager::connect(url)
-        .await?
-        .drop_schema()
-        .await?;
+    if empty {
+        PostgresTaskManager::connect(url)
+            .await?
+            .drop_schema()
+            .await?;
+    }
     Ok(a2a.task_manager(PostgresTaskManager::connect(url).await?))
 }
 
@@ -110,6 +119,7 @@ async fn open_postgres(
 async fn open_postgres(
     _: AgentServiceBuilder,
     _: &str,
+    _: bool,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
     Err("built without the `postgres` feature of a2a-bench".into())
 }
@@ -197,6 +207,22 @@ impl StreamAgent {
         }
     }
 
+    /// `N MS`: N chunks, one every MS milliseconds, each the time it was sent, in microseconds
+    /// since the Unix epoch (the cross-replica latency workload reads them on another replica).
+    #[skill]
+    #[streaming]
+    fn pace(&self, Text(spec): Text) -> impl Stream<Item = String> + Send + 'static {
+        let mut it = spec.split_whitespace().map(|x| x.parse::<u64>().ok());
+        let n = it.next().flatten().unwrap_or(100).min(100_000);
+        let every = Duration::from_millis(it.next().flatten().unwrap_or(10).min(10_000));
+        a2a_kit::stream! {
+            for _ in 0..n {
+                tokio::time::sleep(every).await;
+                yield format!("{}\n", unix_micros());
+            }
+        }
+    }
+
     /// Send one chunk, then keep the task (and its stream) open for N seconds.
     #[skill]
     #[streaming]
@@ -208,6 +234,14 @@ impl StreamAgent {
             yield "closed\n".to_string();
         }
     }
+}
+
+/// Microseconds since the Unix epoch (one clock for every process on the machine).
+pub fn unix_micros() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros()
 }
 
 /// Declare the benchmark servers' global allocator (see the crate docs): the same for every

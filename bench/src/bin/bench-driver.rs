@@ -63,10 +63,16 @@ struct Opts {
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
     /// Workloads to run.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into()])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into()])]
     only: Vec<String>,
+    /// Cross-replica latency: paced streams at once, and events per stream.
+    #[arg(long, default_value_t = 4)]
+    xrep_streams: usize,
+    /// Cross-replica latency: events per stream (one every 10 ms).
+    #[arg(long, default_value_t = 150)]
+    xrep_events: usize,
     /// Servers to run (keys: hello, hello-sqlite, hello-postgres, hello-manual, limit, python,
-    /// stream, stream-sqlite).
+    /// python-postgres, stream, stream-sqlite, stream-postgres).
     #[arg(long, value_delimiter = ',')]
     servers: Option<Vec<String>>,
     /// The PostgreSQL database of `hello-postgres` (its `a2a` schema is emptied at each start).
@@ -215,6 +221,24 @@ impl Env {
                 Kind::Python,
                 self.opts.python.clone(),
                 vec![self.opts.python_agent.display().to_string()],
+                false,
+            ),
+            "python-postgres" => (
+                "Python a2a-sdk 1.3.0 + uvicorn, DatabaseTaskStore on PostgreSQL",
+                Kind::Python,
+                self.opts.python.clone(),
+                vec![
+                    self.opts.python_agent.display().to_string(),
+                    "--database-url".into(),
+                    self.opts.postgres.clone(),
+                ],
+                false,
+            ),
+            "stream-postgres" => (
+                "ours: streaming agent, PostgreSQL store",
+                Kind::Ours,
+                bin("bench-stream"),
+                vec!["--store".into(), self.opts.postgres.clone()],
                 false,
             ),
             other => panic!("unknown server {other}"),
@@ -704,6 +728,95 @@ async fn hold_streams(
 // ------------------------------------------------------------------------------------------
 // Capture of the limit's canned bytes
 
+/// Cross-replica latency: two replicas of the streaming agent on one PostgreSQL schema; paced
+/// streams run on A (each chunk the time it was sent) and are followed on B with
+/// SubscribeToTask; every chunk B's reader gets after it subscribed gives one latency (sent on
+/// A to read on B, the append, the commit, the notification and B's read of the log included).
+async fn xrep_once(env: &Env, spec: &Spec) -> Vec<f64> {
+    let a = env.start(spec, &[]).await;
+    let b = env.start(spec, &["--replica"]).await;
+    let follow = |n: usize| {
+        let (a, b) = (a.url.clone(), b.url.clone());
+        async move {
+            match follow_on_other_replica(env, &a, &b, n).await {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("cross-replica stream failed: {e}");
+                    Vec::new()
+                }
+            }
+        }
+    };
+    follow(20).await;
+    let runs = (0..env.opts.xrep_streams).map(|_| follow(env.opts.xrep_events));
+    let samples: Vec<f64> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    env.stop(a).await;
+    env.stop(b).await;
+    samples
+}
+
+async fn follow_on_other_replica(
+    env: &Env,
+    a: &str,
+    b: &str,
+    n: usize,
+) -> Result<Vec<f64>, String> {
+    let body = stream_body(&env.message_id(), "pace", &format!("{n} 10")).to_string();
+    let mut on_a = post(&env.client, a, body)
+        .await?
+        .bytes_stream()
+        .eventsource();
+    let first = on_a
+        .next()
+        .await
+        .ok_or("A's stream ended at once")?
+        .map_err(|e| e.to_string())?;
+    let v: Value = serde_json::from_str(&first.data).map_err(|e| e.to_string())?;
+    let id = v["result"]["task"]["id"]
+        .as_str()
+        .ok_or_else(|| format!("no task first on A's stream: {}", first.data))?
+        .to_string();
+    let drain = tokio::spawn(async move { while on_a.next().await.is_some() {} });
+    let sub =
+        json!({"jsonrpc": "2.0", "id": "x", "method": "SubscribeToTask", "params": {"id": id}});
+    let resp = post(&env.client, b, sub.to_string()).await?;
+    let since = a2a_bench::unix_micros();
+    let mut on_b = resp.bytes_stream().eventsource();
+    let mut out = Vec::new();
+    while let Some(ev) = on_b.next().await {
+        let ev = ev.map_err(|e| e.to_string())?;
+        let now = a2a_bench::unix_micros();
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| e.to_string())?;
+        let Some(text) = v["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"].as_str()
+        else {
+            continue;
+        };
+        if let Ok(sent) = text.trim().parse::<u128>() {
+            if sent > since {
+                out.push(now.saturating_sub(sent) as f64 / 1e3);
+            }
+        }
+    }
+    let _ = drain.await;
+    if out.len() < n / 2 {
+        return Err(format!("only {} of {n} chunks seen on B", out.len()));
+    }
+    Ok(out)
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i.min(v.len() - 1)]
+}
+
 async fn capture(env: &Env) {
     let hello = env.start(&env.spec("hello"), &[]).await;
     let body = check_unary(env, &hello.url).await.expect("hello answers");
@@ -819,6 +932,8 @@ fn bytes(x: f64) -> String {
 #[derive(Default)]
 struct Results {
     w1: BTreeMap<&'static str, Vec<OhaResult>>,
+    /// Cross-replica latencies (ms), every sample of a run.
+    xrep: Vec<Vec<f64>>,
     w2: BTreeMap<&'static str, Vec<BTreeMap<usize, StreamResult>>>,
     w3_tasks: BTreeMap<&'static str, Vec<f64>>,
     w3_task_counts: BTreeMap<&'static str, usize>,
@@ -962,6 +1077,8 @@ fn report(
          * **ours**: `bench-hello`, the macro `hello` agent of `examples/src/hello.rs` behind \
            `a2a_kit_axum::serve_service`, with the default in-memory store (bounded at 100,000 \
            tasks) or `--store sqlite:PATH` (`a2a_kit::store::SqliteTaskManager`); \
+           or `--store postgres://…` (`PostgresTaskManager`, the database on the same machine, \
+           unpinned); \
            `bench-hello-manual`, the same agent written by hand against the `Agent` trait; \
            `bench-stream`, a `count` skill streaming N chunks (the one of `examples/src/streaming.rs`) \
            and a `hold` skill that keeps its stream open;\n\
@@ -970,8 +1087,9 @@ fn report(
            and answers with the bytes a2a-kit answered the same request with (captured at the start \
            of the run), or an SSE stream of N copies of a captured a2a-kit chunk frame;\n\
          * **python**: `bench/python/echo_agent.py`, the same agent on the official Python SDK \
-           (`DefaultRequestHandler`, `InMemoryTaskStore`) under uvicorn with uvloop and httptools, \
-           one process.\n"
+           (`DefaultRequestHandler`, `InMemoryTaskStore`, or `DatabaseTaskStore` on the same \
+           PostgreSQL database for the `python-postgres` row) under uvicorn with uvloop and \
+           httptools, one process.\n"
     );
     let _ = writeln!(
         s,
@@ -1025,12 +1143,19 @@ fn report(
             "hello-postgres",
             "limit",
             "python",
+            "python-postgres",
         ] {
             if !res.w1.contains_key(k) {
                 continue;
             }
             let rps = w1(k, |r| r.rps);
             let ours = specs[k].kind == Kind::Ours;
+            // A durable store is compared with the Python SDK on the same database.
+            let py_rps = if k == "hello-postgres" && res.w1.contains_key("python-postgres") {
+                w1("python-postgres", |r| r.rps)
+            } else {
+                py_rps
+            };
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} |",
@@ -1194,8 +1319,42 @@ fn report(
         );
     }
 
+    let xrep: Vec<f64> = res.xrep.iter().flatten().copied().collect();
+    if !xrep.is_empty() {
+        let _ = writeln!(s, "## Cross-replica latency (PostgreSQL)\n");
+        let _ = writeln!(
+            s,
+            "Two replicas of `bench-stream` on one PostgreSQL schema (both on CPU {cpu}, the \
+             database unpinned). {streams} streams at once on replica A, each {events} chunks of the \
+             `pace` skill 10 ms apart, each chunk carrying the time A's skill sent it; each is \
+             followed on replica B with `SubscribeToTask`, and every chunk B's reader receives after \
+             it subscribed gives one latency: sent on A, appended and committed, announced by \
+             `NOTIFY`, read from the log by B, framed as SSE, received by the client.\n",
+            cpu = if o.server_cpu.is_empty() {
+                "any"
+            } else {
+                &o.server_cpu
+            },
+            streams = o.xrep_streams,
+            events = o.xrep_events,
+        );
+        let _ = writeln!(
+            s,
+            "| events | p50 | p90 | p99 | max |\n|---:|---:|---:|---:|---:|"
+        );
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |\n",
+            fmt_num(xrep.len() as f64),
+            fmt_ms(percentile(xrep.clone(), 0.5)),
+            fmt_ms(percentile(xrep.clone(), 0.9)),
+            fmt_ms(percentile(xrep.clone(), 0.99)),
+            fmt_ms(percentile(xrep.clone(), 1.0)),
+        );
+    }
+
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3)\n");
+    let _ = writeln!(s, "## Targets (#9, #3, #17)\n");
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -1242,6 +1401,46 @@ fn report(
             "| W3 < 2 KiB per retained small task | {} | {} |",
             bytes(t),
             yes(t < 2048.0)
+        );
+    }
+    let sqlite = w1("hello-sqlite", |r| r.rps);
+    if !sqlite.is_nan() {
+        let _ = writeln!(
+            s,
+            "| W1 SQLite store >= 25% of the limit | {} | {} |",
+            pct(sqlite, lim_rps),
+            yes(sqlite / lim_rps >= 0.25)
+        );
+    }
+    let pg = w1("hello-postgres", |r| r.rps);
+    if !pg.is_nan() {
+        let _ = writeln!(
+            s,
+            "| W1 PostgreSQL store >= 15% of the limit | {} | {} |",
+            pct(pg, lim_rps),
+            yes(pg / lim_rps >= 0.15)
+        );
+        let py_pg = w1("python-postgres", |r| r.rps);
+        if !py_pg.is_nan() {
+            let _ = writeln!(
+                s,
+                "| W1 PostgreSQL store >= 20x the Python SDK's DatabaseTaskStore | {} | {} |",
+                ratio(pg, py_pg),
+                yes(pg / py_pg >= 20.0)
+            );
+        }
+    }
+    if !xrep.is_empty() {
+        let (p50, p99) = (
+            percentile(xrep.clone(), 0.5),
+            percentile(xrep.clone(), 0.99),
+        );
+        let _ = writeln!(
+            s,
+            "| cross-replica latency p50 <= 5 ms, p99 <= 50 ms | {} / {} | {} |",
+            fmt_ms(p50),
+            fmt_ms(p99),
+            yes(p50 <= 5.0 && p99 <= 50.0)
         );
     }
     let _ = writeln!(s);
@@ -1297,6 +1496,16 @@ fn report(
             v.iter().map(|x| fmt_num(*x)).collect::<Vec<_>>().join(", ")
         );
     }
+    for (i, v) in res.xrep.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "* cross-replica run {}: {} events, p50 {}, p99 {}",
+            i + 1,
+            v.len(),
+            fmt_ms(percentile(v.clone(), 0.5)),
+            fmt_ms(percentile(v.clone(), 0.99))
+        );
+    }
     for (k, v) in &res.instr {
         let _ = writeln!(
             s,
@@ -1344,8 +1553,10 @@ async fn main() {
         "hello-postgres",
         "limit",
         "python",
+        "python-postgres",
         "stream",
         "stream-sqlite",
+        "stream-postgres",
     ];
     let specs: BTreeMap<&'static str, Spec> = keys.iter().map(|k| (*k, env.spec(k))).collect();
     let wanted = |k: &str| env.wanted(k);
@@ -1373,6 +1584,7 @@ async fn main() {
                 "hello-postgres",
                 "limit",
                 "python",
+                "python-postgres",
             ];
             let n = order.len();
             order.rotate_left((run - 1) % n);
@@ -1416,6 +1628,16 @@ async fn main() {
                 }
                 res.w2.entry(k).or_default().push(r);
             }
+        }
+        if on("xrep") && wanted("stream-postgres") {
+            let v = xrep_once(&env, &specs["stream-postgres"]).await;
+            eprintln!(
+                "[run {run}] cross-replica latency: {} events, p50 {:.2} ms, p99 {:.2} ms",
+                v.len(),
+                percentile(v.clone(), 0.5),
+                percentile(v.clone(), 0.99)
+            );
+            res.xrep.push(v);
         }
         if on("w3") {
             for k in ["hello", "hello-sqlite", "limit", "python"]

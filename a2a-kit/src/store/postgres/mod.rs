@@ -109,13 +109,23 @@ impl PostgresOptions {
 ///   migration edited after it was applied is refused by its checksum). Tables live in their
 ///   own schema ([`PostgresOptions::schema`]). Wire objects are stored as their exact JSON
 ///   text; everything that filters or orders is a real, indexed column (`tasks` by
-///   `(status_ts, id)`, by context, by state, by `terminal_at`; `events` by `(task_id, seq)`;
-///   `push_configs` by `(task_id, pos)`). Task ids compare bytewise (`COLLATE "C"`), so pages
+///   `(status_ts, id)`, by context, by state, by `terminal_at`; `events` by `(task_id, seq)`,
+///   with no foreign key, whose per-row check cost a fifth of a task's write; `push_configs`
+///   by `(task_id, pos)`). Task ids compare bytewise (`COLLATE "C"`), so pages
 ///   come in the same order as from the other stores.
-/// * **Writes**: each operation is one transaction. An append locks its task's row
-///   (`SELECT … FOR UPDATE`), checks the transition on the stored task, and writes the task,
-///   the log entry and a notification together: two replicas can never interleave an illegal
-///   transition, and a terminal state stays final whoever writes after it.
+/// * **Writes**: creations and appends go through a group-commit writer: what concurrent
+///   callers queued is written in one transaction, one statement per kind, and each caller is
+///   answered once that transaction committed (nothing acknowledged can be lost). An append
+///   locks its task's row (`SELECT … FOR UPDATE`, rows in id order), checks the transition on
+///   the stored task, and writes the task, the log entry and a notification together: two
+///   replicas can never interleave an illegal transition, a terminal state stays final whoever
+///   writes after it, and one refused write never fails another of its batch. Other
+///   operations are a transaction each. Server-made ids are UUIDv7, so new rows land at the
+///   right edge of each index.
+/// * **Push outbox** ([`PushOutbox`](crate::store::PushOutbox)): a lane per push config
+///   (its progress through the task's log) and a claim per task (which replica delivers it,
+///   renewed with the leases), so each event reaches each webhook from one replica and a
+///   survivor continues a dead replica's deliveries.
 /// * **Other replicas' events**: each append notifies the channel `a2a_<schema>` with the
 ///   task id, sequence number and state (`NOTIFY`, delivered at commit). Each store listens
 ///   on its own connection and hands other processes' changes to the runtime
