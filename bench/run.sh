@@ -6,13 +6,15 @@
 #
 # Any other argument goes to the driver (`target/production/bench-driver --help`).
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
-# and a virtualenv target/bench-venv/ with the official Python SDK, pinned. Not part of
-# `cargo test` or `.ci/run`.
+# and a virtualenv target/bench-venv/ with the official Python SDK (and SQLAlchemy + asyncpg
+# for its PostgreSQL task store), pinned. Not part of `cargo test` or `.ci/run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OHA_VERSION=1.16.0
-PY_PACKAGES=("a2a-sdk[http-server]==1.3.0" "uvicorn==0.54.0" "uvloop==0.23.0" "httptools==0.9.0")
+# The `postgresql` extra (SQLAlchemy async + asyncpg) is for echo_agent.py's --database-url.
+PY_PACKAGES=("a2a-sdk[http-server,postgresql]==1.3.0" "sqlalchemy==2.1.9" "asyncpg==0.32.0" "greenlet==3.5.6"
+             "uvicorn==0.54.0" "uvloop==0.23.0" "httptools==0.9.0")
 TOOLS=target/bench-tools
 VENV=target/bench-venv
 

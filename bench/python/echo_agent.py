@@ -10,11 +10,16 @@ servers do, with the SDK's own DefaultRequestHandler and InMemoryTaskStore:
 * `skillId: hold`, text S (W3 streams): one chunk, then S seconds of nothing, then COMPLETED.
 
 JSON-RPC is served at `/`, like the Rust servers, so every client sends the same bytes to
-the same path. Usage: `python echo_agent.py --port 41241`
+the same path. Usage: `python echo_agent.py --port 41241 [--database-url postgres://USER@HOST:PORT/DB]`
+
+With `--database-url` the task store is the SDK's DatabaseTaskStore (SQLAlchemy async + asyncpg,
+`a2a-sdk[postgresql]`) on that PostgreSQL database instead of InMemoryTaskStore: its `tasks`
+table is dropped and created anew at each start, so every run starts from an empty table.
 """
 
 import argparse
 import asyncio
+import contextlib
 import os
 
 # The SDK wraps every internal call in an OpenTelemetry span unless this is off; with no
@@ -28,7 +33,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import DatabaseTaskStore, InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -83,7 +88,31 @@ class BenchExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def app(port: int) -> Starlette:
+def database_store(database_url: str) -> tuple[DatabaseTaskStore, contextlib.AbstractAsyncContextManager]:
+    """The SDK's PostgreSQL task store, and the lifespan that empties its table at start."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from a2a.server.models import TaskModel
+
+    scheme, sep, rest = database_url.partition('://')
+    if not sep or scheme not in ('postgres', 'postgresql', 'postgresql+asyncpg'):
+        raise SystemExit(f'--database-url: expected postgres://USER@HOST:PORT/DB, got {database_url!r}')
+    # Connections are made lazily, on uvicorn's event loop (asyncpg ties each to its loop).
+    engine = create_async_engine(f'postgresql+asyncpg://{rest}')
+    store = DatabaseTaskStore(engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette):
+        async with engine.begin() as conn:
+            await conn.run_sync(TaskModel.__table__.drop, checkfirst=True)
+        await store.initialize()  # creates the table again (create_table=True)
+        yield
+        await engine.dispose()
+
+    return store, lifespan
+
+
+def app(port: int, database_url: str | None = None) -> Starlette:
     url = f'http://127.0.0.1:{port}/'
     card = AgentCard(
         name='Hello Agent',
@@ -99,18 +128,23 @@ def app(port: int) -> Starlette:
         ],
         supported_interfaces=[AgentInterface(protocol_binding='JSONRPC', protocol_version='1.0', url=url)],
     )
-    handler = DefaultRequestHandler(agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url='/')])
+    store, lifespan = database_store(database_url) if database_url else (InMemoryTaskStore(), None)
+    handler = DefaultRequestHandler(agent_executor=BenchExecutor(), task_store=store, agent_card=card)
+    return Starlette(
+        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url='/')],
+        lifespan=lifespan,
+    )
 
 
 if __name__ == '__main__':
     parser = argparse.ArgumentParser()
     parser.add_argument('--port', type=int, default=41241)
+    parser.add_argument('--database-url', help='postgres://USER@HOST:PORT/DB: DatabaseTaskStore there')
     args = parser.parse_args()
     # One process, one event loop: uvicorn's fastest settings (uvloop + httptools, installed by
     # bench/run.sh), access log off.
     uvicorn.run(
-        app(args.port),
+        app(args.port, args.database_url),
         host='127.0.0.1',
         port=args.port,
         log_level='warning',
