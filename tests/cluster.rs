@@ -456,3 +456,68 @@ async fn an_answer_to_a_stateless_question_continues_where_it_arrives() {
     );
     c.schema.drop().await;
 }
+
+/// Every write another replica commits is announced, creations (written several at a time
+/// by the group-commit writer) as well as appends, and a refused creation is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creations_and_appends_are_announced_to_the_other_replica() {
+    use a2a_kit::protocol::{Message, Task, TaskState, TaskStatus};
+    use a2a_kit::store::{StoreChange, TaskManager};
+    use futures::StreamExt;
+    let schema = PostgresSchema::new(2).await;
+    let (a, b) = (&schema.stores[0], &schema.stores[1]);
+    let mut changes = b.changes().expect("a shared store has a change feed");
+    // The feed listens once its first item is asked for: give it a moment.
+    let _ = tokio::time::timeout(Duration::from_millis(300), changes.next()).await;
+    let task = |id: &str| Task {
+        id: id.into(),
+        context_id: "ctx".into(),
+        status: TaskStatus::new(TaskState::Working),
+        artifacts: vec![],
+        history: vec![Message::user_text("hi")],
+        metadata: None,
+    };
+    let writes = (0..8).map(|i| a.create_task(task(&format!("n{i}")), None));
+    for r in futures::future::join_all(writes).await {
+        r.expect("created");
+    }
+    assert!(a.create_task(task("n0"), None).await.is_err(), "n0 exists");
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 8 {
+        match tokio::time::timeout(Duration::from_secs(5), changes.next()).await {
+            Ok(Some(StoreChange::Appended {
+                task_id,
+                seq,
+                state,
+            })) => {
+                assert_eq!((seq, state), (1, Some(TaskState::Working)), "{task_id}");
+                assert!(seen.insert(task_id.clone()), "{task_id} announced twice");
+            }
+            Ok(Some(StoreChange::Resync)) => {}
+            other => panic!("expected the creations, got {other:?} after {seen:?}"),
+        }
+    }
+    // No announcement for the refused creation: the next one is an append.
+    let done =
+        a2a_kit::protocol::StreamResponse::StatusUpdate(a2a_kit::protocol::TaskStatusUpdateEvent {
+            task_id: "n3".into(),
+            context_id: "ctx".into(),
+            status: TaskStatus::new(TaskState::Completed),
+            metadata: None,
+        });
+    a.append_event("n3", done).await.unwrap();
+    match tokio::time::timeout(Duration::from_secs(5), changes.next()).await {
+        Ok(Some(StoreChange::Appended {
+            task_id,
+            seq,
+            state,
+        })) => {
+            assert_eq!(
+                (task_id.as_str(), seq, state),
+                ("n3", 2, Some(TaskState::Completed))
+            );
+        }
+        other => panic!("expected n3's completion, got {other:?}"),
+    }
+    schema.drop().await;
+}

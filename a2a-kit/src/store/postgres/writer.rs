@@ -174,13 +174,19 @@ impl From<StoreError> for Failed {
 
 /// Write `writes` in one transaction; each write's own result once it committed.
 async fn commit(cx: &Context, writes: &[&Write]) -> Result<Vec<Result<Seq, StoreError>>, Failed> {
-    let mut tx = cx.pool.begin().await?;
-    let mut batch = Batch::default();
     let mut results: Vec<Option<Result<Seq, StoreError>>> = vec![None; writes.len()];
-    create(cx, &mut tx, writes, &mut batch, &mut results).await?;
-    append(cx, &mut tx, writes, &mut batch, &mut results).await?;
-    batch.flush(cx, &mut tx).await?;
-    tx.commit().await?;
+    let mut batch = Batch::default();
+    if writes.iter().all(|w| matches!(w, Write::Create(_))) {
+        // New tasks only: one statement, its own transaction (one round trip).
+        let mut conn = cx.pool.acquire().await?;
+        create(cx, &mut conn, writes, &mut batch, &mut results).await?;
+    } else {
+        let mut tx = cx.pool.begin().await?;
+        create(cx, &mut tx, writes, &mut batch, &mut results).await?;
+        append(cx, &mut tx, writes, &mut batch, &mut results).await?;
+        batch.flush(cx, &mut tx).await?;
+        tx.commit().await?;
+    }
     if !batch.finished.is_empty() {
         cx.finished.keep(batch.finished);
     }
@@ -294,16 +300,51 @@ async fn create(
         rows.context_ids.push(last.context_id.clone());
         inserting.push(i);
     }
+    // The creations' log entries and notifications, for every candidate: the statement keeps
+    // those of the tasks it inserted.
+    let mut log = Batch::default();
+    let mut notify_ids = Vec::new();
+    for &i in &inserting {
+        let Write::Create(new) = writes[i] else {
+            continue;
+        };
+        let (first, last, events) = (&new.first, &new.last, &new.events);
+        log.event(&last.id, 1, &StreamResponse::Task(first.clone()))?;
+        for (n, event) in events.iter().enumerate() {
+            log.event(&last.id, 2 + n as Seq, event)?;
+        }
+        let before = log.notifications.len();
+        log.notify(
+            cx,
+            &last.id,
+            1 + events.len() as Seq,
+            Some(last.status.state),
+        );
+        if log.notifications.len() > before {
+            notify_ids.push(last.id.clone());
+        }
+    }
+    // One statement: the rows, then (for the rows inserted, an id already taken being left
+    // out) their log and their notifications. The notifications' CTE is a SELECT, run only
+    // when read: the final query reads it once, for the first row inserted.
     let inserted: HashSet<String> = sqlx::query(
-        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, last_seq, \
-         task, owner, lease_until) \
+        "WITH t AS (INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, \
+         last_seq, task, owner, lease_until) \
          SELECT id, context_id, state, status_ts, CASE WHEN terminal THEN status_ts END, \
          skill_id, last_seq, task, owner, lease_until \
          FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], \
          $7::int8[], $8::text[], $9::text[], $10::int8[]) \
-         AS t(id, context_id, state, status_ts, terminal, skill_id, last_seq, task, owner, \
+         AS u(id, context_id, state, status_ts, terminal, skill_id, last_seq, task, owner, \
          lease_until) \
-         ON CONFLICT (id) DO NOTHING RETURNING id",
+         ON CONFLICT (id) DO NOTHING RETURNING id), \
+         e AS (INSERT INTO events (task_id, seq, event) \
+         SELECT u.task_id, u.seq, u.event \
+         FROM UNNEST($11::text[], $12::int8[], $13::text[]) AS u(task_id, seq, event) \
+         WHERE u.task_id IN (SELECT id FROM t)), \
+         n AS (SELECT pg_notify($14, u.payload) \
+         FROM UNNEST($15::text[], $16::text[]) AS u(task_id, payload) \
+         WHERE u.task_id IN (SELECT id FROM t)) \
+         SELECT id FROM t WHERE (SELECT count(*) FROM n) >= 0",
     )
     .bind(&rows.ids)
     .bind(&rows.context_ids)
@@ -315,6 +356,12 @@ async fn create(
     .bind(&rows.tasks)
     .bind(&rows.owners)
     .bind(&rows.untils)
+    .bind(&log.event_tasks)
+    .bind(&log.event_seqs)
+    .bind(&log.event_bodies)
+    .bind(&cx.channel)
+    .bind(&notify_ids)
+    .bind(&log.notifications)
     .fetch_all(&mut *conn)
     .await?
     .iter()
@@ -329,19 +376,11 @@ async fn create(
         let Write::Create(new) = writes[i] else {
             continue;
         };
-        let (first, last, events) = (&new.first, &new.last, &new.events);
-        if !inserted.contains(&last.id) {
-            results[i] = Some(Err(StoreError::TaskExists(last.id.clone())));
-            continue;
-        }
-        let snapshot = StreamResponse::Task(first.clone());
-        batch.event(&last.id, 1, &snapshot)?;
-        for (n, event) in events.iter().enumerate() {
-            batch.event(&last.id, 2 + n as Seq, event)?;
-        }
-        let seq = 1 + events.len() as Seq;
-        batch.notify(cx, &last.id, seq, Some(last.status.state));
-        results[i] = Some(Ok(seq));
+        results[i] = Some(if inserted.contains(&new.last.id) {
+            Ok(1 + new.events.len() as Seq)
+        } else {
+            Err(StoreError::TaskExists(new.last.id.clone()))
+        });
     }
     Ok(())
 }
