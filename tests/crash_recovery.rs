@@ -3,7 +3,8 @@
 //!
 //! After the restart: every acknowledged task is there; the tasks that were running are
 //! FAILED with a "server restarted" status message and none is left WORKING; push configs and
-//! event logs are intact; `Last-Event-ID` replay continues the logs written before the crash.
+//! event logs are intact; `Last-Event-ID` replay continues the logs written before the crash;
+//! a push delivery being retried at the kill is made after the restart, once.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -449,4 +450,107 @@ async fn kill_9_then_restart_on_the_same_postgres_schema() {
     }
     drop(server);
     schema.drop().await;
+}
+
+/// A webhook that answers 503 while `failing`, else 204, and counts what it accepted.
+#[derive(Clone, Default)]
+struct Hook {
+    /// (task id, state, accepted) per request.
+    hits: std::sync::Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
+    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Hook {
+    async fn serve(&self) -> String {
+        use std::sync::atomic::Ordering;
+        let hook = self.clone();
+        let router = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |body: String| {
+                let hook = hook.clone();
+                async move {
+                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
+                    let failing = hook.failing.load(Ordering::SeqCst);
+                    let update = &v["statusUpdate"];
+                    hook.hits.lock().unwrap().push((
+                        update["taskId"].as_str().unwrap_or_default().into(),
+                        update["status"]["state"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .into(),
+                        !failing,
+                    ));
+                    if failing {
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        axum::http::StatusCode::NO_CONTENT
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        url
+    }
+
+    fn count(&self, task_id: &str, accepted: bool) -> usize {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, s, a)| t == task_id && s == "TASK_STATE_COMPLETED" && *a == accepted)
+            .count()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_being_retried_at_a_kill_9_is_delivered_after_the_restart() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir();
+    let db = dir.0.join("tasks.db");
+    let store = [
+        "--store".to_string(),
+        format!("sqlite:{}", db.display()),
+        "--push".into(),
+    ];
+    let hook = Hook::default();
+    hook.failing.store(true, Ordering::SeqCst);
+    let url = hook.serve().await;
+    let server = Server::start_with(&store);
+    let r = rpc(
+        &server.base,
+        "SendMessage",
+        json!({
+            "message": to_skill("echo", "hello"),
+            "configuration": {"taskPushNotificationConfig": {"id": "cfg", "url": url}},
+        }),
+    )
+    .await;
+    let id = result(&r)["task"]["id"].as_str().unwrap().to_string();
+    // The COMPLETED is being retried against the failing webhook when the process dies.
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while hook.count(&id, false) < 2 {
+        assert!(std::time::Instant::now() < until, "no delivery was tried");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.kill9();
+    hook.failing.store(false, Ordering::SeqCst);
+    let restarted = Server::start_with(&store);
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while hook.count(&id, true) == 0 {
+        assert!(
+            std::time::Instant::now() < until,
+            "the pending delivery was not made after the restart: {:?}",
+            hook.hits.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Once accepted, never again: not by this process, not by the next one.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    restarted.stop();
+    let again = Server::start_with(&store);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(hook.count(&id, true), 1, "{:?}", hook.hits.lock().unwrap());
+    drop(again);
 }

@@ -403,6 +403,7 @@ async fn migrations_are_versioned_and_idempotent() {
             "events",
             "messages",
             "push_configs",
+            "push_lanes",
             "tasks"
         ]
     );
@@ -485,8 +486,10 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
         .await
         .expect("artifact");
     drop(s);
-    conn.execute_batch("DROP TABLE artifact_chunks; PRAGMA user_version = 1;")
-        .expect("downgrade");
+    conn.execute_batch(
+        "DROP TABLE artifact_chunks; DROP TABLE push_lanes; PRAGMA user_version = 1;",
+    )
+    .expect("downgrade");
     drop(conn);
     let s = SqliteTaskManager::open(dir.db()).await.expect("reopen");
     assert_eq!(

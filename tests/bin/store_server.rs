@@ -1,7 +1,10 @@
 //! The [`TestAgent`](a2a_tests::TestAgent) served on a durable store, for tests that run real
 //! server processes (crash recovery).
 //!
-//! `store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind 127.0.0.1:0]`
+//! `store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind 127.0.0.1:0] [--push]`
+//!
+//! `--push` delivers push notifications (private addresses allowed, up to 50 attempts 200 ms
+//! apart), for tests of deliveries that outlive a crash.
 //!
 //! Prints `listening on http://ADDR` on stdout once bound (so `--bind 127.0.0.1:0` works), then
 //! serves until SIGINT/SIGTERM. At start-up it ends the tasks a previous process left SUBMITTED
@@ -21,6 +24,7 @@ async fn main() {
     let mut schema = String::from("a2a");
     let mut lease_ms: u64 = 30_000;
     let mut bind = String::from("127.0.0.1:0");
+    let mut push = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -36,6 +40,7 @@ async fn main() {
                     .and_then(|v| v.parse().ok())
                     .unwrap_or_else(|| usage("--lease needs milliseconds"))
             }
+            "--push" => push = true,
             "--bind" => {
                 bind = args
                     .next()
@@ -73,7 +78,21 @@ async fn main() {
             std::process::exit(1);
         });
     let addr = listener.local_addr().expect("bound address");
-    let service = AgentService::builder(TestAgent)
+    let mut a2a = AgentService::builder(TestAgent);
+    if push {
+        a2a = a2a.push_delivery(
+            a2a_kit::push::PushConfig::default()
+                .allow_private_networks()
+                .retry(a2a_kit::push::RetryPolicy {
+                    max_attempts: 50,
+                    initial_backoff: Duration::from_millis(200),
+                    max_backoff: Duration::from_millis(200),
+                    jitter: false,
+                    ..Default::default()
+                }),
+        );
+    }
+    let service = a2a
         .public_url(format!("http://{addr}"))
         .shared_task_manager(store)
         .push_notifications(true)
@@ -93,7 +112,7 @@ async fn main() {
 
 fn usage(why: &str) -> ! {
     eprintln!(
-        "store_server: {why}\nusage: store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind HOST:PORT]"
+        "store_server: {why}\nusage: store_server --store sqlite:PATH|postgres://… [--schema NAME] [--lease MS] [--bind HOST:PORT] [--push]"
     );
     std::process::exit(2);
 }

@@ -41,7 +41,9 @@
 //! through `tracing` (target `a2a_kit::push`) and kept as a [`DeliveryStatus`] per config.
 //! After [`PushConfig::suspend_after`] consecutive failed events, a config is suspended.
 //!
-//! **Several processes.** With a store that keeps a [`PushOutbox`] (PostgreSQL), each
+//! **Durable outbox, several processes.** With a store that keeps a [`PushOutbox`]
+//! (PostgreSQL; a SQLite file, where deliveries pending or being retried when the process
+//! stopped are made after the restart, the first look coming at once), each
 //! config's progress (its lane: the events it has had, its counters, whether it is
 //! suspended) lives in the store, and a process delivers a task's events only while it holds
 //! the task's claim there. The claim lasts the store's lease and is renewed with it; a sweeper
@@ -531,14 +533,19 @@ impl EventObserver for PushObserver {
 }
 
 /// Note that `task_id` has events up to `seq` (`None`: unknown, work found by the sweeper)
-/// and start its worker unless one runs.
-fn start_worker(inner: &Arc<Inner>, store: &Arc<dyn TaskManager>, task_id: &str, seq: Option<Seq>) {
+/// and start its worker unless one runs; whether one was started.
+fn start_worker(
+    inner: &Arc<Inner>,
+    store: &Arc<dyn TaskManager>,
+    task_id: &str,
+    seq: Option<Seq>,
+) -> bool {
     if lock(&inner.finished)
         .0
         .get(task_id)
         .is_some_and(|last| seq.is_none_or(|seq| seq <= *last))
     {
-        return;
+        return false;
     }
     let start = {
         let mut tasks = lock(&inner.tasks);
@@ -547,7 +554,7 @@ fn start_worker(inner: &Arc<Inner>, store: &Arc<dyn TaskManager>, task_id: &str,
                 let seq = seq.unwrap_or(slot.latest + 1);
                 slot.latest = slot.latest.max(seq);
                 if slot.running || seq <= slot.cursor {
-                    return;
+                    return false;
                 }
                 slot.running = true;
                 slot.cursor
@@ -574,7 +581,7 @@ fn start_worker(inner: &Arc<Inner>, store: &Arc<dyn TaskManager>, task_id: &str,
         if let Some(slot) = lock(&inner.tasks).get_mut(task_id) {
             slot.running = false;
         }
-        return;
+        return false;
     };
     inner.busy.send_modify(|n| *n += 1);
     let worker = Worker {
@@ -583,6 +590,7 @@ fn start_worker(inner: &Arc<Inner>, store: &Arc<dyn TaskManager>, task_id: &str,
         task_id: task_id.to_string(),
     };
     handle.spawn(worker.run(start));
+    true
 }
 
 /// With a durable outbox: look for push work nobody delivers (its claimer stopped, or a
@@ -599,8 +607,11 @@ fn spawn_sweeper(inner: std::sync::Weak<Inner>, store: Arc<dyn TaskManager>) {
         else {
             return;
         };
+        // A first look at once: work a stopped process left in a durable store.
+        let mut pause = Duration::from_millis(100);
         loop {
-            tokio::time::sleep(every).await;
+            tokio::time::sleep(pause).await;
+            pause = every;
             let Some(inner) = inner.upgrade() else {
                 return;
             };
@@ -610,8 +621,9 @@ fn spawn_sweeper(inner: std::sync::Weak<Inner>, store: Arc<dyn TaskManager>) {
             match outbox.orphaned_push_work(SWEEP_BATCH).await {
                 Ok(tasks) => {
                     for task_id in tasks {
-                        tracing::info!(target: "a2a_kit::push", task_id, "taking over push deliveries nobody is making");
-                        start_worker(&inner, &store, &task_id, None);
+                        if start_worker(&inner, &store, &task_id, None) {
+                            tracing::info!(target: "a2a_kit::push", task_id, "taking over push deliveries nobody is making");
+                        }
                     }
                 }
                 Err(e) => {
@@ -829,8 +841,22 @@ impl Worker {
                 .into_iter()
                 .map(|l| (l.config_id.clone(), l))
                 .collect();
-            let from = lanes
-                .values()
+            if lanes.is_empty() {
+                return Ok(Drained {
+                    from: None,
+                    settled: None,
+                    terminal,
+                });
+            }
+            let configs = self
+                .store
+                .list_push_configs(task_id)
+                .await
+                .map_err(Stop::Store)?;
+            // Only lanes whose config is there count (one deleted meanwhile has no say).
+            let from = configs
+                .iter()
+                .filter_map(|c| lanes.get(c.id.as_deref().unwrap_or_default()))
                 .filter(|l| !l.suspended)
                 .map(|l| l.cursor)
                 .min();
@@ -853,11 +879,6 @@ impl Worker {
                     terminal,
                 });
             }
-            let configs = self
-                .store
-                .list_push_configs(task_id)
-                .await
-                .map_err(Stop::Store)?;
             let mut moved: HashSet<String> = HashSet::new();
             for rec in events {
                 let state = rec.event.state();

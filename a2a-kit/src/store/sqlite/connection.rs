@@ -158,6 +158,24 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (task_id, pos, seq)
     );
     "#,
+    // 3: the push outbox's lanes: what each push config has had of its task's log, so
+    // deliveries pending or retried when the process stopped are made after a restart.
+    r#"
+    CREATE TABLE push_lanes (
+        task_id              TEXT    NOT NULL,
+        config_id            TEXT    NOT NULL,   -- '' for a config without an id
+        cursor               INTEGER NOT NULL,   -- events up to here were handled
+        delivered            INTEGER NOT NULL DEFAULT 0,
+        failed               INTEGER NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        suspended            INTEGER NOT NULL DEFAULT 0,
+        last_error           TEXT,
+        PRIMARY KEY (task_id, config_id)
+    );
+    INSERT OR IGNORE INTO push_lanes (task_id, config_id, cursor)
+        SELECT p.task_id, COALESCE(p.config_id, ''), t.last_seq
+        FROM push_configs p JOIN tasks t ON t.id = p.task_id;
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.

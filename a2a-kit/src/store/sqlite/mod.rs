@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 mod connection;
+mod outbox;
 mod process_lock;
 mod rows;
 
@@ -406,6 +407,14 @@ impl SqliteTaskManager {
 
 #[async_trait]
 impl TaskManager for SqliteTaskManager {
+    fn push_outbox(&self) -> Option<&dyn crate::store::PushOutbox> {
+        // A file outlives the process: its lanes let a restart finish what was pending.
+        self.inner
+            .path
+            .is_some()
+            .then_some(self as &dyn crate::store::PushOutbox)
+    }
+
     fn is_durable(&self) -> bool {
         self.inner.path.is_some()
     }
@@ -596,6 +605,15 @@ impl TaskManager for SqliteTaskManager {
                     .db()?;
                 }
             }
+            // The config's push lane starts at the task's last event (kept when a config is
+            // replaced).
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO push_lanes (task_id, config_id, cursor) \
+                 SELECT id, ?2, last_seq FROM tasks WHERE id = ?1",
+            )
+            .db()?
+            .execute(params![task_id, config.id.as_deref().unwrap_or_default()])
+            .db()?;
             Ok(())
         })
         .await
@@ -649,6 +667,10 @@ impl TaskManager for SqliteTaskManager {
                 .db()?
                 .execute(params![task_id, id])
                 .db()?;
+            tx.prepare_cached("DELETE FROM push_lanes WHERE task_id = ?1 AND config_id = ?2")
+                .db()?
+                .execute(params![task_id, id])
+                .db()?;
             Ok(n > 0)
         })
         .await
@@ -690,7 +712,7 @@ impl TaskManager for SqliteTaskManager {
                         .collect::<Result<_, _>>()
                         .db()?;
                     for id in &ids {
-                        for table in ["messages", "artifacts", "artifact_chunks", "events", "push_configs"] {
+                        for table in ["messages", "artifacts", "artifact_chunks", "events", "push_configs", "push_lanes"] {
                             tx.prepare_cached(&format!("DELETE FROM {table} WHERE task_id = ?1"))
                                 .db()?
                                 .execute([id])
