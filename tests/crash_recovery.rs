@@ -452,61 +452,8 @@ async fn kill_9_then_restart_on_the_same_postgres_schema() {
     schema.drop().await;
 }
 
-/// A webhook that answers 503 while `failing`, else 204, and counts what it accepted.
-#[derive(Clone, Default)]
-struct Hook {
-    /// (task id, state, accepted) per request.
-    hits: std::sync::Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
-    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Hook {
-    async fn serve(&self) -> String {
-        use std::sync::atomic::Ordering;
-        let hook = self.clone();
-        let router = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |body: String| {
-                let hook = hook.clone();
-                async move {
-                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
-                    let failing = hook.failing.load(Ordering::SeqCst);
-                    let update = &v["statusUpdate"];
-                    hook.hits.lock().unwrap().push((
-                        update["taskId"].as_str().unwrap_or_default().into(),
-                        update["status"]["state"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .into(),
-                        !failing,
-                    ));
-                    if failing {
-                        axum::http::StatusCode::SERVICE_UNAVAILABLE
-                    } else {
-                        axum::http::StatusCode::NO_CONTENT
-                    }
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        url
-    }
-
-    fn count(&self, task_id: &str, accepted: bool) -> usize {
-        self.hits
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(t, s, a)| t == task_id && s == "TASK_STATE_COMPLETED" && *a == accepted)
-            .count()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_being_retried_at_a_kill_9_is_delivered_after_the_restart() {
-    use std::sync::atomic::Ordering;
     let dir = temp_dir();
     let db = dir.0.join("tasks.db");
     let store = [
@@ -514,8 +461,8 @@ async fn a_push_being_retried_at_a_kill_9_is_delivered_after_the_restart() {
         format!("sqlite:{}", db.display()),
         "--push".into(),
     ];
-    let hook = Hook::default();
-    hook.failing.store(true, Ordering::SeqCst);
+    let hook = RecordingWebhook::default();
+    hook.set_failing(true);
     let url = hook.serve().await;
     let server = Server::start_with(&store);
     let r = rpc(
@@ -530,19 +477,19 @@ async fn a_push_being_retried_at_a_kill_9_is_delivered_after_the_restart() {
     let id = result(&r)["task"]["id"].as_str().unwrap().to_string();
     // The COMPLETED is being retried against the failing webhook when the process dies.
     let until = std::time::Instant::now() + Duration::from_secs(20);
-    while hook.count(&id, false) < 2 {
+    while hook.count(&id, "TASK_STATE_COMPLETED", false) < 2 {
         assert!(std::time::Instant::now() < until, "no delivery was tried");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     server.kill9();
-    hook.failing.store(false, Ordering::SeqCst);
+    hook.set_failing(false);
     let restarted = Server::start_with(&store);
     let until = std::time::Instant::now() + Duration::from_secs(20);
-    while hook.count(&id, true) == 0 {
+    while hook.count(&id, "TASK_STATE_COMPLETED", true) == 0 {
         assert!(
             std::time::Instant::now() < until,
             "the pending delivery was not made after the restart: {:?}",
-            hook.hits.lock().unwrap()
+            hook.hits()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -551,6 +498,11 @@ async fn a_push_being_retried_at_a_kill_9_is_delivered_after_the_restart() {
     restarted.stop();
     let again = Server::start_with(&store);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(hook.count(&id, true), 1, "{:?}", hook.hits.lock().unwrap());
+    assert_eq!(
+        hook.count(&id, "TASK_STATE_COMPLETED", true),
+        1,
+        "{:?}",
+        hook.hits()
+    );
     drop(again);
 }

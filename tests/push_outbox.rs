@@ -2,7 +2,6 @@
 //! each config's progress is a lane written only under the claim, and a survivor takes over
 //! the deliveries of a replica that died, so each event reaches each webhook once.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2a_kit::prelude::*;
@@ -10,9 +9,10 @@ use a2a_kit::protocol::{Message, Task, TaskPushNotificationConfig, TaskState, Ta
 use a2a_kit::push::{PushConfig, PushDispatcher, RetryPolicy};
 use a2a_kit::server::AgentService;
 use a2a_kit::store::{PostgresOptions, PostgresTaskManager, PushOutbox, TaskManager};
-use a2a_tests::{PostgresSchema, TestServer, postgres_url, rpc, serve, wait_task};
-use axum::http::StatusCode;
-use serde_json::{Value, json};
+use a2a_tests::{
+    PostgresSchema, RecordingWebhook, TestServer, postgres_url, rpc, serve, wait_task,
+};
+use serde_json::json;
 
 /// Naps, then answers.
 struct Napper;
@@ -26,69 +26,6 @@ impl Napper {
         let ms: u64 = ms.trim().parse().unwrap_or(100);
         tokio::time::sleep(Duration::from_millis(ms)).await;
         format!("napped {ms}")
-    }
-}
-
-/// A webhook that records what it is sent and answers with the status it is told to.
-#[derive(Clone, Default)]
-struct Hook {
-    /// (task id, state, status answered) per request.
-    hits: Arc<Mutex<Vec<(String, String, u16)>>>,
-    failing: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Hook {
-    async fn serve(&self) -> (String, tokio::task::JoinHandle<()>) {
-        let hook = self.clone();
-        let router = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |body: String| {
-                let hook = hook.clone();
-                async move {
-                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
-                    let update = &v["statusUpdate"];
-                    let status = if hook.failing.load(std::sync::atomic::Ordering::SeqCst) {
-                        StatusCode::SERVICE_UNAVAILABLE
-                    } else {
-                        StatusCode::NO_CONTENT
-                    };
-                    hook.hits.lock().unwrap().push((
-                        update["taskId"].as_str().unwrap_or_default().to_string(),
-                        update["status"]["state"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                        status.as_u16(),
-                    ));
-                    status
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router).await.unwrap();
-        });
-        (url, task)
-    }
-
-    /// Requests the webhook accepted for `task_id`'s `state`.
-    fn accepted(&self, task_id: &str, state: &str) -> usize {
-        self.hits
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(t, s, code)| t == task_id && s == state && *code < 300)
-            .count()
-    }
-
-    fn requests_for(&self, task_id: &str) -> usize {
-        self.hits
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(t, _, _)| t == task_id)
-            .count()
     }
 }
 
@@ -239,8 +176,8 @@ async fn nap_with_push(base: &str, ms: u64, hook: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_event_is_pushed_once_across_replicas() {
     let schema = PostgresSchema::with_lease(2, Duration::from_millis(800)).await;
-    let hook = Hook::default();
-    let (hook_url, _h) = hook.serve().await;
+    let hook = RecordingWebhook::default();
+    let hook_url = hook.serve().await;
     let (push_a, push_b) = (
         PushDispatcher::new(push_config()),
         PushDispatcher::new(push_config()),
@@ -261,7 +198,7 @@ async fn each_event_is_pushed_once_across_replicas() {
     let until = Instant::now() + Duration::from_secs(10);
     while ids
         .iter()
-        .any(|id| hook.accepted(id, "TASK_STATE_COMPLETED") == 0)
+        .any(|id| hook.count(id, "TASK_STATE_COMPLETED", true) == 0)
     {
         assert!(Instant::now() < until, "not every COMPLETED was pushed");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -269,7 +206,7 @@ async fn each_event_is_pushed_once_across_replicas() {
     // Long enough for both sweepers to look several times.
     tokio::time::sleep(Duration::from_secs(2)).await;
     for id in &ids {
-        assert_eq!(hook.accepted(id, "TASK_STATE_COMPLETED"), 1, "{id}");
+        assert_eq!(hook.count(id, "TASK_STATE_COMPLETED", true), 1, "{id}");
     }
     drop((a, b));
     schema.drop().await;
@@ -316,10 +253,9 @@ fn doomed_replica(schema: &str, lease: Duration) -> Doomed {
 async fn a_survivor_delivers_what_a_dead_replica_was_retrying() {
     let lease = Duration::from_millis(1000);
     let schema = PostgresSchema::with_lease(1, lease).await;
-    let hook = Hook::default();
-    hook.failing
-        .store(true, std::sync::atomic::Ordering::SeqCst);
-    let (hook_url, _h) = hook.serve().await;
+    let hook = RecordingWebhook::default();
+    hook.set_failing(true);
+    let hook_url = hook.serve().await;
     let push_b = PushDispatcher::new(push_config());
     let b = serve(replica(schema.stores[0].clone(), &push_b)).await;
     let a = doomed_replica(schema.name(), lease);
@@ -327,26 +263,25 @@ async fn a_survivor_delivers_what_a_dead_replica_was_retrying() {
     let id = nap_with_push(&a.base, 100, &hook_url).await;
     // A claims the COMPLETED and retries it against a failing webhook...
     let until = Instant::now() + Duration::from_secs(10);
-    while hook.requests_for(&id) == 0 {
+    while hook.hits().iter().all(|(t, _, _)| *t != id) {
         assert!(Instant::now() < until, "A never tried to deliver");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // ...and dies. The webhook recovers; B takes over once A's claim ran out.
     a.die.send(()).unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    hook.failing
-        .store(false, std::sync::atomic::Ordering::SeqCst);
+    hook.set_failing(false);
     let died = Instant::now();
-    while hook.accepted(&id, "TASK_STATE_COMPLETED") == 0 {
+    while hook.count(&id, "TASK_STATE_COMPLETED", true) == 0 {
         assert!(
             died.elapsed() < lease * 8,
             "the survivor did not deliver: {:?}",
-            hook.hits.lock().unwrap()
+            hook.hits()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(lease * 2).await;
-    assert_eq!(hook.accepted(&id, "TASK_STATE_COMPLETED"), 1);
+    assert_eq!(hook.count(&id, "TASK_STATE_COMPLETED", true), 1);
     let status = push_b.status(&id, "hook").expect("B delivered it");
     assert_eq!(status.delivered, 1, "{status:?}");
     drop(b);

@@ -412,3 +412,70 @@ impl PostgresSchema {
         let _ = self.stores[0].drop_schema().await;
     }
 }
+
+/// A webhook for push tests, served on a random 127.0.0.1 port: it records every request
+/// (task id, state, whether it was accepted) and answers `503` while failing, else `204`.
+/// Clones share one record.
+#[derive(Clone, Default)]
+pub struct RecordingWebhook {
+    hits: Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RecordingWebhook {
+    /// Serve it (until the runtime ends); its URL.
+    pub async fn serve(&self) -> String {
+        let hook = self.clone();
+        let router = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |body: String| {
+                let hook = hook.clone();
+                async move {
+                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
+                    let failing = hook.failing.load(std::sync::atomic::Ordering::SeqCst);
+                    let update = &v["statusUpdate"];
+                    hook.hits.lock().unwrap_or_else(|p| p.into_inner()).push((
+                        update["taskId"].as_str().unwrap_or_default().into(),
+                        update["status"]["state"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .into(),
+                        !failing,
+                    ));
+                    if failing {
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        axum::http::StatusCode::NO_CONTENT
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        url
+    }
+
+    /// Answer `503` (true) or `204` from now on.
+    pub fn set_failing(&self, failing: bool) {
+        self.failing
+            .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Requests for `task_id` reporting `state` that were accepted (or, `false`, refused).
+    pub fn count(&self, task_id: &str, state: &str, accepted: bool) -> usize {
+        self.hits()
+            .iter()
+            .filter(|(t, s, a)| t == task_id && s == state && *a == accepted)
+            .count()
+    }
+
+    /// Every request so far.
+    pub fn hits(&self) -> Vec<(String, String, bool)> {
+        self.hits.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

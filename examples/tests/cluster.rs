@@ -7,8 +7,6 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use support::Example;
@@ -196,66 +194,11 @@ async fn three_replicas_serve_one_agent() {
     db.drop().await;
 }
 
-/// A webhook that answers 503 while `failing`, else 204, recording (task id, state, status)
-/// of every request.
-#[derive(Clone, Default)]
-struct Hook {
-    hits: Arc<Mutex<Vec<(String, String, u16)>>>,
-    failing: Arc<AtomicBool>,
-}
-
-impl Hook {
-    async fn serve(&self) -> String {
-        let hook = self.clone();
-        let router = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |body: String| {
-                let hook = hook.clone();
-                async move {
-                    let v: Value = serde_json::from_str(&body).unwrap_or_default();
-                    let status = if hook.failing.load(Ordering::SeqCst) {
-                        503
-                    } else {
-                        204
-                    };
-                    hook.hits.lock().unwrap().push((
-                        v["statusUpdate"]["taskId"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .into(),
-                        v["statusUpdate"]["status"]["state"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .into(),
-                        status,
-                    ));
-                    axum::http::StatusCode::from_u16(status).unwrap()
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        url
-    }
-
-    fn count(&self, task_id: &str, accepted: bool) -> usize {
-        self.hits
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(t, s, code)| {
-                t == task_id && s == "TASK_STATE_COMPLETED" && (*code < 300) == accepted
-            })
-            .count()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_whose_claimer_dies_is_delivered_once_by_another() {
     let db = Database::fresh("push").await;
-    let hook = Hook::default();
-    hook.failing.store(true, Ordering::SeqCst);
+    let hook = a2a_tests::RecordingWebhook::default();
+    hook.set_failing(true);
     let hook_url = hook.serve().await;
     let replica = || {
         Example::start(
@@ -289,25 +232,30 @@ async fn a_push_whose_claimer_dies_is_delivered_once_by_another() {
         .to_string();
     // A runs the task, claims its COMPLETED and retries it against the failing webhook...
     let until = Instant::now() + Duration::from_secs(20);
-    while hook.count(&id, false) == 0 {
+    while hook.count(&id, "TASK_STATE_COMPLETED", false) == 0 {
         assert!(Instant::now() < until, "A never tried to deliver");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // ...and is killed. The webhook recovers; B or C takes over once A's claim ran out.
     drop(a);
-    hook.failing.store(false, Ordering::SeqCst);
+    hook.set_failing(false);
     let killed = Instant::now();
-    while hook.count(&id, true) == 0 {
+    while hook.count(&id, "TASK_STATE_COMPLETED", true) == 0 {
         assert!(
             killed.elapsed() < Duration::from_secs(20),
             "no survivor delivered: {:?}",
-            hook.hits.lock().unwrap()
+            hook.hits()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Both survivors sweep several times meanwhile: still exactly one delivery.
     tokio::time::sleep(Duration::from_secs(4)).await;
-    assert_eq!(hook.count(&id, true), 1, "{:?}", hook.hits.lock().unwrap());
+    assert_eq!(
+        hook.count(&id, "TASK_STATE_COMPLETED", true),
+        1,
+        "{:?}",
+        hook.hits()
+    );
     let t = rpc(&b.url, "GetTask", json!({"id": id})).await;
     assert_eq!(
         t["result"]["status"]["state"], "TASK_STATE_COMPLETED",

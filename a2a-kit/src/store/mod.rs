@@ -370,12 +370,7 @@ pub trait TaskManager: Send + Sync + 'static {
         view: TaskView,
         out: &mut Vec<u8>,
     ) -> Result<bool, StoreError> {
-        match self.get_task(task_id, view).await? {
-            Some(rec) => serde_json::to_writer(out, &rec.task)
-                .map(|()| true)
-                .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
-            None => Ok(false),
-        }
+        write_found(out, self.get_task(task_id, view).await?)
     }
 
     /// Events with `seq > after`, in order, at most `limit`.
@@ -488,6 +483,20 @@ pub trait TaskManager: Send + Sync + 'static {
     /// dispatcher tracks deliveries in memory.
     fn push_outbox(&self) -> Option<&dyn PushOutbox> {
         None
+    }
+}
+
+/// What [`TaskManager::write_task_json`] writes from a record read with `get_task`: the
+/// task's JSON, and whether there was one.
+pub(crate) fn write_found(
+    out: &mut Vec<u8>,
+    found: Option<TaskRecord>,
+) -> Result<bool, StoreError> {
+    match found {
+        Some(rec) => serde_json::to_writer(out, &rec.task)
+            .map(|()| true)
+            .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
+        None => Ok(false),
     }
 }
 

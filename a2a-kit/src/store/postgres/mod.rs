@@ -592,12 +592,7 @@ impl TaskManager for PostgresTaskManager {
         out: &mut Vec<u8>,
     ) -> Result<bool, StoreError> {
         if view != TaskView::FULL {
-            return match self.get_task(task_id, view).await? {
-                Some(rec) => serde_json::to_writer(out, &rec.task)
-                    .map(|()| true)
-                    .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
-                None => Ok(false),
-            };
+            return crate::store::write_found(out, self.get_task(task_id, view).await?);
         }
         // The whole task is stored as serde wrote it: copied as it is, from memory when this
         // process just finished it.

@@ -688,12 +688,7 @@ impl TaskManager for SqliteTaskManager {
                 return Ok(true);
             }
         }
-        match self.get_task(task_id, view).await? {
-            Some(rec) => serde_json::to_writer(out, &rec.task)
-                .map(|()| true)
-                .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
-            None => Ok(false),
-        }
+        crate::store::write_found(out, self.get_task(task_id, view).await?)
     }
 
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
