@@ -284,6 +284,18 @@ async fn a_survivor_delivers_what_a_dead_replica_was_retrying() {
     assert_eq!(hook.count(&id, "TASK_STATE_COMPLETED", true), 1);
     let status = push_b.status(&id, "hook").expect("B delivered it");
     assert_eq!(status.delivered, 1, "{status:?}");
+    // The stored lane says so too, from any replica.
+    let lanes = push_b
+        .stored_statuses(&id)
+        .await
+        .unwrap()
+        .expect("a durable outbox");
+    assert_eq!(lanes.len(), 1, "{lanes:?}");
+    assert_eq!(
+        (lanes[0].config_id.as_str(), lanes[0].delivered),
+        ("hook", 1)
+    );
+    assert_eq!(lanes[0].failed, 0, "{lanes:?}");
     drop(b);
     schema.drop().await;
 }

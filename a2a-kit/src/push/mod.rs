@@ -376,6 +376,8 @@ struct Inner {
     statuses: Mutex<StatusTable>,
     /// Workers with events to handle.
     busy: watch::Sender<usize>,
+    /// The store the dispatcher was installed on (for [`PushDispatcher::stored_statuses`]).
+    store: std::sync::OnceLock<Arc<dyn TaskManager>>,
 }
 
 /// One task the outbox knows about (kept until the task ends).
@@ -440,6 +442,7 @@ impl PushDispatcher {
                 finished: Mutex::new((HashMap::new(), VecDeque::new())),
                 statuses: Mutex::new(StatusTable::default()),
                 busy: watch::channel(0).0,
+                store: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -460,6 +463,7 @@ impl PushDispatcher {
     /// [`AgentServiceBuilder::observe_with`]; [`push_dispatcher`](AgentServiceBuilder::push_dispatcher)
     /// does).
     pub fn observer(&self, store: Arc<dyn TaskManager>) -> Arc<dyn EventObserver> {
+        let _ = self.inner.store.set(store.clone());
         if store.push_outbox().is_some() {
             spawn_sweeper(Arc::downgrade(&self.inner), store.clone());
         }
@@ -487,6 +491,24 @@ impl PushDispatcher {
             .filter_map(|k| table.map.get(k))
             .cloned()
             .collect()
+    }
+
+    /// The delivery progress the store keeps for a task's configs (its
+    /// [lanes](PushLane): events handled, delivered and failed counts, whether suspended, the
+    /// last error), with a store that keeps a durable outbox (a SQLite file, PostgreSQL): it
+    /// survives restarts and reads the same on every replica. `None` with a store that keeps
+    /// none, or before the dispatcher was installed on a service.
+    pub async fn stored_statuses(
+        &self,
+        task_id: &str,
+    ) -> Result<Option<Vec<PushLane>>, StoreError> {
+        let Some(store) = self.inner.store.get() else {
+            return Ok(None);
+        };
+        match store.push_outbox() {
+            Some(outbox) => outbox.push_lanes(task_id).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Whether no task has events waiting to be delivered.

@@ -236,6 +236,10 @@ pub trait PushOutbox: Send + Sync {
     /// claim was lost (the caller stops: another process delivers now).
     async fn save_push_lane(&self, task_id: &str, lane: &PushLane) -> Result<bool, StoreError>;
 
+    /// The task's lanes as stored, without claiming anything: the delivery status that
+    /// outlives the process and is the same from every replica.
+    async fn push_lanes(&self, task_id: &str) -> Result<Vec<PushLane>, StoreError>;
+
     /// Let go of the task's claim (its events are handled, or the process stops).
     async fn release_push_claim(&self, task_id: &str) -> Result<(), StoreError>;
 

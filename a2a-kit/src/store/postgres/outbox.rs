@@ -45,27 +45,30 @@ impl PushOutbox for PostgresTaskManager {
             return Ok(None);
         }
         // Read after the claim is taken: a previous holder's last writes preceded its release.
+        self.push_lanes(task_id).await.map(Some)
+    }
+
+    async fn push_lanes(&self, task_id: &str) -> Result<Vec<PushLane>, StoreError> {
         let rows = sqlx::query(
             "SELECT config_id, cursor, delivered, failed, consecutive_failures, suspended, \
              last_error FROM push_lanes WHERE task_id = $1 ORDER BY config_id",
         )
         .bind(task_id)
-        .fetch_all(&inner.cx.pool)
+        .fetch_all(&self.inner.cx.pool)
         .await
         .map_err(db)?;
-        Ok(Some(
-            rows.iter()
-                .map(|r| PushLane {
-                    config_id: r.get(0),
-                    cursor: u64::try_from(r.get::<i64, _>(1)).unwrap_or(0),
-                    delivered: u64::try_from(r.get::<i64, _>(2)).unwrap_or(0),
-                    failed: u64::try_from(r.get::<i64, _>(3)).unwrap_or(0),
-                    consecutive_failures: u32::try_from(r.get::<i32, _>(4)).unwrap_or(0),
-                    suspended: r.get(5),
-                    last_error: r.get(6),
-                })
-                .collect(),
-        ))
+        Ok(rows
+            .iter()
+            .map(|r| PushLane {
+                config_id: r.get(0),
+                cursor: u64::try_from(r.get::<i64, _>(1)).unwrap_or(0),
+                delivered: u64::try_from(r.get::<i64, _>(2)).unwrap_or(0),
+                failed: u64::try_from(r.get::<i64, _>(3)).unwrap_or(0),
+                consecutive_failures: u32::try_from(r.get::<i32, _>(4)).unwrap_or(0),
+                suspended: r.get(5),
+                last_error: r.get(6),
+            })
+            .collect())
     }
 
     async fn save_push_lane(&self, task_id: &str, lane: &PushLane) -> Result<bool, StoreError> {

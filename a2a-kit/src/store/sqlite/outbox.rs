@@ -18,6 +18,10 @@ const SWEEP: Duration = Duration::from_secs(20);
 #[async_trait]
 impl PushOutbox for SqliteTaskManager {
     async fn claim_push(&self, task_id: &str) -> Result<Option<Vec<PushLane>>, StoreError> {
+        self.push_lanes(task_id).await.map(Some)
+    }
+
+    async fn push_lanes(&self, task_id: &str) -> Result<Vec<PushLane>, StoreError> {
         let task_id = task_id.to_string();
         let lanes = self
             .read(move |conn| {
@@ -42,7 +46,7 @@ impl PushOutbox for SqliteTaskManager {
                 .db()
             })
             .await?;
-        Ok(Some(lanes))
+        Ok(lanes)
     }
 
     async fn save_push_lane(&self, task_id: &str, lane: &PushLane) -> Result<bool, StoreError> {
