@@ -136,7 +136,6 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
     tokio::time::sleep(lease * 2).await;
     assert!(b.orphaned_push_work(10).await.unwrap().is_empty());
     // A goes silent: once its claim ran out, the work is B's to find.
-    let name = a.schema().to_string();
     drop(a);
     let silent = Instant::now();
     loop {
@@ -154,7 +153,6 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
         b.orphaned_push_work(10).await.unwrap().is_empty(),
         "B holds it now"
     );
-    let _ = name;
     b.drop_schema().await.unwrap();
 }
 

@@ -929,7 +929,8 @@ impl Worker {
                         };
                         self.count(lane, &report);
                         lane.cursor = rec.seq;
-                        self.record((self.task_id.clone(), id.clone()), &config.url, report);
+                        let key = (self.task_id.clone(), id.clone());
+                        self.record(key, &config.url, report, Some(lane));
                         if !outbox
                             .save_push_lane(task_id, lane)
                             .await
@@ -970,7 +971,8 @@ impl Worker {
         }
     }
 
-    /// A lane's counters after one event's delivery.
+    /// A config's counters after one event's delivery (suspended after
+    /// [`PushConfig::suspend_after`] failures in a row).
     fn count(&self, lane: &mut PushLane, report: &DeliveryReport) {
         if report.outcome.is_delivered() {
             lane.delivered += 1;
@@ -1054,7 +1056,7 @@ impl Worker {
             return;
         }
         let report = self.attempt(config, out).await;
-        self.record(key, &config.url, report);
+        self.record(key, &config.url, report, None);
     }
 
     /// Send one event to one config, with retries, and log the outcome.
@@ -1078,7 +1080,15 @@ impl Worker {
         }
     }
 
-    fn record(&self, key: (String, String), url: &str, report: DeliveryReport) {
+    /// Keep `report` as the config's last delivery, with its counters: the lane's when the
+    /// store keeps one (`counted`, already counted), else counted here.
+    fn record(
+        &self,
+        key: (String, String),
+        url: &str,
+        report: DeliveryReport,
+        counted: Option<&PushLane>,
+    ) {
         let cfg = &self.inner.config;
         let mut table = lock(&self.inner.statuses);
         if !table.map.contains_key(&key) {
@@ -1103,24 +1113,30 @@ impl Worker {
                 last: None,
             });
         status.url = url.to_string();
-        if report.outcome.is_delivered() {
-            status.delivered += 1;
-            status.consecutive_failures = 0;
-        } else {
-            status.failed += 1;
-            status.consecutive_failures += 1;
-            if cfg
-                .suspend_after
-                .is_some_and(|n| status.consecutive_failures >= n)
-                && !status.suspended
-            {
-                status.suspended = true;
-                tracing::warn!(
-                    target: "a2a_kit::push", task_id = %key.0, config_id = %key.1,
-                    failures = status.consecutive_failures, "push config suspended after consecutive failures"
-                );
+        let lane = match counted {
+            Some(lane) => lane.clone(),
+            None => {
+                let mut lane = PushLane {
+                    delivered: status.delivered,
+                    failed: status.failed,
+                    consecutive_failures: status.consecutive_failures,
+                    suspended: status.suspended,
+                    ..PushLane::default()
+                };
+                self.count(&mut lane, &report);
+                lane
             }
+        };
+        if lane.suspended && !status.suspended {
+            tracing::warn!(
+                target: "a2a_kit::push", task_id = %key.0, config_id = %key.1,
+                failures = lane.consecutive_failures, "push config suspended after consecutive failures"
+            );
         }
+        status.delivered = lane.delivered;
+        status.failed = lane.failed;
+        status.consecutive_failures = lane.consecutive_failures;
+        status.suspended = lane.suspended;
         status.last = Some(report);
     }
 }

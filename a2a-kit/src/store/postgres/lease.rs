@@ -43,13 +43,13 @@ async fn keep(inner: &Inner) -> Result<(), StoreError> {
     let now = now_millis();
     sqlx::query("UPDATE tasks SET lease_until = $2 WHERE owner = $1 AND terminal_at IS NULL")
         .bind(&inner.cx.instance)
-        .bind(inner.lease_until())
+        .bind(inner.cx.lease_until())
         .execute(&inner.cx.pool)
         .await
         .map_err(db)?;
     sqlx::query("UPDATE push_claims SET claim_until = $2 WHERE claimed_by = $1")
         .bind(&inner.cx.instance)
-        .bind(inner.lease_until())
+        .bind(inner.cx.lease_until())
         .execute(&inner.cx.pool)
         .await
         .map_err(db)?;

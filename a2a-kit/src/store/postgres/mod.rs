@@ -165,11 +165,6 @@ enum Lease<'a> {
 }
 
 impl Inner {
-    /// When a lease taken or renewed now runs out (Unix ms).
-    fn lease_until(&self) -> i64 {
-        now_millis() + self.cx.lease_ms
-    }
-
     /// Tell the other replicas about an appended event (sent when the transaction commits).
     async fn notify(
         &self,
@@ -178,10 +173,7 @@ impl Inner {
         seq: Seq,
         state: Option<TaskState>,
     ) -> Result<(), StoreError> {
-        let payload = changes::payload(&self.cx.instance, task_id, seq, state);
-        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
-        // (its readers elsewhere still see its events when they next read the log).
-        if payload.len() < 8000 {
+        if let Some(payload) = self.cx.announcement(task_id, seq, state) {
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(&self.cx.channel)
                 .bind(payload)
@@ -865,7 +857,7 @@ impl TaskManager for PostgresTaskManager {
         sqlx::query("UPDATE tasks SET owner = $2, lease_until = $3 WHERE id = $1")
             .bind(task_id)
             .bind(&self.inner.cx.instance)
-            .bind(self.inner.lease_until())
+            .bind(self.inner.cx.lease_until())
             .execute(&mut *tx)
             .await
             .map_err(db)?;

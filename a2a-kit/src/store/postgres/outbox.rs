@@ -36,7 +36,7 @@ impl PushOutbox for PostgresTaskManager {
         )
         .bind(task_id)
         .bind(&inner.cx.instance)
-        .bind(inner.lease_until())
+        .bind(inner.cx.lease_until())
         .bind(now_millis())
         .fetch_optional(&inner.cx.pool)
         .await

@@ -78,12 +78,34 @@ impl Context {
         match event.state() {
             Some(s) if s.is_terminal() => Lease::Release,
             Some(s) if s.is_interrupted() => Lease::Keep,
-            Some(_) => Lease::Take {
-                owner: &self.instance,
-                until: now_millis() + self.lease_ms,
-            },
+            Some(_) => self.take(),
             None => Lease::Keep,
         }
+    }
+
+    /// When a lease taken or renewed now runs out (Unix ms).
+    pub(super) fn lease_until(&self) -> i64 {
+        now_millis() + self.lease_ms
+    }
+
+    /// This replica takes (or renews) a task's lease.
+    fn take(&self) -> Lease<'_> {
+        Lease::Take {
+            owner: &self.instance,
+            until: self.lease_until(),
+        }
+    }
+
+    /// The notification of an event for the other replicas, unless it would not fit:
+    /// NOTIFY payloads are limited to 8000 bytes, so a task id that long is not announced
+    /// (its readers elsewhere still see its events when they next read the log).
+    pub(super) fn announcement(
+        &self,
+        task_id: &str,
+        seq: Seq,
+        state: Option<TaskState>,
+    ) -> Option<String> {
+        Some(changes::payload(&self.instance, task_id, seq, state)).filter(|p| p.len() < 8000)
     }
 }
 
@@ -215,13 +237,12 @@ impl Batch {
         Ok(())
     }
 
-    fn notify(&mut self, cx: &Context, task_id: &str, seq: Seq, state: Option<TaskState>) {
-        let payload = changes::payload(&cx.instance, task_id, seq, state);
-        // NOTIFY payloads are limited to 8000 bytes: a task id that long is not announced
-        // (its readers elsewhere still see its events when they next read the log).
-        if payload.len() < 8000 {
-            self.notifications.push(payload);
-        }
+    /// Queue the event's notification; whether it was (see [`Context::announcement`]).
+    fn notify(&mut self, cx: &Context, task_id: &str, seq: Seq, state: Option<TaskState>) -> bool {
+        let payload = cx.announcement(task_id, seq, state);
+        let queued = payload.is_some();
+        self.notifications.extend(payload);
+        queued
     }
 
     /// Note the terminal tasks among `rows` (after they are written).
@@ -285,17 +306,12 @@ async fn create(
             results[i] = Some(Err(StoreError::TaskExists(last.id.clone())));
             continue;
         }
-        let terminal = last.status.state.is_terminal();
-        let lease = if terminal {
+        let lease = if last.status.state.is_terminal() {
             Lease::Release
         } else {
-            Lease::Take {
-                owner: &cx.instance,
-                until: now_millis() + cx.lease_ms,
-            }
+            cx.take()
         };
-        let seq = 1 + created_events(writes[i]) as Seq;
-        rows.push(last, seq, lease)?;
+        rows.push(last, 1 + new.events.len() as Seq, lease)?;
         rows.skill_ids.push(skill_id.clone());
         rows.context_ids.push(last.context_id.clone());
         inserting.push(i);
@@ -313,14 +329,12 @@ async fn create(
         for (n, event) in events.iter().enumerate() {
             log.event(&last.id, 2 + n as Seq, event)?;
         }
-        let before = log.notifications.len();
-        log.notify(
+        if log.notify(
             cx,
             &last.id,
             1 + events.len() as Seq,
             Some(last.status.state),
-        );
-        if log.notifications.len() > before {
+        ) {
             notify_ids.push(last.id.clone());
         }
     }
@@ -392,13 +406,6 @@ fn created_id(write: &Write) -> &str {
     }
 }
 
-fn created_events(write: &Write) -> usize {
-    match write {
-        Write::Create(new) => new.events.len(),
-        Write::Append { .. } => 0,
-    }
-}
-
 /// Columns of task rows written by one statement.
 #[derive(Default)]
 struct TaskRows {
@@ -436,11 +443,11 @@ impl TaskRows {
 }
 
 /// A task whose row this batch locked.
-struct Locked {
+struct Locked<'a> {
     task: Task,
     last_seq: Seq,
     /// Its lease after the batch's events (`Keep`: as the row has it).
-    lease: Option<(bool, Option<String>, Option<i64>)>,
+    lease: Lease<'a>,
     changed: bool,
 }
 
@@ -478,7 +485,7 @@ async fn append(
             Locked {
                 task: from_json(row.get::<&str, _>(1))?,
                 last_seq: row.get::<i64, _>(2) as Seq,
-                lease: None,
+                lease: Lease::Keep,
                 changed: false,
             },
         );
@@ -501,10 +508,7 @@ async fn append(
         entry.changed = true;
         match cx.lease_for(event) {
             Lease::Keep => {}
-            Lease::Take { owner, until } => {
-                entry.lease = Some((true, Some(owner.to_string()), Some(until)))
-            }
-            Lease::Release => entry.lease = Some((true, None, None)),
+            lease => entry.lease = lease,
         }
         batch.event(task_id, entry.last_seq, event)?;
         batch.notify(cx, task_id, entry.last_seq, event.state());
@@ -512,11 +516,7 @@ async fn append(
     }
     let mut rows = TaskRows::default();
     for entry in locked.values().filter(|e| e.changed) {
-        rows.push(&entry.task, entry.last_seq, Lease::Keep)?;
-        let (set, owner, until) = entry.lease.clone().unwrap_or((false, None, None));
-        *rows.set_owner.last_mut().expect("pushed") = set;
-        *rows.owners.last_mut().expect("pushed") = owner;
-        *rows.untils.last_mut().expect("pushed") = until;
+        rows.push(&entry.task, entry.last_seq, entry.lease)?;
     }
     if rows.ids.is_empty() {
         return Ok(());
