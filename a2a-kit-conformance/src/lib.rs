@@ -1006,7 +1006,8 @@ pub async fn event_log(s: Store) {
 
 /// `create_task_with_events` is `create_task` then `append_event` per event, as one write:
 /// the same task, log, sequence numbers and list entry; a refused event stores nothing; a
-/// duplicate id changes nothing.
+/// duplicate id changes nothing. `create_task_with_released_log` reads back the same, its
+/// finished task's log possibly the final snapshot, and takes later messages alike.
 ///
 /// ```
 /// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
@@ -1127,9 +1128,119 @@ pub async fn create_with_events(s: Store) {
             anon(all_events(&s, &one).await),
             "{name}: the event log after release_log"
         );
+
+        // A released creation reads back as the creation then release_log: the same task,
+        // and the exact log or (a finished task's) final snapshot standing for it.
+        let released = format!("{name}-released");
+        let got = s
+            .create_task_with_released_log(
+                task(&released),
+                Some("skill".into()),
+                script(&released, b),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("create_task_with_released_log({released}): {e}"));
+        assert_eq!(got, last, "{name}: released: the last sequence number");
+        let r = full(&s, &released).await;
+        assert_eq!(
+            (r.last_seq, r.skill_id.as_deref()),
+            (last, Some("skill")),
+            "{name}: released: bookkeeping"
+        );
+        assert_eq!(
+            anon_task(r.task.clone()),
+            anon_task(full(&s, &one).await.task),
+            "{name}: released: the task"
+        );
+        let exact = anon(all_events(&s, &one).await);
+        let log = anon(all_events(&s, &released).await);
+        let snapshot = vec![EventRecord {
+            seq: last,
+            event: StreamResponse::Task(anon_task(r.task.clone())),
+        }];
+        if r.task.status.state.is_terminal() {
+            assert!(
+                log == exact || log == snapshot,
+                "{name}: released: the log is exact or the final snapshot: {log:?}"
+            );
+        } else {
+            assert_eq!(log, exact, "{name}: released: a live task keeps its log");
+        }
+        assert!(
+            s.events_after(&released, last, 10)
+                .await
+                .expect("events")
+                .is_empty(),
+            "{name}: released: nothing after the end"
+        );
+        assert!(
+            s.events_after(&released, 0, 0)
+                .await
+                .expect("events")
+                .is_empty(),
+            "{name}: released: a limit of 0"
+        );
+        for view in [
+            TaskView {
+                history_length: Some(1),
+                include_artifacts: false,
+            },
+            TaskView {
+                history_length: Some(0),
+                include_artifacts: true,
+            },
+        ] {
+            let (a, z) = (
+                s.get_task(&one, view).await.expect("get"),
+                s.get_task(&released, view).await.expect("get"),
+            );
+            assert_eq!(
+                z.map(|r| anon_task(r.task)),
+                a.map(|r| anon_task(r.task)),
+                "{name}: released: {view:?}"
+            );
+        }
+        let mut json = Vec::new();
+        assert!(
+            s.write_task_json(&released, TaskView::FULL, &mut json)
+                .await
+                .expect("json")
+        );
+        let parsed: Task = serde_json::from_slice(&json).expect("write_task_json writes a task");
+        assert_eq!(parsed, r.task, "{name}: released: write_task_json");
+
+        // Later changes: a follow-up message lands in both; an event is refused (or taken)
+        // alike.
+        let m = msg(Role::User, "later", "thanks");
+        s.add_message(&one, m.clone()).await.expect("add_message");
+        s.add_message(&released, m)
+            .await
+            .expect("add_message (released)");
+        let late = |id: &str| status_ev(id, "c", TaskState::Completed, b + 9, None);
+        let (a, z) = (
+            s.append_event(&one, late(&one)).await,
+            s.append_event(&released, late(&released)).await,
+        );
+        assert_eq!(
+            a.is_ok(),
+            z.is_ok(),
+            "{name}: released: a later event: {a:?} / {z:?}"
+        );
+        if let (Err(a), Err(z)) = (&a, &z) {
+            assert_eq!(
+                std::mem::discriminant(a),
+                std::mem::discriminant(z),
+                "{name}: the same refusal: {a} / {z}"
+            );
+        }
+        assert_eq!(
+            anon_task(full(&s, &released).await.task),
+            anon_task(full(&s, &one).await.task),
+            "{name}: released: after the changes"
+        );
     }
     let listed = walk(&s, query(100)).await;
-    assert_eq!(listed.len(), 8, "every task is listed once");
+    assert_eq!(listed.len(), 12, "every task is listed once");
 
     // Refused events (an artifact after the end, a way out of a terminal state) store
     // nothing, and the id stays free.
@@ -1184,6 +1295,17 @@ pub async fn create_with_events(s: Store) {
         before,
         "the stored task is untouched"
     );
+    for id in ["quick-one", "quick-released"] {
+        let before = full(&s, id).await;
+        let dup = s
+            .create_task_with_released_log(task(id), None, scripts[0].1(id, b))
+            .await;
+        assert!(
+            matches!(dup, Err(StoreError::TaskExists(_))),
+            "a released creation of a duplicate id is refused: {dup:?}"
+        );
+        assert_eq!(full(&s, id).await, before, "{id} is untouched");
+    }
 }
 
 /// ListTasks on an empty store.

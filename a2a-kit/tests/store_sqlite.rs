@@ -487,7 +487,8 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
         .expect("artifact");
     drop(s);
     conn.execute_batch(
-        "DROP TABLE artifact_chunks; DROP TABLE push_lanes; PRAGMA user_version = 1;",
+        "DROP TABLE artifact_chunks; DROP TABLE push_lanes; ALTER TABLE tasks DROP COLUMN body; \
+         PRAGMA user_version = 1;",
     )
     .expect("downgrade");
     drop(conn);
@@ -652,6 +653,117 @@ async fn status_messages_are_marked_and_queryable() {
             None
         ]
     );
+}
+
+/// A task created finished with a released log is one row holding its JSON: no history,
+/// artifact or log rows; it reads back whole after a reopen (status messages included), its
+/// log is its final snapshot, and a purge takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_finished_with_a_released_log_is_one_row() {
+    let dir = TempDir::new();
+    let s = SqliteTaskManager::open(dir.db()).await.expect("open");
+    let b = now_ms() - 1000;
+    let mut first = task("t", "c", TaskState::Submitted, b);
+    first.history = vec![Message::user_text("hi")];
+    let events = vec![
+        status(
+            "t",
+            "c",
+            TaskState::Working,
+            b + 1,
+            Some(status_message("reading")),
+        ),
+        chunk("t", "c", "hello", false),
+        status(
+            "t",
+            "c",
+            TaskState::Completed,
+            b + 2,
+            Some(Message::agent_text("done")),
+        ),
+    ];
+    let mut want = first.clone();
+    for e in &events {
+        apply_event(&mut want, e).expect("apply");
+    }
+    let seq = s
+        .create_task_with_released_log(first, Some("greet".into()), events)
+        .await
+        .expect("create");
+    assert_eq!(seq, 4);
+    drop(s);
+
+    let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
+    let count = |table: &str| -> i64 {
+        conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(
+        [
+            "tasks",
+            "messages",
+            "artifacts",
+            "artifact_chunks",
+            "events"
+        ]
+        .map(count),
+        [1, 0, 0, 0, 0],
+        "one row"
+    );
+    let s = SqliteTaskManager::open(dir.db()).await.expect("reopen");
+    let rec = s
+        .get_task("t", TaskView::FULL)
+        .await
+        .expect("get")
+        .expect("t");
+    assert_eq!(
+        (rec.task, rec.last_seq, rec.skill_id.as_deref()),
+        (want.clone(), 4, Some("greet"))
+    );
+    let mut json = Vec::new();
+    assert!(
+        s.write_task_json("t", TaskView::FULL, &mut json)
+            .await
+            .expect("json")
+    );
+    assert_eq!(serde_json::from_slice::<Task>(&json).expect("a task"), want);
+    let log = s.events_after("t", 1, 10).await.expect("events");
+    assert_eq!(log.len(), 1, "the final snapshot stands for the log");
+    assert_eq!(
+        (log[0].seq, &log[0].event),
+        (4, &StreamResponse::Task(want.clone()))
+    );
+    let recent = s.recent_status_messages("t", 5).await.expect("recent");
+    assert_eq!(recent.len(), 1);
+    assert_eq!(recent[0], want.history[1], "the status message");
+    s.add_message("t", Message::user_text("thanks"))
+        .await
+        .expect("add");
+    let rec = s
+        .get_task(
+            "t",
+            TaskView {
+                history_length: Some(1),
+                include_artifacts: false,
+            },
+        )
+        .await
+        .expect("get")
+        .expect("t");
+    assert_eq!(rec.task.history.len(), 1);
+    assert!(rec.task.artifacts.is_empty());
+    assert!(matches!(
+        s.append_event("t", status("t", "c", TaskState::Working, b + 3, None))
+            .await,
+        Err(StoreError::IllegalTransition(_))
+    ));
+    assert_eq!(
+        s.purge_terminal_before(Timestamp::now())
+            .await
+            .expect("purge"),
+        1
+    );
+    assert_eq!(count("tasks"), 0, "a purge takes it");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -196,10 +196,16 @@ impl Runtime {
         let (task, skill_id, events, state) = held;
         let task_id = &run.task_id;
         let observed = (!self.observers.is_empty()).then(|| events.clone());
-        let last = self
-            .store
-            .create_task_with_events(*task, Some(skill_id), events)
-            .await?;
+        // No doorbell to ring: nobody could subscribe to a task whose id was never out.
+        let last = if state.is_terminal() && self.bus.releases_logs() {
+            self.store
+                .create_task_with_released_log(*task, Some(skill_id), events)
+                .await?
+        } else {
+            self.store
+                .create_task_with_events(*task, Some(skill_id), events)
+                .await?
+        };
         if let Some(events) = observed {
             let first = last + 1 - events.len() as Seq;
             for (seq, event) in (first..).zip(&events) {
@@ -207,10 +213,6 @@ impl Runtime {
                     o.on_event(task_id, seq, event);
                 }
             }
-        }
-        // No doorbell to ring: nobody could subscribe to a task whose id was never out.
-        if state.is_terminal() && self.bus.releases_logs() {
-            self.store.release_log(task_id);
         }
         Ok(())
     }

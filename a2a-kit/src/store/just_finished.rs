@@ -45,7 +45,7 @@ impl JustFinished {
     }
 
     /// Keep tasks just written terminal: (id, the task's JSON as stored).
-    pub(crate) fn keep(&self, finished: impl IntoIterator<Item = (String, String)>) {
+    pub(crate) fn keep<J: Into<Arc<str>>>(&self, finished: impl IntoIterator<Item = (String, J)>) {
         let now = Instant::now();
         let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
         let Tasks { by_id, order } = &mut *tasks;

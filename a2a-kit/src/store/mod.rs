@@ -342,6 +342,39 @@ pub trait TaskManager: Send + Sync + 'static {
         Ok(seq)
     }
 
+    /// [`create_task_with_events`](Self::create_task_with_events) then
+    /// [`release_log`](Self::release_log), in one call: the runtime's write of a task whose
+    /// skill finished before anyone could know its id, when no observer (push) reads logs.
+    /// Knowing at once that nobody will read the log event by event, a store can write the
+    /// finished task in its compact form (the SQLite store: one row holding the task's JSON,
+    /// whose log is the final snapshot). Reads answer exactly as after the two calls.
+    ///
+    /// ```
+    /// use a2a_kit::protocol::{StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+    /// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let store = InMemoryTaskManager::default();
+    /// let task = Task { id: "t".into(), context_id: "c".into(), status: TaskStatus::new(TaskState::Submitted), ..Task::default() };
+    /// let done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+    ///     task_id: "t".into(), context_id: "c".into(), status: TaskStatus::new(TaskState::Completed), metadata: None,
+    /// });
+    /// assert_eq!(store.create_task_with_released_log(task, None, vec![done]).await.unwrap(), 2);
+    /// let rec = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
+    /// assert_eq!((rec.task.status.state, rec.last_seq), (TaskState::Completed, 2));
+    /// # });
+    /// ```
+    async fn create_task_with_released_log(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        let id = task.id.clone();
+        let seq = self.create_task_with_events(task, skill_id, events).await?;
+        self.release_log(&id);
+        Ok(seq)
+    }
+
     /// Append a message to a task's history without logging an event (a client follow-up).
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
 

@@ -345,6 +345,28 @@ impl PostgresTaskManager {
         Ok(())
     }
 
+    /// Queue a new task for the writer (`released`: its log is released at creation).
+    async fn create(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+        released: bool,
+    ) -> Result<Seq, StoreError> {
+        let last = task_after(&task, &events)?;
+        let released = released && last.status.state.is_terminal();
+        self.inner
+            .writer
+            .write(writer::Write::Create(Box::new(writer::NewTask {
+                first: task,
+                last,
+                skill_id,
+                events,
+                released,
+            })))
+            .await
+    }
+
     async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
         self.inner.cx.pool.begin().await.map_err(db)
     }
@@ -525,16 +547,16 @@ impl TaskManager for PostgresTaskManager {
         skill_id: Option<String>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
-        let last = task_after(&task, &events)?;
-        self.inner
-            .writer
-            .write(writer::Write::Create(Box::new(writer::NewTask {
-                first: task,
-                last,
-                skill_id,
-                events,
-            })))
-            .await
+        self.create(task, skill_id, events, false).await
+    }
+
+    async fn create_task_with_released_log(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        self.create(task, skill_id, events, true).await
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
@@ -623,7 +645,25 @@ impl TaskManager for PostgresTaskManager {
         .await
         .map_err(db)?;
         if rows.is_empty() {
-            require_task(&mut conn, task_id).await?;
+            // Every task logs its creation as event 1, except one created finished with its
+            // log released: its final snapshot stands for the log. (One statement, so an
+            // event appended meanwhile cannot pass for that.)
+            let (last_seq, released): (i64, Option<String>) = sqlx::query_as(
+                "SELECT last_seq, CASE WHEN NOT EXISTS (SELECT 1 FROM events WHERE task_id = $1) \
+                 THEN task END FROM tasks WHERE id = $1",
+            )
+            .bind(task_id)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
+            return match released {
+                Some(task) if to_i64(after) < last_seq && limit > 0 => Ok(vec![EventRecord {
+                    seq: last_seq as Seq,
+                    event: StreamResponse::Task(from_json(&task)?),
+                }]),
+                _ => Ok(Vec::new()),
+            };
         }
         rows.iter()
             .map(|row| {

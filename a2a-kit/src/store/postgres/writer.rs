@@ -36,6 +36,9 @@ pub(super) struct NewTask {
     pub(super) last: Task,
     pub(super) skill_id: Option<String>,
     pub(super) events: Vec<StreamResponse>,
+    /// Finished, its log released at creation: the row alone (its log is its final
+    /// snapshot: see `events_after`).
+    pub(super) released: bool,
 }
 
 /// A write for the writer.
@@ -325,9 +328,11 @@ async fn create(
             continue;
         };
         let (first, last, events) = (&new.first, &new.last, &new.events);
-        log.event(&last.id, 1, &StreamResponse::Task(first.clone()))?;
-        for (n, event) in events.iter().enumerate() {
-            log.event(&last.id, 2 + n as Seq, event)?;
+        if !new.released {
+            log.event(&last.id, 1, &StreamResponse::Task(first.clone()))?;
+            for (n, event) in events.iter().enumerate() {
+                log.event(&last.id, 2 + n as Seq, event)?;
+            }
         }
         if log.notify(
             cx,

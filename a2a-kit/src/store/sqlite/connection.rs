@@ -176,6 +176,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
         SELECT p.task_id, COALESCE(p.config_id, ''), t.last_seq
         FROM push_configs p JOIN tasks t ON t.id = p.task_id;
     "#,
+    // 4: a task created finished whose log nobody reads event by event is one row: its JSON
+    // (the wire form) in `body`, with no messages, artifacts or events rows; its log is its
+    // final snapshot. NULL for every other task.
+    r#"
+    ALTER TABLE tasks ADD COLUMN body TEXT;
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.
@@ -204,10 +210,20 @@ pub(super) fn spawn_writer(conn: Connection) -> Result<tokio::sync::mpsc::Sender
             // Ends when every sender (every store clone) is gone; the connection closes then.
             while let Some(first) = rx.blocking_recv() {
                 batch.push(first);
+                // Once the queue is empty, yield once before committing: when this thread
+                // shares a core with the async workers (a small machine, or a busy one), they
+                // then queue what they were about to, and it joins this batch instead of
+                // costing a commit and two context switches of its own. With a core to
+                // itself, the yield returns at once.
+                let mut yielded = false;
                 while batch.len() < MAX_BATCH {
                     match rx.try_recv() {
                         Ok(job) => batch.push(job),
-                        Err(_) => break,
+                        Err(_) if yielded => break,
+                        Err(_) => {
+                            yielded = true;
+                            std::thread::yield_now();
+                        }
                     }
                 }
                 match conn.execute_batch("BEGIN IMMEDIATE").db() {
@@ -251,6 +267,15 @@ pub(super) fn spawn_writer(conn: Connection) -> Result<tokio::sync::mpsc::Sender
     Ok(tx)
 }
 
+/// `f`'s result, or an error if it panicked (a panic must not stop the writer thread).
+pub(super) fn unwinding<T>(f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(StoreError::Backend(
+            "a store operation panicked; it was rolled back".into(),
+        ))
+    })
+}
+
 /// Run `f` inside a savepoint of the open transaction; roll it back if `f` fails or panics.
 pub(super) fn in_savepoint<T>(
     conn: &Connection,
@@ -262,12 +287,7 @@ pub(super) fn in_savepoint<T>(
         .db()?
         .execute([])
         .db()?;
-    let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))) {
-        Ok(r) => r,
-        Err(_) => Err(StoreError::Backend(
-            "a store operation panicked; it was rolled back".into(),
-        )),
-    };
+    let out = unwinding(|| f(conn));
     if out.is_ok() {
         conn.prepare_cached("RELEASE job").db()?.execute([]).db()?;
     } else {

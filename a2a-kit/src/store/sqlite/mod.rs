@@ -315,6 +315,18 @@ impl SqliteTaskManager {
     ) -> Result<Vec<Message>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |conn| {
+            if let Some(body) = compact_body(conn, &task_id)? {
+                let task: Task = from_json(&body)?;
+                let mut out: Vec<Message> = task
+                    .history
+                    .into_iter()
+                    .rev()
+                    .filter(|m| message_kind(m) == Some(crate::protocol::STATUS_MESSAGE_KIND))
+                    .take(limit)
+                    .collect();
+                out.reverse();
+                return Ok(out);
+            }
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT body FROM messages WHERE task_id = ?1 AND kind = ?2 ORDER BY pos DESC LIMIT ?3",
@@ -337,10 +349,29 @@ impl SqliteTaskManager {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.submit(f, true).await
+    }
+
+    /// [`write`](Self::write) for `f` that makes one change with one statement: a statement
+    /// that fails changes nothing, so `f` needs no savepoint of its own (whose journal copies
+    /// every page it touches).
+    async fn write_one_statement<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.submit(f, false).await
+    }
+
+    async fn submit<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        savepoint: bool,
+    ) -> Result<T, StoreError> {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T, StoreError>>();
         let job: Job = Box::new(move |conn| {
             let result = match conn {
-                Ok(conn) => in_savepoint(conn, f),
+                Ok(conn) if savepoint => in_savepoint(conn, f),
+                Ok(conn) => unwinding(|| f(conn)),
                 Err(e) => Err(e.clone()),
             };
             Box::new(move |commit_error| {
@@ -452,6 +483,28 @@ impl TaskManager for SqliteTaskManager {
         Ok(seq)
     }
 
+    async fn create_task_with_released_log(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        events: Vec<StreamResponse>,
+    ) -> Result<Seq, StoreError> {
+        let last = crate::store::task_after(&task, &events)?;
+        if !last.status.state.is_terminal() {
+            return self.create_task_with_events(task, skill_id, events).await;
+        }
+        // Finished, and nobody will read its log event by event: one row holding its JSON,
+        // kept for the read that follows too.
+        let json: Arc<str> = rows::to_json(&last)?.into();
+        let last_seq = 1 + events.len() as Seq;
+        let (row, id) = (json.clone(), last.id.clone());
+        let seq = self
+            .write_one_statement(move |tx| create_compact_in(tx, &last, &row, skill_id, last_seq))
+            .await?;
+        self.inner.finished.keep([(id, json)]);
+        Ok(seq)
+    }
+
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
         let task_id = task_id.to_string();
         self.write(move |tx| append_in(tx, &task_id, event)).await
@@ -460,14 +513,25 @@ impl TaskManager for SqliteTaskManager {
     async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
         let task_id = task_id.to_string();
         self.write(move |tx| {
-            let pos: i64 = tx
-                .prepare_cached("UPDATE tasks SET n_messages = n_messages + 1 WHERE id = ?1 RETURNING n_messages - 1")
+            let (pos, body): (i64, Option<String>) = tx
+                .prepare_cached("UPDATE tasks SET n_messages = n_messages + 1 WHERE id = ?1 RETURNING n_messages - 1, body")
                 .db()?
-                .query_row([&task_id], |r| r.get(0))
+                .query_row([&task_id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()
                 .db()?
                 .ok_or_else(|| StoreError::TaskNotFound(task_id.clone()))?;
-            insert_message(tx, &task_id, pos, &message)?;
+            match body {
+                // A task stored compact keeps its history in its JSON.
+                Some(body) => {
+                    let mut task: Task = from_json(&body)?;
+                    task.history.push(message);
+                    tx.prepare_cached("UPDATE tasks SET body = ?2 WHERE id = ?1")
+                        .db()?
+                        .execute(params![task_id, to_json(&task)?])
+                        .db()?;
+                }
+                None => insert_message(tx, &task_id, pos, &message)?,
+            }
             Ok(())
         })
         .await
@@ -482,6 +546,7 @@ impl TaskManager for SqliteTaskManager {
         self.read(move |tx| {
             let Some(TaskRow {
                 mut task,
+                compact,
                 skill_id,
                 last_seq,
                 ..
@@ -489,7 +554,7 @@ impl TaskManager for SqliteTaskManager {
             else {
                 return Ok(None);
             };
-            load_view(tx, &mut task, view)?;
+            load_view(tx, &mut task, compact, view)?;
             Ok(Some(TaskRecord {
                 task,
                 skill_id,
@@ -507,11 +572,28 @@ impl TaskManager for SqliteTaskManager {
     ) -> Result<Vec<EventRecord>, StoreError> {
         let task_id = task_id.to_string();
         self.read(move |tx| {
-            require_task(tx, &task_id)?;
+            let (last_seq, compact): (i64, Option<String>) = tx
+                .prepare_cached("SELECT last_seq, body FROM tasks WHERE id = ?1")
+                .db()?
+                .query_row([&task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .db()?
+                .ok_or_else(|| StoreError::TaskNotFound(task_id.clone()))?;
+            let after = i64::try_from(after).unwrap_or(i64::MAX);
+            if let Some(body) = compact {
+                // Stored compact: the final snapshot stands for the log (a released log).
+                return Ok(if after < last_seq && limit > 0 {
+                    vec![EventRecord {
+                        seq: last_seq as Seq,
+                        event: StreamResponse::Task(from_json(&body)?),
+                    }]
+                } else {
+                    Vec::new()
+                });
+            }
             let mut stmt = tx
                 .prepare_cached("SELECT seq, body FROM events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
                 .db()?;
-            let after = i64::try_from(after).unwrap_or(i64::MAX);
             let rows = stmt
                 .query_map(params![task_id, after, clamp(limit)], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
                 .db()?;
@@ -564,11 +646,12 @@ impl TaskManager for SqliteTaskManager {
             for (i, row) in raw.into_iter().enumerate() {
                 let TaskRow {
                     mut task,
+                    compact,
                     status_ts,
                     ..
                 } = decode_row(row)?;
                 if i < q.page_size {
-                    load_view(tx, &mut task, q.view)?;
+                    load_view(tx, &mut task, compact, q.view)?;
                 }
                 rows.push((status_ts, task));
             }
@@ -687,6 +770,24 @@ impl TaskManager for SqliteTaskManager {
                 out.extend_from_slice(json.as_bytes());
                 return Ok(true);
             }
+            // A task stored compact is its JSON: copied as it is.
+            let task_id = task_id.to_string();
+            let json = self
+                .read(move |tx| {
+                    let Some(mut raw) = get_raw_row(tx, &task_id)? else {
+                        return Ok(None);
+                    };
+                    if let Some(body) = raw.body.take() {
+                        return Ok(Some(body));
+                    }
+                    let mut task = decode_row(raw)?.task;
+                    load_view(tx, &mut task, false, view)?;
+                    to_json(&task).map(Some)
+                })
+                .await?;
+            let found = json.is_some();
+            out.extend_from_slice(json.unwrap_or_default().as_bytes());
+            return Ok(found);
         }
         crate::store::write_found(out, self.get_task(task_id, view).await?)
     }

@@ -100,6 +100,16 @@ pub(super) fn task_exists(conn: &Connection, task_id: &str) -> Result<bool, Stor
         .map(|r| r.is_some())
 }
 
+/// The JSON of a task stored compact; `None` for any other task, or none.
+pub(super) fn compact_body(conn: &Connection, task_id: &str) -> Result<Option<String>, StoreError> {
+    conn.prepare_cached("SELECT body FROM tasks WHERE id = ?1")
+        .db()?
+        .query_row([task_id], |r| r.get::<_, Option<String>>(0))
+        .optional()
+        .db()
+        .map(Option::flatten)
+}
+
 pub(super) fn require_task(conn: &Connection, task_id: &str) -> Result<(), StoreError> {
     if task_exists(conn, task_id)? {
         Ok(())
@@ -109,8 +119,7 @@ pub(super) fn require_task(conn: &Connection, task_id: &str) -> Result<(), Store
 }
 
 /// The task columns [`raw_row`] reads, in this order.
-pub(super) const TASK_COLUMNS: &str =
-    "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts";
+pub(super) const TASK_COLUMNS: &str = "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts, body";
 
 /// A `tasks` row as read.
 pub(super) struct RawRow {
@@ -123,6 +132,8 @@ pub(super) struct RawRow {
     status_ts: i64,
     n_messages: i64,
     n_artifacts: i64,
+    /// The task's JSON, if it is stored compact.
+    pub(super) body: Option<String>,
 }
 
 pub(super) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -136,12 +147,16 @@ pub(super) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         status_ts: r.get(6)?,
         n_messages: r.get(7)?,
         n_artifacts: r.get(8)?,
+        body: r.get(9)?,
     })
 }
 
-/// A task without history and artifacts, with the row's bookkeeping.
+/// A task without history and artifacts (whole, if it is stored compact), with the row's
+/// bookkeeping.
 pub(super) struct TaskRow {
     pub(super) task: Task,
+    /// Stored compact (one row holding the whole task): `task` is complete.
+    pub(super) compact: bool,
     pub(super) skill_id: Option<String>,
     pub(super) last_seq: i64,
     pub(super) status_ts: i64,
@@ -150,9 +165,21 @@ pub(super) struct TaskRow {
 }
 
 pub(super) fn decode_row(raw: RawRow) -> Result<TaskRow, StoreError> {
+    if let Some(body) = &raw.body {
+        return Ok(TaskRow {
+            task: from_json(body)?,
+            compact: true,
+            skill_id: raw.skill_id,
+            last_seq: raw.last_seq,
+            status_ts: raw.status_ts,
+            n_messages: raw.n_messages,
+            n_artifacts: raw.n_artifacts,
+        });
+    }
     let status: TaskStatus = from_json(&raw.status)?;
     let metadata = raw.metadata.as_deref().map(from_json).transpose()?;
     Ok(TaskRow {
+        compact: false,
         task: Task {
             id: raw.id,
             context_id: raw.context_id,
@@ -169,12 +196,17 @@ pub(super) fn decode_row(raw: RawRow) -> Result<TaskRow, StoreError> {
     })
 }
 
-/// Fill in the history and artifacts `view` asks for.
+/// Fill in the history and artifacts `view` asks for (trim them, for a task stored compact).
 pub(super) fn load_view(
     conn: &Connection,
     task: &mut Task,
+    compact: bool,
     view: TaskView,
 ) -> Result<(), StoreError> {
+    if compact {
+        view.apply(task);
+        return Ok(());
+    }
     match view.history_length {
         Some(0) => {}
         None => {
@@ -250,13 +282,15 @@ pub(super) fn load_view(
 }
 
 pub(super) fn get_row(conn: &Connection, task_id: &str) -> Result<Option<TaskRow>, StoreError> {
-    let raw = conn
-        .prepare_cached(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"))
+    get_raw_row(conn, task_id)?.map(decode_row).transpose()
+}
+
+pub(super) fn get_raw_row(conn: &Connection, task_id: &str) -> Result<Option<RawRow>, StoreError> {
+    conn.prepare_cached(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"))
         .db()?
         .query_row([task_id], raw_row)
         .optional()
-        .db()?;
-    raw.map(decode_row).transpose()
+        .db()
 }
 
 /// The WHERE clause and parameters of a ListTasks query (without the cursor).
@@ -344,6 +378,48 @@ pub(super) fn create_with_events_in(
     Ok(last_seq)
 }
 
+/// Store `task`, created finished, in its compact form: one row whose `body` is `json` (the
+/// task's JSON) and whose log is that final snapshot under `last_seq`, with one statement.
+pub(super) fn create_compact_in(
+    tx: &Connection,
+    task: &Task,
+    json: &str,
+    skill_id: Option<String>,
+    last_seq: Seq,
+) -> Result<Seq, StoreError> {
+    let status_ts = millis(task.status.timestamp);
+    // One statement (the caller runs it without a savepoint): a duplicate id is the key's
+    // refusal, which changes nothing.
+    tx.prepare_cached(
+        "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
+         last_seq, n_messages, n_artifacts, created_at, body) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )
+    .db()?
+    .execute(params![
+        task.id,
+        task.context_id,
+        task.status.state.as_str(),
+        status_ts,
+        skill_id,
+        to_json(&task.status)?,
+        task.metadata.as_ref().map(to_json).transpose()?,
+        last_seq as i64,
+        clamp(task.history.len()),
+        clamp(task.artifacts.len()),
+        now_millis(),
+        json,
+    ])
+    .map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+        {
+            StoreError::TaskExists(task.id.clone())
+        }
+        e => StoreError::Backend(e.to_string()),
+    })?;
+    Ok(last_seq)
+}
+
 /// Apply `event` to the stored task and log it, inside the caller's transaction.
 pub(super) fn append_in(
     tx: &Connection,
@@ -352,6 +428,7 @@ pub(super) fn append_in(
 ) -> Result<Seq, StoreError> {
     let Some(TaskRow {
         mut task,
+        compact,
         last_seq,
         mut n_messages,
         mut n_artifacts,
@@ -360,6 +437,14 @@ pub(super) fn append_in(
     else {
         return Err(StoreError::TaskNotFound(task_id.to_string()));
     };
+    if compact {
+        // Only a finished task is stored compact, and a finished task takes no event: this
+        // is the refusal any store gives.
+        apply_event(&mut task, &event)?;
+        return Err(StoreError::Backend(format!(
+            "task {task_id} is stored finished and cannot change"
+        )));
+    }
     let was_terminal = task.status.state.is_terminal();
     // Load exactly what apply_event reads: the status (always) and, for an artifact
     // update, the first stored artifact with that id.
