@@ -384,7 +384,12 @@ async fn a_question_survives_a_graceful_stop() {
     reply["taskId"] = json!(id);
     let r = rpc(&server.base, "SendMessage", json!({"message": reply})).await;
     let task = &result(&r)["task"];
-    assert_ne!(state(task), "TASK_STATE_FAILED", "{r}");
+    // The reply answers the question the skill asked (its `ask` returns it), not a new input.
+    assert_eq!(state(task), "TASK_STATE_COMPLETED", "{r}");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"], "Hello, the answer",
+        "{r}"
+    );
     let users = task["history"]
         .as_array()
         .unwrap()
@@ -392,6 +397,55 @@ async fn a_question_survives_a_graceful_stop() {
         .filter(|m| m["role"] == "ROLE_USER")
         .count();
     assert_eq!(users, 2, "the reply joined the task's history: {r}");
+}
+
+/// A process killed while its skill waits in `ctx.ask` (the second of two questions): after
+/// the restart, the reply reaches the skill as the answer to that question. The skill runs
+/// again from the task's first message, its first `ask` returns the reply recorded before the
+/// kill, and the second the new one; nothing is asked twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_survives_a_kill_9() {
+    let dir = temp_dir();
+    let db = dir.0.join("tasks.db");
+    let server = Server::start(&db);
+    let r = rpc(
+        &server.base,
+        "SendMessage",
+        json!({"message": to_skill("interview", "walnut table")}),
+    )
+    .await;
+    let task = &result(&r)["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
+    let id = task["id"].as_str().unwrap().to_string();
+    let answer = |text: &str| {
+        let mut m = user_text(text);
+        m["taskId"] = json!(id);
+        json!({"message": m})
+    };
+    let r = rpc(&server.base, "SendMessage", answer("Ann")).await;
+    let task = &result(&r)["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
+    assert_eq!(
+        task["status"]["message"]["parts"][0]["text"], "Where do you live, Ann?",
+        "{r}"
+    );
+    server.kill9();
+
+    let server = Server::start(&db);
+    let r = rpc(&server.base, "SendMessage", answer("Oslo")).await;
+    let task = &result(&r)["task"];
+    assert_eq!(state(task), "TASK_STATE_COMPLETED", "{r}");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"], "walnut table: Ann from Oslo",
+        "{r}"
+    );
+    let questions = task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metadata"]["kind"] == "question")
+        .count();
+    assert_eq!(questions, 2, "each question was asked once: {r}");
 }
 
 /// The same on PostgreSQL, with one replica: after `kill -9` and a restart on the same schema,

@@ -283,3 +283,44 @@ async fn errors_have_the_right_status_and_shape() {
     let e: Value = nover.json().await.unwrap();
     assert_eq!(e["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED");
 }
+
+/// A body naming a key twice, at any depth, is refused (400, naming the key) and creates no
+/// task, as the JSON-RPC binding refuses it; the same body without the repeat is served.
+#[tokio::test]
+async fn duplicate_keys_are_refused() {
+    let s = serve_test_agent().await;
+    let message = to_skill("echo", "once").to_string();
+    let inner = message.replacen('{', r#"{"messageId":"first","#, 1);
+    let cases = [
+        (
+            format!(r#"{{"message":{message},"message":{message}}}"#),
+            "message",
+        ),
+        (format!(r#"{{"message":{inner}}}"#), "messageId"),
+        (
+            format!(r#"{{"message":{message},"metadata":{{"k":1,"k":2}}}}"#),
+            "k",
+        ),
+    ];
+    for (body, key) in cases {
+        let resp = req(reqwest::Method::POST, format!("{}/message:send", s.base))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let e: Value = resp.json().await.unwrap();
+        let text = e["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains(&format!("duplicate key `{key}`")), "{e}");
+    }
+    let list: Value = req(reqwest::Method::GET, format!("{}/tasks", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["totalSize"], 0, "no task was created");
+    send(&s.base, "echo", "once").await;
+}

@@ -195,7 +195,7 @@ macro_rules! skills {
     };
 }
 
-static TEST_SKILLS: [SkillInfo; 13] = {
+static TEST_SKILLS: [SkillInfo; 14] = {
     let s: &[SkillInfo] = skills![
         "echo" => "Echo the text.",
         "slow" => "Sleep for the number of milliseconds given, honouring cancellation.",
@@ -210,10 +210,11 @@ static TEST_SKILLS: [SkillInfo; 13] = {
         "status" => "Send three status updates, then complete.",
         "auth" => "Require auth, then complete.",
         "recall" => "Send a status update, then answer with the history it reads back.",
+        "interview" => "Ask two questions with ctx.ask, then answer with the input and both replies.",
     ];
-    let mut out = [SkillInfo::new("", ""); 13];
+    let mut out = [SkillInfo::new("", ""); 14];
     let mut i = 0;
-    while i < 13 {
+    while i < 14 {
         out[i] = s[i];
         i += 1;
     }
@@ -291,6 +292,20 @@ impl Agent for TestAgent {
                     Err(e) => e.into(),
                 }
             }),
+            "interview" => {
+                let Text(topic) = arg(skill, req)?;
+                SkillCall::new(async move {
+                    let name = match ctx.ask::<Text>("What is your name?").await {
+                        Ok(Text(name)) => name,
+                        Err(e) => return e.into(),
+                    };
+                    let city = match ctx.ask::<Text>(format!("Where do you live, {name}?")).await {
+                        Ok(Text(city)) => city,
+                        Err(e) => return e.into(),
+                    };
+                    Outcome::completed(format!("{topic}: {name} from {city}"))
+                })
+            }
             "stateless" => {
                 let History(h) = arg(skill, req)?;
                 let users = h

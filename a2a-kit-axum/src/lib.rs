@@ -32,9 +32,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod server;
 pub mod webhook;
 
-use std::future::IntoFuture;
+pub use server::ServerLimits;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -45,7 +47,6 @@ use axum::Router;
 use axum::extract::{OriginalUri, Request};
 use axum::http::Response;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 
 /// The well-known path of the agent card.
 pub use a2a_kit::binding::AGENT_CARD_PATH;
@@ -131,11 +132,37 @@ pub async fn serve_builder(
 /// gracefully: working tasks get [`SHUTDOWN_GRACE`] to finish; the rest end FAILED, except
 /// tasks waiting for the user's reply with a durable store, which the next process continues
 /// ([`AgentService::shutdown`]). An idle agent stops at once. Tasks a previous process left
-/// running end FAILED first ([`AgentService::recover`]).
+/// running end FAILED first ([`AgentService::recover`]). Connections are bounded by the
+/// default [`ServerLimits`]; see [`serve_service_with`].
 pub async fn serve_service(
     service: AgentService,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_service_with(service, listener, shutdown, ServerLimits::default()).await
+}
+
+/// [`serve_service`] with these connection limits: HTTP/1.1 and h2c, each connection given
+/// [`header_read_timeout`](ServerLimits::header_read_timeout) to send its headers (and the
+/// same when idle between requests), at most
+/// [`max_connections`](ServerLimits::max_connections) at once. The request body's size and
+/// time are bounded by the service ([`body_limit`](a2a_kit::server::AgentServiceBuilder::body_limit),
+/// [`body_read_timeout`](a2a_kit::server::AgentServiceBuilder::body_read_timeout)). Limits
+/// that make no sense (zero connections, zero timeouts) are an
+/// [`InvalidInput`](std::io::ErrorKind::InvalidInput) error.
+///
+/// ```no_run
+/// # async fn demo(service: a2a_kit::server::AgentService) -> std::io::Result<()> {
+/// let listener = tokio::net::TcpListener::bind("0.0.0.0:3000").await?;
+/// let limits = a2a_kit_axum::ServerLimits { max_connections: 10_000, ..Default::default() };
+/// a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits).await
+/// # }
+/// ```
+pub async fn serve_service_with(
+    service: AgentService,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    limits: ServerLimits,
 ) -> std::io::Result<()> {
     let _: SocketAddr = listener.local_addr()?;
     match service.recover().await {
@@ -144,32 +171,11 @@ pub async fn serve_service(
         Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
     }
     let app = app(&service);
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = stop_rx.await;
-        })
-        .into_future();
-    let mut server = tokio::spawn(server);
-    tokio::select! {
-        r = &mut server => return r.unwrap_or_else(|e| Err(std::io::Error::other(e))),
-        _ = shutdown => {}
-    }
-    tracing::info!("shutting down: letting running tasks finish");
-    let _ = stop_tx.send(());
-    service.shutdown(SHUTDOWN_GRACE).await;
-    // Streams on tasks that ended close by themselves; give them a moment, then stop.
-    match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
-        Ok(r) => r.unwrap_or_else(|e| Err(std::io::Error::other(e))),
-        Err(_) => {
-            server.abort();
-            Ok(())
-        }
-    }
+    let drain = async {
+        tracing::info!("shutting down: letting running tasks finish");
+        service.shutdown(SHUTDOWN_GRACE).await;
+    };
+    server::run(listener, app, &limits, shutdown, drain).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

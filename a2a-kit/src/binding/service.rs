@@ -70,9 +70,20 @@ impl A2aHttpService {
                 .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
             return resp;
         }
-        let body = match read_body(body, self.service.body_limit(), jsonrpc).await {
+        let limits = (self.service.body_limit(), self.service.body_read_timeout());
+        let body = match read_body(&parts.headers, body, limits, jsonrpc).await {
             Ok(b) => b,
-            Err(resp) => return resp,
+            Err(mut resp) => {
+                // What is left of the body is never read: the connection cannot carry
+                // another request (HTTP/2 resets the stream alone).
+                if parts.version < http::Version::HTTP_2 {
+                    resp.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
+                return resp;
+            }
         };
         let (uri, headers) = (&parts.uri, &parts.headers);
         if jsonrpc {
@@ -113,28 +124,53 @@ where
     }
 }
 
-/// The whole body, at most `limit` bytes. A body over the limit is 413 and one that cannot be
-/// read 400, each in its binding's error format: a JSON-RPC envelope (`id` null, since the
-/// request was never read) or an HTTP+JSON error whose `code` is that status.
+/// The whole body, at most `limit` bytes, within `timeout`. A body over the limit is 413 (at
+/// once, unread, when its `Content-Length` says so), one that takes longer 408, and one that
+/// cannot be read 400, each in its binding's error format: a JSON-RPC envelope (`id` null,
+/// since the request was never read) or an HTTP+JSON error whose `code` is that status.
 async fn read_body<B>(
+    headers: &http::HeaderMap,
     body: B,
-    limit: usize,
+    (limit, timeout): (usize, std::time::Duration),
     jsonrpc: bool,
 ) -> Result<Bytes, http::Response<A2aBody>>
 where
     B: http_body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let (status, err) = match Limited::new(body, limit).collect().await {
-        Ok(collected) => return Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => (
+    let too_large = || {
+        (
             http::StatusCode::PAYLOAD_TOO_LARGE,
             A2aError::InvalidRequest(format!("the request body exceeds the {limit}-byte limit")),
-        ),
-        Err(e) => (
-            http::StatusCode::BAD_REQUEST,
-            A2aError::InvalidRequest(format!("could not read the request body: {e}")),
-        ),
+        )
+    };
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let (status, err) = if declared.is_some_and(|n| n > limit as u64) {
+        too_large()
+    } else {
+        let mut collect = std::pin::pin!(Limited::new(body, limit).collect());
+        // A small body usually came with its headers: read at once, with no timer to arm.
+        let read = match collect.as_mut().now_or_never() {
+            Some(r) => Ok(r),
+            None => tokio::time::timeout(timeout, collect).await,
+        };
+        match read {
+            Ok(Ok(collected)) => return Ok(collected.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => too_large(),
+            Ok(Err(e)) => (
+                http::StatusCode::BAD_REQUEST,
+                A2aError::InvalidRequest(format!("could not read the request body: {e}")),
+            ),
+            Err(_) => (
+                http::StatusCode::REQUEST_TIMEOUT,
+                A2aError::InvalidRequest(format!(
+                    "the request body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                )),
+            ),
+        }
     };
     let body = if jsonrpc {
         jsonrpc::failure(&serde_json::Value::Null, &err)

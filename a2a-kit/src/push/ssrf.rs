@@ -363,11 +363,17 @@ impl SsrfPolicy {
         if allowed {
             return Ok(());
         }
+        // "an unspecified address", "a loopback address": the article follows the sound.
+        let a = if class == AddressClass::Unspecified {
+            "an"
+        } else {
+            "a"
+        };
         Err(match host {
             Some(h) => {
-                format!("{h} resolves to {ip}, a {class} address, which webhooks may not target")
+                format!("{h} resolves to {ip}, {a} {class} address, which webhooks may not target")
             }
-            None => format!("{ip} is a {class} address, which webhooks may not target"),
+            None => format!("{ip} is {a} {class} address, which webhooks may not target"),
         })
     }
 
@@ -574,7 +580,17 @@ mod tests {
         let dev = SsrfPolicy::AllowPrivate;
         assert!(dev.check_addr(None, ip("127.0.0.1")).is_ok());
         assert!(dev.check_addr(None, ip("169.254.169.254")).is_err());
-        assert!(dev.check_addr(None, ip("0.0.0.0")).is_err());
+        assert_eq!(
+            dev.check_addr(None, ip("0.0.0.0")),
+            Err("0.0.0.0 is an unspecified address, which webhooks may not target".into())
+        );
+        assert_eq!(
+            strict.check_addr(Some("hook.example"), ip("10.0.0.1")),
+            Err(
+                "hook.example resolves to 10.0.0.1, a private address, which webhooks may not target"
+                    .into()
+            )
+        );
         let list = SsrfPolicy::allowlist(["10.0.0.0/8", "*.corp.example", "hooks.local"]).unwrap();
         assert!(list.check_addr(None, ip("10.2.3.4")).is_ok());
         assert!(list.check_addr(None, ip("192.168.0.1")).is_err());

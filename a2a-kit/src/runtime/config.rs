@@ -85,6 +85,12 @@ pub struct ExecutionConfig {
     pub cancel_grace: Duration,
     /// Fail a skill that runs longer than this (`None`: no limit).
     pub skill_timeout: Option<Duration>,
+    /// How long a question (`ctx.ask`, `ctx.require_auth`) waits for the user's reply before
+    /// it expires (default 1 hour; `None`: forever). An expired question is an error in the
+    /// skill (`SkillError::Failed`, "no reply came within ..."), which ends the task FAILED
+    /// with that reason unless the skill handles it: a task waiting for input never holds
+    /// its place in the store forever.
+    pub reply_timeout: Option<Duration>,
     /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
     /// terminal states). The spec contradicts itself here; closing is the default.
     pub close_streams_on_auth_required: bool,
@@ -105,6 +111,7 @@ impl Default for ExecutionConfig {
             status_style: StatusStyle::Indicator,
             cancel_grace: Duration::from_secs(5),
             skill_timeout: None,
+            reply_timeout: Some(Duration::from_secs(3600)),
             close_streams_on_auth_required: true,
             answer_in_status: false,
             narrator: None,
@@ -119,6 +126,7 @@ impl std::fmt::Debug for ExecutionConfig {
             .field("status_style", &self.status_style)
             .field("cancel_grace", &self.cancel_grace)
             .field("skill_timeout", &self.skill_timeout)
+            .field("reply_timeout", &self.reply_timeout)
             .field("answer_in_status", &self.answer_in_status)
             .field("narrator", &self.narrator.is_some())
             .field("narration_interval", &self.narration_interval)

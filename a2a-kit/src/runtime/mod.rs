@@ -17,7 +17,7 @@ mod staging;
 
 pub(crate) use bus::BusSubscription;
 pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
-pub(crate) use run::{Ending, NoReply, TaskRun};
+pub(crate) use run::{Ending, NoReply, TaskRun, recorded_answers};
 pub(crate) use staging::Emitting;
 
 use std::panic::AssertUnwindSafe;

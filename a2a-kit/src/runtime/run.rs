@@ -31,6 +31,53 @@ pub(crate) struct TaskRun {
     produced_artifact: AtomicBool,
     pub(super) staging: Option<Staging>,
     pub(super) runtime: Arc<Runtime>,
+    /// Replies already recorded for the questions this run will ask again, last first: a
+    /// skill re-run after its process stopped mid-`ask` gets them back in order
+    /// ([`recorded_answers`]).
+    replay: std::sync::Mutex<Vec<Message>>,
+}
+
+/// The metadata `kind` of a question a skill asked with `ctx.ask` / `ctx.require_auth` (the
+/// interrupted status's message), so a later process knows the skill waits in `ask`.
+pub(crate) const QUESTION_KIND: &str = "question";
+
+fn is_question(m: &Message) -> bool {
+    m.role == Role::Agent
+        && m.metadata
+            .as_ref()
+            .and_then(|meta| meta.get(crate::protocol::STATUS_MESSAGE_KIND_KEY))
+            .and_then(|k| k.as_str())
+            == Some(QUESTION_KIND)
+}
+
+/// For a task interrupted by a question asked in `ctx.ask` (`question`: its status
+/// message) whose skill is not waiting any more (its process stopped), what a re-run needs to
+/// go back to where it was: the message that started the task, and the user's reply to each
+/// question it asked, in order (`history` ends with the new reply). `None` for a task
+/// interrupted by a skill's returned `Outcome::input_required`, which is re-invoked with the
+/// reply as its message (stateless multi-turn).
+pub(crate) fn recorded_answers(
+    question: Option<&Message>,
+    history: &[Message],
+) -> Option<(Message, Vec<Message>)> {
+    if !question.is_some_and(is_question) {
+        return None;
+    }
+    let (first, rest) = history.split_first()?;
+    if first.role != Role::User {
+        return None;
+    }
+    let mut answers = Vec::new();
+    let mut asked = false;
+    for m in rest {
+        if is_question(m) {
+            asked = true;
+        } else if asked && m.role == Role::User {
+            answers.push(m.clone());
+            asked = false;
+        }
+    }
+    Some((first.clone(), answers))
 }
 
 /// How a run ended, as the executor writes it.
@@ -72,6 +119,10 @@ pub(crate) enum NoReply {
     Ended,
     /// The store refused the interrupted status.
     Store(StoreError),
+    /// No reply came within the configured time ([`ExecutionConfig::reply_timeout`]).
+    ///
+    /// [`ExecutionConfig::reply_timeout`]: crate::runtime::ExecutionConfig::reply_timeout
+    Expired(std::time::Duration),
 }
 
 impl Runtime {
@@ -117,11 +168,18 @@ impl Runtime {
             produced_artifact: AtomicBool::new(false),
             staging,
             runtime: self.clone(),
+            replay: std::sync::Mutex::default(),
         })
     }
 }
 
 impl TaskRun {
+    /// Give this run the recorded replies to the questions it will ask again, in order.
+    pub(crate) fn replay_answers(&self, mut answers: Vec<Message>) {
+        answers.reverse();
+        *self.replay.lock().unwrap_or_else(|p| p.into_inner()) = answers;
+    }
+
     /// Whether the skill produced an artifact.
     pub(crate) fn produced_artifact(&self) -> bool {
         self.produced_artifact.load(Ordering::Acquire)
@@ -253,6 +311,11 @@ impl TaskRun {
         state: TaskState,
         parts: Vec<Part>,
     ) -> Result<Message, NoReply> {
+        let recorded = self.replay.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        if let Some(answer) = recorded {
+            // Asked and answered before this run: the answer, as it was given.
+            return Ok(answer);
+        }
         let rt = &self.runtime;
         let (tx, rx) = oneshot::channel();
         // Register the waiter before the state change is visible, so a client that sees the
@@ -272,7 +335,11 @@ impl TaskRun {
                 },
             }
         }
-        let msg = self.agent_message(parts);
+        let mut msg = self.agent_message(parts);
+        msg.metadata.get_or_insert_with(Default::default).insert(
+            crate::protocol::STATUS_MESSAGE_KIND_KEY.into(),
+            QUESTION_KIND.into(),
+        );
         if let Err(e) = self.emit_status(state, Some(msg)).await {
             if let Some(r) = rt.running().get_mut(&self.task_id) {
                 r.waiter = None;
@@ -282,9 +349,25 @@ impl TaskRun {
                 other => NoReply::Store(other),
             });
         }
+        let expiry = async {
+            match rt.config.reply_timeout {
+                Some(limit) => {
+                    tokio::time::sleep(limit).await;
+                    limit
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             reply = rx => reply.map_err(|_| NoReply::Ended),
             _ = self.cancel.cancelled() => Err(NoReply::Ended),
+            limit = expiry => {
+                // Nobody may deliver a reply to this wait any more: the skill ends the task.
+                if let Some(r) = rt.running().get_mut(&self.task_id) {
+                    r.waiter = None;
+                }
+                Err(NoReply::Expired(limit))
+            }
         }
     }
 

@@ -13,6 +13,10 @@ use crate::store::{InMemoryTaskManager, TaskManager};
 /// The default request body limit (1 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
+/// How long a client gets, by default, to send a whole request body once its headers are in
+/// (30 s): a body that trickles in, or stops half-way, is refused with 408 then.
+pub const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -34,6 +38,9 @@ pub enum BuildError {
     /// The body limit is zero.
     #[error("body_limit must be at least one byte")]
     ZeroBodyLimit,
+    /// `body_read_timeout` was zero.
+    #[error("body_read_timeout must be longer than zero")]
+    ZeroBodyReadTimeout,
     /// The agent's skills conflict: two impl blocks declare one skill id, or two defaults.
     /// The message names both blocks.
     #[error("{0}")]
@@ -90,6 +97,7 @@ pub struct AgentServiceBuilder {
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
     body_limit: usize,
+    body_read_timeout: std::time::Duration,
 }
 
 impl AgentServiceBuilder {
@@ -117,6 +125,7 @@ impl AgentServiceBuilder {
             observers: Vec::new(),
             webhook_validator: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 
@@ -146,6 +155,15 @@ impl AgentServiceBuilder {
     /// 413 from the bindings.
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+    /// How long a client gets to send a request body once its headers are in (default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]); a slower or stalled body is refused with 408 and its
+    /// connection closed, so a half-sent body holds nothing for long. A body whose declared
+    /// `Content-Length` is over the [limit](Self::body_limit) is refused at once (413),
+    /// unread.
+    pub fn body_read_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.body_read_timeout = timeout;
         self
     }
     /// Add an observer of every stored event (built with the service's store).
@@ -242,6 +260,9 @@ impl AgentServiceBuilder {
         if self.body_limit == 0 {
             return Err(BuildError::ZeroBodyLimit);
         }
+        if self.body_read_timeout.is_zero() {
+            return Err(BuildError::ZeroBodyReadTimeout);
+        }
         if let Some(e) = self.skill_set_error {
             return Err(e);
         }
@@ -317,6 +338,7 @@ impl AgentServiceBuilder {
                     .webhook_validator
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
                 body_limit: self.body_limit,
+                body_read_timeout: self.body_read_timeout,
             }),
         })
     }

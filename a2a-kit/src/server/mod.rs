@@ -11,7 +11,8 @@ mod send;
 mod tasks;
 
 pub use builder::{
-    AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, WebhookValidator, check_webhook_url,
+    AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
+    WebhookValidator, check_webhook_url,
 };
 pub use card::PER_REQUEST_URL;
 
@@ -68,6 +69,7 @@ struct ServiceInner {
     push: bool,
     webhook_validator: WebhookValidator,
     body_limit: usize,
+    body_read_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -120,6 +122,11 @@ impl AgentService {
     /// The largest request body the bindings accept.
     pub fn body_limit(&self) -> usize {
         self.inner.body_limit
+    }
+
+    /// How long the bindings wait for a whole request body.
+    pub fn body_read_timeout(&self) -> std::time::Duration {
+        self.inner.body_read_timeout
     }
 
     fn rt(&self) -> &Arc<Runtime> {

@@ -449,17 +449,21 @@ impl AgentService {
                     launch: Launch::Nothing,
                 });
             }
-            // Stateless multi-turn: invoke the task's skill again with the whole history.
+            // Nobody waits for the reply: invoke the task's skill again with the whole history.
             let skill = continued_skill(skills, &task_id, &skill_id)?;
-            let run = rt.run(
-                task_id.clone(),
-                context_id.clone(),
-                skill.id,
-                message.clone(),
-            );
-            let ctx = TaskContext::for_run(run.clone());
             let mut history = rec.task.history;
             history.push(message.clone());
+            // A skill that asked in `ctx.ask` (its process stopped meanwhile) runs again from
+            // the task's first message, and each `ask` it repeats returns the reply recorded
+            // for it; a skill that returned INPUT_REQUIRED takes the reply as its message.
+            let replay =
+                crate::runtime::recorded_answers(rec.task.status.message.as_ref(), &history);
+            let first = replay.as_ref().map_or(&message, |(first, _)| first).clone();
+            let run = rt.run(task_id.clone(), context_id.clone(), skill.id, first);
+            if let Some((_, answers)) = replay {
+                run.replay_answers(answers);
+            }
+            let ctx = TaskContext::for_run(run.clone());
             let call = self.prepare(skill.id, metadata, Some(history), &ctx)?;
             self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;

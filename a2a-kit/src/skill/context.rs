@@ -120,6 +120,10 @@ impl TaskHost for TaskRun {
             r.map_err(|e| match e {
                 NoReply::Ended => SkillError::Canceled,
                 NoReply::Store(e) => SkillError::failed(e.to_string()),
+                NoReply::Expired(limit) => SkillError::failed(format!(
+                    "no reply came within {} s: the question expired",
+                    limit.as_secs_f64()
+                )),
             })
         }))
     }

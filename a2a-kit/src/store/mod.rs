@@ -153,6 +153,8 @@ impl From<StoreError> for A2aError {
             }
             StoreError::InvalidPageToken => A2aError::invalid_field("pageToken", e.to_string()),
             StoreError::Unavailable(_) => A2aError::Unavailable(format!("{e}; retry in a moment")),
+            // Not the server's fault: it is busy, and a retry later may find room.
+            StoreError::Full(_) => A2aError::Unavailable(e.to_string()),
             other => A2aError::Internal(other.to_string()),
         }
     }

@@ -1,0 +1,210 @@
+//! The standalone server's bounds on slow, idle and oversized clients (issue #18), over raw
+//! TCP on 127.0.0.1: partial headers, idle connections, a half-sent body, a declared body
+//! over the limit, and the connection cap.
+
+use std::time::{Duration, Instant};
+
+use a2a_kit::server::AgentService;
+use a2a_kit_axum::ServerLimits;
+use a2a_tests::TestAgent;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A server with short timeouts; its address.
+async fn serve(limits: ServerLimits, body_timeout: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let service = AgentService::builder(TestAgent)
+        .body_limit(64 * 1024)
+        .body_read_timeout(body_timeout)
+        .build()
+        .expect("valid");
+    tokio::spawn(a2a_kit_axum::serve_service_with(
+        service,
+        listener,
+        std::future::pending(),
+        limits,
+    ));
+    addr
+}
+
+fn short() -> ServerLimits {
+    ServerLimits {
+        header_read_timeout: Duration::from_millis(800),
+        ..Default::default()
+    }
+}
+
+/// Everything the server sends until it closes the connection (or 10 s pass: a failure),
+/// and how long that took.
+async fn until_closed(conn: &mut TcpStream, name: &str) -> (String, Duration) {
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut out)).await;
+    // A reset counts as closed too.
+    assert!(
+        read.is_ok(),
+        "{name}: the server left the connection open: {:?}",
+        String::from_utf8_lossy(&out)
+    );
+    (
+        String::from_utf8_lossy(&out).into_owned(),
+        started.elapsed(),
+    )
+}
+
+const GET_CARD: &str = "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n";
+
+#[tokio::test]
+async fn partial_headers_and_idle_connections_are_closed_after_the_header_timeout() {
+    let addr = serve(short(), Duration::from_secs(30)).await;
+    // Silent from the start.
+    let mut silent = TcpStream::connect(&addr).await.expect("connect");
+    // Headers begun, never finished.
+    let mut partial = TcpStream::connect(&addr).await.expect("connect");
+    partial
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: appl")
+        .await
+        .expect("write");
+    // The start of the h2c preface, never finished.
+    let mut preface = TcpStream::connect(&addr).await.expect("connect");
+    preface.write_all(b"PRI * HTTP/2").await.expect("write");
+    // One request answered, then idle.
+    let mut idle = TcpStream::connect(&addr).await.expect("connect");
+    idle.write_all(GET_CARD.as_bytes()).await.expect("write");
+    for (name, conn) in [
+        ("silent", &mut silent),
+        ("partial headers", &mut partial),
+        ("a partial h2c preface", &mut preface),
+        ("idle after a request", &mut idle),
+    ] {
+        let (got, took) = until_closed(conn, name).await;
+        assert!(
+            took < Duration::from_secs(5),
+            "{name}: closed after {took:?}"
+        );
+        if name == "idle after a request" {
+            assert!(
+                got.starts_with("HTTP/1.1 200"),
+                "{name}: served first: {got}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_half_sent_body_gets_408_within_the_body_timeout() {
+    let addr = serve(ServerLimits::default(), Duration::from_millis(700)).await;
+    let mut conn = TcpStream::connect(&addr).await.expect("connect");
+    conn.write_all(
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":",
+    )
+    .await
+    .expect("write");
+    let (got, took) = until_closed(&mut conn, "").await;
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("did not arrive within"), "{got}");
+    assert!(took < Duration::from_secs(5), "answered after {took:?}");
+}
+
+#[tokio::test]
+async fn a_declared_body_over_the_limit_is_refused_at_once_unread() {
+    let addr = serve(ServerLimits::default(), Duration::from_secs(30)).await;
+    for (path, code) in [("/", "-32600"), ("/message:send", "413")] {
+        let mut conn = TcpStream::connect(&addr).await.expect("connect");
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: 67108864\r\n\r\n"
+        );
+        conn.write_all(head.as_bytes()).await.expect("write");
+        conn.write_all(&[b' '; 4096]).await.expect("write");
+        // Well before the 30 s body timeout: refused from the header alone.
+        let (got, took) = until_closed(&mut conn, "").await;
+        assert!(got.starts_with("HTTP/1.1 413"), "{path}: {got}");
+        assert!(got.contains(&format!("\"code\":{code}")), "{path}: {got}");
+        assert!(
+            got.to_ascii_lowercase().contains("connection: close"),
+            "{path}: {got}"
+        );
+        assert!(
+            took < Duration::from_secs(5),
+            "{path}: answered after {took:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    let limits = ServerLimits {
+        max_connections: 2,
+        header_read_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let addr = serve(limits, Duration::from_secs(30)).await;
+    let first = TcpStream::connect(&addr).await.expect("connect");
+    let _second = TcpStream::connect(&addr).await.expect("connect");
+    // Give the server the moment it takes to accept both.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The third is queued by the kernel, not served.
+    let mut third = TcpStream::connect(&addr).await.expect("connect");
+    third.write_all(GET_CARD.as_bytes()).await.expect("write");
+    let mut buf = [0u8; 64];
+    let early = tokio::time::timeout(Duration::from_millis(500), third.read(&mut buf)).await;
+    assert!(early.is_err(), "a connection over the cap was served");
+    drop(first);
+    let n = tokio::time::timeout(Duration::from_secs(5), third.read(&mut buf))
+        .await
+        .expect("served once a slot is free")
+        .expect("read");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+}
+
+#[tokio::test]
+async fn nonsensical_limits_are_refused_with_a_clear_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let service = AgentService::builder(TestAgent).build().expect("valid");
+    let err = a2a_kit_axum::serve_service_with(
+        service,
+        listener,
+        std::future::pending(),
+        ServerLimits {
+            max_connections: 0,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect_err("refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("max_connections"), "{err}");
+    let zero = AgentService::builder(TestAgent)
+        .body_read_timeout(Duration::ZERO)
+        .build()
+        .expect_err("refused");
+    assert!(zero.to_string().contains("body_read_timeout"), "{zero}");
+}
+
+/// HTTP/2 with prior knowledge (h2c) is served too.
+#[tokio::test]
+async fn h2c_is_served() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let addr = serve(ServerLimits::default(), Duration::from_secs(30)).await;
+    let tcp = TcpStream::connect(&addr).await.expect("connect");
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    tokio::spawn(conn);
+    let request = http::Request::get(format!("http://{addr}/.well-known/agent-card.json"))
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .expect("request");
+    let resp = send.send_request(request).await.expect("h2c request");
+    assert_eq!(resp.version(), http::Version::HTTP_2);
+    assert_eq!(resp.status(), 200);
+}
