@@ -1,6 +1,7 @@
-//! The push outbox in PostgreSQL: a task's deliveries are claimed by one replica at a time,
-//! each config's progress is a lane written only under the claim, and a survivor takes over
-//! the deliveries of a replica that died, so each event reaches each webhook once.
+//! The durable push outbox. In PostgreSQL a task's deliveries are claimed by one replica at a
+//! time, each config's progress is a lane written only under the claim, and a survivor takes
+//! over the deliveries of a replica that died, so each event reaches each webhook once. In
+//! any durable store, a lane shows a retry in progress and why deliveries failed.
 
 use std::time::{Duration, Instant};
 
@@ -296,4 +297,133 @@ async fn a_survivor_delivers_what_a_dead_replica_was_retrying() {
     assert_eq!(lanes[0].failed, 0, "{lanes:?}");
     drop(b);
     schema.drop().await;
+}
+
+/// A retry in progress is in the lane while it waits (attempts, last error, when the next
+/// attempt is due) and cleared once delivered; a webhook host that resolves to a loopback
+/// address is refused when dialled (the default, strict SSRF policy), and the lane says why.
+/// On a SQLite file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_show_retries_in_progress_and_refused_hosts() {
+    let dir = std::env::temp_dir().join(format!("a2a-lanes-{}", a2a_tests::uuid()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = a2a_kit::store::SqliteTaskManager::open(dir.join("tasks.db"))
+        .await
+        .unwrap();
+    let hook = RecordingWebhook::default();
+    hook.set_failing(true);
+    let hook_url = hook.serve().await;
+    let push = PushDispatcher::new(PushConfig::default().allow_private_networks().retry(
+        RetryPolicy {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(1500),
+            max_backoff: Duration::from_millis(1500),
+            jitter: false,
+            ..RetryPolicy::default()
+        },
+    ));
+    let s = serve(
+        AgentService::builder(Napper)
+            .task_manager(store.clone())
+            .push_dispatcher(&push),
+    )
+    .await;
+    let id = nap_with_push(&s.base, 50, &hook_url).await;
+    let lane = async |id: &str| {
+        push.stored_statuses(id)
+            .await
+            .unwrap()
+            .expect("a durable outbox")
+            .remove(0)
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    let retrying = loop {
+        let l = lane(&id).await;
+        if l.attempts > 0 {
+            break l;
+        }
+        assert!(Instant::now() < until, "no retry recorded: {l:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let now = a2a_kit::protocol::Timestamp::now().0.timestamp_millis();
+    assert!(
+        retrying.next_attempt_at.is_some_and(|at| at > now),
+        "the next attempt is ahead: {retrying:?}"
+    );
+    assert!(
+        retrying
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("503")),
+        "{retrying:?}"
+    );
+    assert_eq!(
+        (retrying.delivered, retrying.failed),
+        (0, 0),
+        "{retrying:?}"
+    );
+    hook.set_failing(false);
+    while hook.count(&id, "TASK_STATE_COMPLETED", true) == 0 {
+        assert!(Instant::now() < until, "never delivered: {:?}", hook.hits());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    push.wait_idle().await;
+    let done = lane(&id).await;
+    assert_eq!(
+        (done.attempts, done.next_attempt_at, done.delivered),
+        (0, None, 1),
+        "{done:?}"
+    );
+
+    // A config whose host resolves to loopback: accepted where it was stored (here straight
+    // into the store, as a name that resolved elsewhere then would be), refused when dialled.
+    drop(s);
+    let strict = PushDispatcher::new(PushConfig::default());
+    let s = serve(
+        AgentService::builder(Napper)
+            .task_manager(store.clone())
+            .push_dispatcher(&strict),
+    )
+    .await;
+    let v = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": {"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": [{"text": "300"}]},
+               "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let port = hook_url.split(':').nth(2).unwrap_or_default();
+    store
+        .put_push_config(TaskPushNotificationConfig {
+            task_id: Some(id.clone()),
+            id: Some("local".into()),
+            url: format!("http://localhost:{port}"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let l = strict
+            .stored_statuses(&id)
+            .await
+            .unwrap()
+            .expect("a durable outbox")
+            .remove(0);
+        if l.failed > 0 {
+            break l;
+        }
+        assert!(Instant::now() < until, "never refused: {l:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let why = refused.last_error.unwrap_or_default();
+    assert!(why.contains("localhost resolves to"), "{why}");
+    assert!(why.contains("loopback address"), "{why}");
+    assert_eq!(
+        hook.count(&id, "TASK_STATE_COMPLETED", true),
+        0,
+        "nothing was sent"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

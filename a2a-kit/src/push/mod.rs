@@ -495,8 +495,10 @@ impl PushDispatcher {
 
     /// The delivery progress the store keeps for a task's configs (its
     /// [lanes](PushLane): events handled, delivered and failed counts, whether suspended, the
-    /// last error), with a store that keeps a durable outbox (a SQLite file, PostgreSQL): it
-    /// survives restarts and reads the same on every replica. `None` with a store that keeps
+    /// last error, and a retry in progress: attempts made, when the next is due), with a store
+    /// that keeps a durable outbox (a SQLite file, PostgreSQL): it survives restarts, reads
+    /// the same on every replica, and a restart keeps a retry's schedule. Each failed attempt
+    /// is also logged (`a2a_kit::push`, "push attempt failed; retrying"), as is each outcome. `None` with a store that keeps
     /// none, or before the dispatcher was installed on a service.
     pub async fn stored_statuses(
         &self,
@@ -920,7 +922,15 @@ impl Worker {
                     None
                 };
                 if let (true, Some(out)) = (matches, &out) {
-                    let sends = due.iter().map(|c| self.attempt(c, out));
+                    let sends = due.iter().map(|c| {
+                        let lane = lanes.get(c.id.as_deref().unwrap_or_default()).cloned();
+                        let retrying = lane.map(|lane| Retrying {
+                            outbox,
+                            task_id,
+                            lane,
+                        });
+                        self.attempt(c, out, retrying)
+                    });
                     let reports = futures::future::join_all(sends).await;
                     for (config, report) in due.iter().zip(reports) {
                         let id = config.id.clone().unwrap_or_default();
@@ -974,6 +984,9 @@ impl Worker {
     /// A config's counters after one event's delivery (suspended after
     /// [`PushConfig::suspend_after`] failures in a row).
     fn count(&self, lane: &mut PushLane, report: &DeliveryReport) {
+        // The event is done with, either way: no retry is pending.
+        lane.attempts = 0;
+        lane.next_attempt_at = None;
         if report.outcome.is_delivered() {
             lane.delivered += 1;
             lane.consecutive_failures = 0;
@@ -1055,13 +1068,19 @@ impl Worker {
         {
             return;
         }
-        let report = self.attempt(config, out).await;
+        let report = self.attempt(config, out, None).await;
         self.record(key, &config.url, report, None);
     }
 
-    /// Send one event to one config, with retries, and log the outcome.
-    async fn attempt(&self, config: &TaskPushNotificationConfig, out: &Outgoing) -> DeliveryReport {
-        let (attempts, outcome) = send_with_retries(&self.inner, config, out).await;
+    /// Send one event to one config, with retries (recorded in its lane, with a durable
+    /// outbox), and log the outcome.
+    async fn attempt(
+        &self,
+        config: &TaskPushNotificationConfig,
+        out: &Outgoing,
+        retrying: Option<Retrying<'_>>,
+    ) -> DeliveryReport {
+        let (attempts, outcome) = send_with_retries(&self.inner, config, out, retrying).await;
         let task_id = self.task_id.as_str();
         let config_id = config.id.as_deref().unwrap_or_default();
         match &outcome {
@@ -1206,10 +1225,50 @@ enum Attempt {
     },
 }
 
+/// A retry in progress, recorded in the config's lane of a durable outbox: attempts made, the
+/// last error and when the next attempt is due, readable meanwhile
+/// ([`PushDispatcher::stored_statuses`]) and kept by whoever delivers next (a restart,
+/// another replica).
+struct Retrying<'a> {
+    outbox: &'a dyn PushOutbox,
+    task_id: &'a str,
+    lane: PushLane,
+}
+
+impl Retrying<'_> {
+    /// Wait until the lane's next attempt is due (a retry scheduled before a restart).
+    async fn due(&self) {
+        let Some(at) = self.lane.next_attempt_at else {
+            return;
+        };
+        let wait = at.saturating_sub(Timestamp::now().0.timestamp_millis());
+        if let Ok(ms) = u64::try_from(wait) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+
+    async fn record(&mut self, attempts: u32, error: &str, wait: Duration) {
+        self.lane.attempts = attempts;
+        self.lane.last_error = Some(error.to_string());
+        let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
+        self.lane.next_attempt_at = Some(
+            Timestamp::now()
+                .0
+                .timestamp_millis()
+                .saturating_add(wait_ms),
+        );
+        // Progress only: a claim lost meanwhile shows when the outcome is saved.
+        if let Err(e) = self.outbox.save_push_lane(self.task_id, &self.lane).await {
+            tracing::warn!(target: "a2a_kit::push", task_id = self.task_id, error = %e, "could not record a push retry");
+        }
+    }
+}
+
 async fn send_with_retries(
     inner: &Inner,
     config: &TaskPushNotificationConfig,
     out: &Outgoing,
+    mut retrying: Option<Retrying<'_>>,
 ) -> (u32, DeliveryOutcome) {
     let cfg = &inner.config;
     let url = match reqwest::Url::parse(&config.url) {
@@ -1239,7 +1298,11 @@ async fn send_with_retries(
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
     };
     let max = cfg.retry.max_attempts.max(1);
-    let mut attempt = 0;
+    // Attempts made before (recorded in the lane) count, and their schedule holds.
+    let mut attempt = retrying.as_ref().map_or(0, |r| r.lane.attempts);
+    if let Some(r) = &retrying {
+        r.due().await;
+    }
     loop {
         attempt += 1;
         let sent = inner
@@ -1273,7 +1336,14 @@ async fn send_with_retries(
                     Some(d) => d,
                     None => cfg.retry.backoff(attempt),
                 };
-                tracing::debug!(target: "a2a_kit::push", url = %url, attempt, error, wait = ?wait, "push attempt failed; retrying");
+                tracing::info!(
+                    target: "a2a_kit::push", task_id = config.task_id.as_deref().unwrap_or_default(),
+                    config_id = config.id.as_deref().unwrap_or_default(), seq = out.seq, url = %url,
+                    attempts = attempt, error, retry_in = ?wait, "push attempt failed; retrying"
+                );
+                if let Some(r) = &mut retrying {
+                    r.record(attempt, &error, wait).await;
+                }
                 tokio::time::sleep(wait).await;
             }
         }

@@ -213,8 +213,15 @@ pub struct PushLane {
     pub consecutive_failures: u32,
     /// No more deliveries are attempted.
     pub suspended: bool,
-    /// Why the last failed event failed.
+    /// Why the last failed event failed, or the last failed attempt of the event being
+    /// retried.
     pub last_error: Option<String>,
+    /// HTTP attempts made so far for the event being delivered (the one after `cursor`); 0
+    /// when none is being retried. A process that takes over the lane (a restart, another
+    /// replica) goes on counting from here.
+    pub attempts: u32,
+    /// When the event being retried is tried again (Unix milliseconds), if it is.
+    pub next_attempt_at: Option<i64>,
 }
 
 /// The durable half of the push outbox, for stores several processes share or that outlive

@@ -25,6 +25,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "events without a foreign key",
         include_str!("0004_events_without_fk.sql"),
     ),
+    (5, "push retries", include_str!("0005_push_retries.sql")),
 ];
 
 #[derive(Debug)]

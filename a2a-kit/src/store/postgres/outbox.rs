@@ -51,7 +51,8 @@ impl PushOutbox for PostgresTaskManager {
     async fn push_lanes(&self, task_id: &str) -> Result<Vec<PushLane>, StoreError> {
         let rows = sqlx::query(
             "SELECT config_id, cursor, delivered, failed, consecutive_failures, suspended, \
-             last_error FROM push_lanes WHERE task_id = $1 ORDER BY config_id",
+             last_error, attempts, next_attempt_at FROM push_lanes WHERE task_id = $1 \
+             ORDER BY config_id",
         )
         .bind(task_id)
         .fetch_all(&self.inner.cx.pool)
@@ -67,6 +68,8 @@ impl PushOutbox for PostgresTaskManager {
                 consecutive_failures: u32::try_from(r.get::<i32, _>(4)).unwrap_or(0),
                 suspended: r.get(5),
                 last_error: r.get(6),
+                attempts: u32::try_from(r.get::<i32, _>(7)).unwrap_or(0),
+                next_attempt_at: r.get(8),
             })
             .collect())
     }
@@ -75,8 +78,8 @@ impl PushOutbox for PostgresTaskManager {
         let held = sqlx::query(
             "WITH held AS (SELECT 1 FROM push_claims WHERE task_id = $1 AND claimed_by = $2), \
              saved AS (UPDATE push_lanes SET cursor = $4, delivered = $5, failed = $6, \
-             consecutive_failures = $7, suspended = $8, last_error = $9 \
-             WHERE task_id = $1 AND config_id = $3 AND EXISTS (SELECT 1 FROM held) RETURNING 1) \
+             consecutive_failures = $7, suspended = $8, last_error = $9, attempts = $10, \
+             next_attempt_at = $11 WHERE task_id = $1 AND config_id = $3 AND EXISTS (SELECT 1 FROM held) RETURNING 1) \
              SELECT EXISTS (SELECT 1 FROM held)",
         )
         .bind(task_id)
@@ -88,6 +91,8 @@ impl PushOutbox for PostgresTaskManager {
         .bind(i32::try_from(lane.consecutive_failures).unwrap_or(i32::MAX))
         .bind(lane.suspended)
         .bind(lane.last_error.as_deref())
+        .bind(i32::try_from(lane.attempts).unwrap_or(i32::MAX))
+        .bind(lane.next_attempt_at)
         .fetch_one(&self.inner.cx.pool)
         .await
         .map_err(db)?;

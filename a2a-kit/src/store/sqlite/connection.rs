@@ -182,6 +182,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tasks ADD COLUMN body TEXT;
     "#,
+    // 5: a push lane's retry in progress: attempts made for its next event, and when the
+    // next one is due, so a restart goes on with the same schedule.
+    r#"
+    ALTER TABLE push_lanes ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE push_lanes ADD COLUMN next_attempt_at INTEGER;
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.

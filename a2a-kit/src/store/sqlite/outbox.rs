@@ -27,7 +27,8 @@ impl PushOutbox for SqliteTaskManager {
             .read(move |conn| {
                 conn.prepare_cached(
                     "SELECT config_id, cursor, delivered, failed, consecutive_failures, \
-                     suspended, last_error FROM push_lanes WHERE task_id = ?1 ORDER BY config_id",
+                     suspended, last_error, attempts, next_attempt_at FROM push_lanes \
+                     WHERE task_id = ?1 ORDER BY config_id",
                 )
                 .db()?
                 .query_map([&task_id], |r| {
@@ -39,6 +40,8 @@ impl PushOutbox for SqliteTaskManager {
                         consecutive_failures: r.get::<_, i64>(4)? as u32,
                         suspended: r.get::<_, i64>(5)? != 0,
                         last_error: r.get(6)?,
+                        attempts: r.get::<_, i64>(7)? as u32,
+                        next_attempt_at: r.get(8)?,
                     })
                 })
                 .db()?
@@ -54,8 +57,8 @@ impl PushOutbox for SqliteTaskManager {
         self.write(move |tx| {
             tx.prepare_cached(
                 "UPDATE push_lanes SET cursor = ?3, delivered = ?4, failed = ?5, \
-                 consecutive_failures = ?6, suspended = ?7, last_error = ?8 \
-                 WHERE task_id = ?1 AND config_id = ?2",
+                 consecutive_failures = ?6, suspended = ?7, last_error = ?8, attempts = ?9, \
+                 next_attempt_at = ?10 WHERE task_id = ?1 AND config_id = ?2",
             )
             .db()?
             .execute(params![
@@ -67,6 +70,8 @@ impl PushOutbox for SqliteTaskManager {
                 lane.consecutive_failures as i64,
                 lane.suspended,
                 lane.last_error,
+                lane.attempts as i64,
+                lane.next_attempt_at,
             ])
             .db()?;
             Ok(true)
