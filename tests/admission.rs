@@ -145,3 +145,96 @@ async fn unanswered_questions_expire_and_make_room() {
         "{v}"
     );
 }
+
+/// Skills beyond `max_running_skills` wait their turn (their task SUBMITTED), in order; beyond
+/// `max_waiting_skills` new work is refused (503 + Retry-After) before anything is stored. A
+/// skill waiting for a reply gives its turn up meanwhile.
+#[tokio::test]
+async fn skills_beyond_the_cap_wait_their_turn_then_are_refused() {
+    let s = serve(
+        AgentService::builder(TestAgent).execution(a2a_kit::runtime::ExecutionConfig {
+            max_running_skills: 2,
+            max_waiting_skills: 1,
+            cancel_grace: std::time::Duration::from_millis(200),
+            ..Default::default()
+        }),
+    )
+    .await;
+    // A question waits for a person: it takes no turn.
+    let v: Value = rpc(&s.base, "ask", "q").await.json().await.unwrap();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{v}"
+    );
+    let start = |ms: &str| {
+        let base = s.base.clone();
+        let ms = ms.to_string();
+        async move {
+            let resp = client()
+                .post(&base)
+                .header("A2A-Version", "1.0")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                              "params": {"message": to_skill("slow", &ms),
+                                         "configuration": {"returnImmediately": true}}}))
+                .send()
+                .await
+                .unwrap();
+            (
+                resp.headers().get("retry-after").cloned(),
+                resp.json::<Value>().await.unwrap(),
+            )
+        }
+    };
+    let mut running = Vec::new();
+    for _ in 0..2 {
+        let (_, v) = start("30000").await;
+        running.push(v["result"]["task"]["id"].as_str().unwrap().to_string());
+    }
+    let (_, queued) = start("10").await;
+    let queued_id = queued["result"]["task"]["id"].as_str().unwrap().to_string();
+    let get = |id: String| {
+        let base = s.base.clone();
+        async move {
+            let v = a2a_tests::rpc(&base, "GetTask", json!({"id": id})).await;
+            v["result"]["status"]["state"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        }
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(
+        get(queued_id.clone()).await,
+        "TASK_STATE_SUBMITTED",
+        "it waits its turn"
+    );
+    // The queue is full: refused, nothing stored.
+    let (retry, refused) = start("10").await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("retry later"),
+        "{refused}"
+    );
+    assert_eq!(retry.as_ref().map(|v| v.to_str().unwrap()), Some("1"));
+    // Freeing a turn lets the queued skill run.
+    a2a_tests::rpc(&s.base, "CancelTask", json!({"id": running[0]})).await;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while get(queued_id.clone()).await != "TASK_STATE_COMPLETED" {
+        assert!(
+            std::time::Instant::now() < until,
+            "the queued skill never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let zero = AgentService::builder(TestAgent)
+        .execution(a2a_kit::runtime::ExecutionConfig {
+            max_running_skills: 0,
+            ..Default::default()
+        })
+        .build()
+        .expect_err("refused");
+    assert!(zero.to_string().contains("max_running_skills"), "{zero}");
+}

@@ -91,6 +91,14 @@ pub struct ExecutionConfig {
     /// with that reason unless the skill handles it: a task waiting for input never holds
     /// its place in the store forever.
     pub reply_timeout: Option<Duration>,
+    /// Skills running at once (default 1,024). Beyond it a new run waits for its turn, its
+    /// task SUBMITTED, in arrival order. A skill waiting for a reply (`ctx.ask`) gives its
+    /// turn up meanwhile.
+    pub max_running_skills: usize,
+    /// Runs waiting for a turn (default 10,000). Beyond it new tasks are refused with the
+    /// "unavailable" error (503 with `Retry-After` over HTTP+JSON), before anything is
+    /// stored.
+    pub max_waiting_skills: usize,
     /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
     /// terminal states). The spec contradicts itself here; closing is the default.
     pub close_streams_on_auth_required: bool,
@@ -112,6 +120,8 @@ impl Default for ExecutionConfig {
             cancel_grace: Duration::from_secs(5),
             skill_timeout: None,
             reply_timeout: Some(Duration::from_secs(3600)),
+            max_running_skills: 1024,
+            max_waiting_skills: 10_000,
             close_streams_on_auth_required: true,
             answer_in_status: false,
             narrator: None,
@@ -127,6 +137,8 @@ impl std::fmt::Debug for ExecutionConfig {
             .field("cancel_grace", &self.cancel_grace)
             .field("skill_timeout", &self.skill_timeout)
             .field("reply_timeout", &self.reply_timeout)
+            .field("max_running_skills", &self.max_running_skills)
+            .field("max_waiting_skills", &self.max_waiting_skills)
             .field("answer_in_status", &self.answer_in_status)
             .field("narrator", &self.narrator.is_some())
             .field("narration_interval", &self.narration_interval)

@@ -68,6 +68,22 @@ pub(crate) struct Runtime {
     running: Mutex<FastMap<String, Running>>,
     generations: AtomicU64,
     pub(crate) observers: Vec<Arc<dyn EventObserver>>,
+    /// Turns to run a skill ([`ExecutionConfig::max_running_skills`]).
+    turns: Arc<tokio::sync::Semaphore>,
+    /// Runs waiting for a turn.
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A turn to run a skill, given back when dropped.
+pub(crate) type Turn = tokio::sync::OwnedSemaphorePermit;
+
+/// Counts a run as waiting for its turn while it lives.
+struct Waiting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A status update of `task_id`, stamped now.
@@ -102,6 +118,9 @@ pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bo
 
 impl Runtime {
     pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
+        let turns = config
+            .max_running_skills
+            .clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         Runtime {
             bus: Arc::new(EventBus::new(store.clone())),
             store,
@@ -109,7 +128,28 @@ impl Runtime {
             running: Mutex::default(),
             generations: AtomicU64::new(0),
             observers: Vec::new(),
+            turns: Arc::new(tokio::sync::Semaphore::new(turns)),
+            waiting: Arc::default(),
         }
+    }
+
+    /// A turn to run a skill: at once if one is free, else after the runs waiting before.
+    pub(crate) async fn turn(&self) -> Turn {
+        if let Ok(turn) = self.turns.clone().try_acquire_owned() {
+            return turn;
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let _waiting = Waiting(self.waiting.clone());
+        match self.turns.clone().acquire_owned().await {
+            Ok(turn) => turn,
+            Err(_) => unreachable!("the semaphore of turns is never closed"),
+        }
+    }
+
+    /// Whether new work must be refused: every turn is taken and the queue is full.
+    pub(crate) fn saturated(&self) -> bool {
+        self.turns.available_permits() == 0
+            && self.waiting.load(Ordering::Relaxed) >= self.config.max_waiting_skills
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, FastMap<String, Running>> {
@@ -329,6 +369,8 @@ impl Runtime {
         generation: u64,
     ) {
         let rt = self;
+        // The task stays SUBMITTED until the skill's turn comes.
+        run.hold_turn(rt.turn().await);
         if emit_working && run.emit_status(TaskState::Working, None).await.is_err() {
             rt.forget(&run.task_id, generation);
             return;
@@ -348,6 +390,7 @@ impl Runtime {
         // Leave the running set before the final event is visible, so a follow-up message
         // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
         rt.forget(&run.task_id, generation);
+        run.give_turn_up();
         run.finish(ending).await;
         // A task still held back (staged) is written, and let go of, by its first poll's caller.
         if !run.staging.as_ref().is_some_and(|s| s.is_held()) {

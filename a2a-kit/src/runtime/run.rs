@@ -35,6 +35,8 @@ pub(crate) struct TaskRun {
     /// skill re-run after its process stopped mid-`ask` gets them back in order
     /// ([`recorded_answers`]).
     replay: std::sync::Mutex<Vec<Message>>,
+    /// The run's turn while its skill runs (not while it waits for a reply).
+    turn: std::sync::Mutex<Option<super::Turn>>,
 }
 
 /// The metadata `kind` of a question a skill asked with `ctx.ask` / `ctx.require_auth` (the
@@ -169,11 +171,22 @@ impl Runtime {
             staging,
             runtime: self.clone(),
             replay: std::sync::Mutex::default(),
+            turn: std::sync::Mutex::default(),
         })
     }
 }
 
 impl TaskRun {
+    /// Keep `turn` while the skill runs.
+    pub(crate) fn hold_turn(&self, turn: super::Turn) {
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(turn);
+    }
+
+    /// Give the run's turn to the next waiting run.
+    pub(crate) fn give_turn_up(&self) {
+        drop(self.turn.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+
     /// Give this run the recorded replies to the questions it will ask again, in order.
     pub(crate) fn replay_answers(&self, mut answers: Vec<Message>) {
         answers.reverse();
@@ -358,8 +371,22 @@ impl TaskRun {
                 None => std::future::pending().await,
             }
         };
+        // Waiting for a person takes no turn: others run meanwhile; the reply waits for one.
+        let had_turn = self
+            .turn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .is_some();
+        let reply = async {
+            let reply = rx.await;
+            if had_turn {
+                self.hold_turn(rt.turn().await);
+            }
+            reply
+        };
         tokio::select! {
-            reply = rx => reply.map_err(|_| NoReply::Ended),
+            reply = reply => reply.map_err(|_| NoReply::Ended),
             _ = self.cancel.cancelled() => Err(NoReply::Ended),
             limit = expiry => {
                 // Nobody may deliver a reply to this wait any more: the skill ends the task.

@@ -35,6 +35,9 @@ pub enum BuildError {
     /// A narrator is set with a zero narration interval.
     #[error("execution: narration_interval must be greater than zero when a narrator is set")]
     ZeroNarrationInterval,
+    /// `ExecutionConfig::max_running_skills` was zero: no skill could ever run.
+    #[error("execution: max_running_skills must be at least 1")]
+    ZeroRunningSkills,
     /// The body limit is zero.
     #[error("body_limit must be at least one byte")]
     ZeroBodyLimit,
@@ -256,6 +259,9 @@ impl AgentServiceBuilder {
         }
         if self.execution.narrator.is_some() && self.execution.narration_interval.is_zero() {
             return Err(BuildError::ZeroNarrationInterval);
+        }
+        if self.execution.max_running_skills == 0 {
+            return Err(BuildError::ZeroRunningSkills);
         }
         if self.body_limit == 0 {
             return Err(BuildError::ZeroBodyLimit);

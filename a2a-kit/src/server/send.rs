@@ -265,6 +265,14 @@ impl AgentService {
         push: Option<TaskPushNotificationConfig>,
         stage: bool,
     ) -> Result<Started, A2aError> {
+        let rt = self.rt();
+        if rt.saturated() {
+            // Nothing is stored: the client may simply come back.
+            return Err(A2aError::Unavailable(format!(
+                "{} skills are running and {} more are waiting; retry later",
+                rt.config.max_running_skills, rt.config.max_waiting_skills
+            )));
+        }
         let skills = self.inner.skills.skills();
         let router = self.inner.router.as_deref();
         let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
