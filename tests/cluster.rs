@@ -423,13 +423,11 @@ async fn an_answer_continues_on_its_replica_once_the_asker_is_gone() {
         task["artifacts"][0]["parts"][0]["text"], "walnut, asked on b",
         "{answered}"
     );
-    let questions = task["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["metadata"]["kind"] == "question")
-        .count();
-    assert_eq!(questions, 1, "asked once: {answered}");
+    assert_eq!(
+        a2a_tests::questions_asked(task),
+        1,
+        "asked once: {answered}"
+    );
     c.schema.drop().await;
 }
 

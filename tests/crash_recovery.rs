@@ -439,13 +439,11 @@ async fn a_question_survives_a_kill_9() {
         task["artifacts"][0]["parts"][0]["text"], "walnut table: Ann from Oslo",
         "{r}"
     );
-    let questions = task["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["metadata"]["kind"] == "question")
-        .count();
-    assert_eq!(questions, 2, "each question was asked once: {r}");
+    assert_eq!(
+        questions_asked(task),
+        2,
+        "each question was asked once: {r}"
+    );
 }
 
 /// The same on PostgreSQL, with one replica: after `kill -9` and a restart on the same schema,

@@ -100,6 +100,15 @@ pub fn to_skill(skill: &str, text: &str) -> Value {
     m
 }
 
+/// The questions a task's history holds (agent messages `ctx.ask` marked `kind: "question"`).
+pub fn questions_asked(task: &Value) -> usize {
+    task["history"].as_array().map_or(0, |h| {
+        h.iter()
+            .filter(|m| m["metadata"]["kind"] == "question")
+            .count()
+    })
+}
+
 /// A fresh id.
 pub fn uuid() -> String {
     format!(
