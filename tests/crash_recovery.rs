@@ -357,32 +357,42 @@ async fn a_second_process_on_the_file_is_refused() {
     assert!(r.get("result").is_some(), "{r}");
 }
 
+/// Start `skill` with `text`, which asks a question; the task's id.
+async fn asked(base: &str, skill: &str, text: &str) -> String {
+    let r = rpc(
+        base,
+        "SendMessage",
+        json!({"message": to_skill(skill, text)}),
+    )
+    .await;
+    let task = &result(&r)["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
+    task["id"].as_str().unwrap().to_string()
+}
+
+/// SendMessage params replying `text` to task `id`.
+fn reply(id: &str, text: &str) -> Value {
+    let mut m = user_text(text);
+    m["taskId"] = json!(id);
+    json!({"message": m})
+}
+
 /// A graceful stop leaves a task waiting for the user's reply as it is, with a durable store:
 /// after the restart it is still INPUT_REQUIRED, not FAILED, and the reply continues it (its
-/// skill runs again with the history, and asks again).
+/// skill runs again, and its `ask` returns the reply).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_survives_a_graceful_stop() {
     let dir = temp_dir();
     let db = dir.0.join("tasks.db");
     let server = Server::start(&db);
-    let r = rpc(
-        &server.base,
-        "SendMessage",
-        json!({"message": to_skill("ask", "x")}),
-    )
-    .await;
-    let task = &result(&r)["task"];
-    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
-    let id = task["id"].as_str().unwrap().to_string();
+    let id = asked(&server.base, "ask", "x").await;
     let status = server.stop();
     assert!(status.success(), "a graceful stop exits 0: {status:?}");
 
     let server = Server::start(&db);
     let t = rpc(&server.base, "GetTask", json!({"id": id})).await;
     assert_eq!(state(result(&t)), "TASK_STATE_INPUT_REQUIRED", "{t}");
-    let mut reply = user_text("the answer");
-    reply["taskId"] = json!(id);
-    let r = rpc(&server.base, "SendMessage", json!({"message": reply})).await;
+    let r = rpc(&server.base, "SendMessage", reply(&id, "the answer")).await;
     let task = &result(&r)["task"];
     // The reply answers the question the skill asked (its `ask` returns it), not a new input.
     assert_eq!(state(task), "TASK_STATE_COMPLETED", "{r}");
@@ -408,21 +418,8 @@ async fn a_question_survives_a_kill_9() {
     let dir = temp_dir();
     let db = dir.0.join("tasks.db");
     let server = Server::start(&db);
-    let r = rpc(
-        &server.base,
-        "SendMessage",
-        json!({"message": to_skill("interview", "walnut table")}),
-    )
-    .await;
-    let task = &result(&r)["task"];
-    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
-    let id = task["id"].as_str().unwrap().to_string();
-    let answer = |text: &str| {
-        let mut m = user_text(text);
-        m["taskId"] = json!(id);
-        json!({"message": m})
-    };
-    let r = rpc(&server.base, "SendMessage", answer("Ann")).await;
+    let id = asked(&server.base, "interview", "walnut table").await;
+    let r = rpc(&server.base, "SendMessage", reply(&id, "Ann")).await;
     let task = &result(&r)["task"];
     assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{r}");
     assert_eq!(
@@ -432,7 +429,7 @@ async fn a_question_survives_a_kill_9() {
     server.kill9();
 
     let server = Server::start(&db);
-    let r = rpc(&server.base, "SendMessage", answer("Oslo")).await;
+    let r = rpc(&server.base, "SendMessage", reply(&id, "Oslo")).await;
     let task = &result(&r)["task"];
     assert_eq!(state(task), "TASK_STATE_COMPLETED", "{r}");
     assert_eq!(

@@ -243,12 +243,7 @@ fn error_response(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
     let mut resp = json(http::StatusCode::OK, failure(id, err));
     // The envelope carries the error (HTTP 200, as JSON-RPC over HTTP does); a busy server
     // still says when to come back, as the HTTP+JSON binding's 503 does.
-    if matches!(err, A2aError::Unavailable(_)) {
-        resp.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("1"),
-        );
-    }
+    super::response::retry_if_unavailable(err, &mut resp);
     resp
 }
 

@@ -29,6 +29,17 @@ pub(super) fn response(status: http::StatusCode, body: Full<Bytes>) -> http::Res
     resp
 }
 
+/// The response of `err`, in either binding, says when to come back when the agent is only
+/// busy or its store unreachable (`Retry-After: 1`).
+pub(super) fn retry_if_unavailable(err: &A2aError, resp: &mut http::Response<A2aBody>) {
+    if matches!(err, A2aError::Unavailable(_)) {
+        resp.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("1"),
+        );
+    }
+}
+
 /// A JSON response.
 pub(super) fn json(status: http::StatusCode, body: impl Into<Bytes>) -> http::Response<A2aBody> {
     let mut resp = response(status, Full::new(body.into()));

@@ -167,12 +167,7 @@ fn error_response(err: &A2aError) -> http::Response<A2aBody> {
     let status =
         http::StatusCode::from_u16(err.http_status()).unwrap_or(http::StatusCode::BAD_REQUEST);
     let mut resp = json(status, rest_body(err));
-    if status == http::StatusCode::SERVICE_UNAVAILABLE {
-        resp.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("1"),
-        );
-    }
+    super::response::retry_if_unavailable(err, &mut resp);
     resp
 }
 
