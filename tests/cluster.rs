@@ -244,6 +244,20 @@ async fn a_cancel_on_one_replica_stops_the_skill_on_the_other() {
         .as_str()
         .expect("a task")
         .to_string();
+    // The skill runs on A (WORKING) before B cancels: a cancel that lands first ends the task
+    // before any skill starts, and there is then no token to see fire.
+    let started = Instant::now();
+    loop {
+        let t = rpc(&c.a.base, "GetTask", json!({"id": id})).await;
+        if t["result"]["status"]["state"] == "TASK_STATE_WORKING" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never WORKING: {t}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     // A follower on A, to see the end arrive there too.
     let follow = rpc_stream(&c.a.base, "SubscribeToTask", json!({"id": id}), None).await;
     let follow = tokio::spawn(read_sse(follow, 100));
