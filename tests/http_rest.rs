@@ -225,6 +225,9 @@ async fn errors_have_the_right_status_and_shape() {
         .unwrap();
     assert_eq!(verb.status(), 405);
     assert_eq!(verb.headers()["allow"], "POST");
+    // The body's code is the status, as in every error body (found by fuzz/ `rest`).
+    let e: Value = verb.json().await.unwrap();
+    assert_eq!(e["error"]["code"], 405, "{e}");
 
     let ct = req(reqwest::Method::POST, format!("{}/message:send", s.base))
         .header("content-type", "text/plain")

@@ -357,8 +357,13 @@ pub(super) async fn handle(
             "`{verb} {path}` is not allowed; use {}",
             allowed.join(" or ")
         ));
-        let mut resp = error_response(&err);
-        *resp.status_mut() = http::StatusCode::METHOD_NOT_ALLOWED;
+        // The body's `code` is the HTTP status, as in every other error body.
+        let mut body = err.to_rest_body();
+        body["error"]["code"] = 405.into();
+        let mut resp = json(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            serde_json::to_vec(&body).unwrap_or_default(),
+        );
         if let Ok(v) = http::HeaderValue::from_str(&allowed.join(", ")) {
             resp.headers_mut().insert(http::header::ALLOW, v);
         }

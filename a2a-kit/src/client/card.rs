@@ -235,7 +235,7 @@ fn freshness(headers: &reqwest::header::HeaderMap, ttl: Duration) -> Duration {
 
 /// Check a card document: `Err` when it is not a card at all, `Ok(Err)` when it is a card of
 /// an unsupported generation.
-fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>, String> {
+pub(crate) fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>, String> {
     let Some(obj) = value.as_object() else {
         return Err("the document is not a JSON object".into());
     };

@@ -74,6 +74,60 @@ pub use reqwest;
 pub use stream::{ResumePolicy, TaskAccumulator, TaskStream, status_text};
 pub use transport::Binding;
 
+/// The client's decoders over raw bytes, for the fuzz targets in `fuzz/`. Not public API: it
+/// may change in any release.
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::*;
+    use crate::protocol::StreamResponse;
+
+    /// Read an agent card document as [`A2aClient::connect`] does.
+    pub fn card(body: &[u8]) -> Result<AgentCard, String> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        match card::parse_card(&value)? {
+            Ok(card) => Ok(card),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Decode a response to SendStreamingMessage / SubscribeToTask as the client does: an SSE
+    /// body when `content_type` says so, else one JSON body. Every event or error it yields.
+    pub async fn stream(
+        binding: Binding,
+        status: u16,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Vec<Result<(Option<String>, StreamResponse), ClientError>> {
+        let Some(resp) = response(status, content_type, body) else {
+            return Vec::new();
+        };
+        match transport::stream(binding, resp, None).await {
+            Ok(events) => events.collect().await,
+            Err(e) => vec![Err(e)],
+        }
+    }
+
+    /// Decode a unary response (SendMessage's) as the client does.
+    pub async fn unary(
+        binding: Binding,
+        status: u16,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Option<Result<SendMessageResponse, ClientError>> {
+        let resp = response(status, content_type, body)?;
+        Some(transport::unary(binding, resp).await)
+    }
+
+    fn response(status: u16, content_type: &str, body: Vec<u8>) -> Option<reqwest::Response> {
+        let resp = http::Response::builder()
+            .status(status)
+            .header(http::header::CONTENT_TYPE, content_type)
+            .body(body)
+            .ok()?;
+        Some(reqwest::Response::from(resp))
+    }
+}
+
 use crate::protocol::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,

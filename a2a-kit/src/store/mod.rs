@@ -556,6 +556,7 @@ pub(crate) fn config_task_id(config: &TaskPushNotificationConfig) -> Result<Stri
 
 /// One ListTasks page from what a keyset query read: at most one task more than a page, newest
 /// first, each with its status timestamp (the extra one only says another page follows).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn keyset_page(
     rows: Vec<(i64, Task)>,
     page_size: usize,

@@ -1,0 +1,56 @@
+//! Every seed (`seeds/<target>/`) and every input a fuzz run found a fault with
+//! (`regressions/<target>/`) through its case, in a plain `cargo test`: the seeds stay valid
+//! inputs the cases accept, and a fixed finding stays fixed.
+
+use std::path::Path;
+
+fn replay(target: &str, case: fn(&[u8])) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for dir in ["seeds", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries
+            .map(|e| e.expect("a directory entry").path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let data = std::fs::read(&path).expect("read an input");
+            eprintln!("{}", path.display());
+            case(&data);
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no seeds for {target}");
+}
+
+#[test]
+fn jsonrpc() {
+    replay("jsonrpc", a2a_fuzz::jsonrpc);
+}
+
+#[test]
+fn rest() {
+    replay("rest", a2a_fuzz::rest);
+}
+
+#[test]
+fn last_event_id() {
+    replay("last_event_id", a2a_fuzz::last_event_id);
+}
+
+#[test]
+fn push_config() {
+    replay("push_config", a2a_fuzz::push_config);
+}
+
+#[test]
+fn client_card() {
+    replay("client_card", a2a_fuzz::client_card);
+}
+
+#[test]
+fn client_stream() {
+    replay("client_stream", a2a_fuzz::client_stream);
+}
