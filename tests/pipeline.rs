@@ -582,6 +582,40 @@ async fn skill_timeout_fails_the_task() {
     );
 }
 
+/// Waiting for a reply is not running: a skill whose questions were answered only after
+/// longer than its timeout still completes.
+#[tokio::test]
+async fn skill_timeout_does_not_count_waits_for_replies() {
+    let s = serve(a2a_kit::server::AgentService::builder(TestAgent).execution(
+        a2a_kit::runtime::ExecutionConfig {
+            skill_timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        },
+    ))
+    .await;
+    let r = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("interview", "x")}),
+    )
+    .await;
+    let id = task_of(&r)["id"].as_str().unwrap().to_string();
+    for answer in ["Ada", "London"] {
+        assert_eq!(task_of(&r)["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut m = user_text(answer);
+        m["taskId"] = json!(id);
+        let r2 = rpc(&s.base, "SendMessage", json!({"message": m})).await;
+        let t = task_of(&r2);
+        if answer == "London" {
+            assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{r2}");
+            assert_eq!(t["artifacts"][0]["parts"][0]["text"], "x: Ada from London");
+        } else {
+            assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r2}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn ask_suspends_and_resumes() {
     let s = serve_test_agent().await;

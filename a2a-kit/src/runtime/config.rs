@@ -83,7 +83,12 @@ pub struct ExecutionConfig {
     pub status_style: StatusStyle,
     /// How long a canceled skill may keep running before it is aborted.
     pub cancel_grace: Duration,
-    /// Fail a skill that runs longer than this (`None`: no limit).
+    /// Fail a skill that runs longer than this (default 10 minutes; `None`: no limit): a
+    /// skill stuck on a call that never returns does not hold its turn, its task and its
+    /// clients' streams forever. Time spent waiting for a reply (`ctx.ask`) does not count;
+    /// waiting for a turn does not either. A timed-out task ends FAILED, "the skill timed out
+    /// after ...". Set it above the longest run you expect (or `None` for skills that stream
+    /// for hours).
     pub skill_timeout: Option<Duration>,
     /// How long a question (`ctx.ask`, `ctx.require_auth`) waits for the user's reply before
     /// it expires (default 1 hour; `None`: forever). An expired question is an error in the
@@ -118,7 +123,7 @@ impl Default for ExecutionConfig {
         ExecutionConfig {
             status_style: StatusStyle::Indicator,
             cancel_grace: Duration::from_secs(5),
-            skill_timeout: None,
+            skill_timeout: Some(Duration::from_secs(600)),
             reply_timeout: Some(Duration::from_secs(3600)),
             max_running_skills: 1024,
             max_waiting_skills: 10_000,

@@ -379,7 +379,7 @@ impl Runtime {
             let (rt, run) = (rt.clone(), run.clone());
             tokio::spawn(async move { rt.narrate(n, run).await })
         });
-        let ending = rt.run_guarded(fut).await;
+        let ending = rt.run_guarded(fut, Some(&run)).await;
         if let Some(n) = narration {
             n.abort();
         }
@@ -421,15 +421,47 @@ impl Runtime {
     }
 
     /// Run a skill future with panics and the configured timeout turned into FAILED endings.
-    pub(crate) async fn run_guarded(&self, fut: BoxFuture<'static, Ending>) -> Ending {
-        let guarded = AssertUnwindSafe(fut).catch_unwind();
+    /// The time `run` spends waiting for replies does not count towards the timeout.
+    pub(crate) async fn run_guarded(
+        &self,
+        fut: BoxFuture<'static, Ending>,
+        run: Option<&TaskRun>,
+    ) -> Ending {
+        let mut guarded = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+        // Most skills end in their first poll: no timer for them.
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(guarded.as_mut().poll(cx)));
+        if let std::task::Poll::Ready(r) = first.await {
+            return Self::settled(r);
+        }
         let result = match self.config.skill_timeout {
-            Some(limit) => match tokio::time::timeout(limit, guarded).await {
-                Ok(r) => r,
-                Err(_) => return Ending::failed(format!("the skill timed out after {limit:?}")),
-            },
+            Some(limit) => {
+                let start = tokio::time::Instant::now();
+                let mut deadline = start + limit;
+                loop {
+                    match tokio::time::timeout_at(deadline, &mut guarded).await {
+                        Ok(r) => break r,
+                        Err(_) => {
+                            let now = tokio::time::Instant::now();
+                            let paused = run.map_or(std::time::Duration::ZERO, |r| r.paused(now));
+                            let active = (now - start).saturating_sub(paused);
+                            if active >= limit {
+                                return Ending::failed(format!(
+                                    "the skill timed out after {limit:?}"
+                                ));
+                            }
+                            // It waited for replies meanwhile: the rest of its time from now.
+                            deadline = now + (limit - active);
+                        }
+                    }
+                }
+            }
             None => guarded.await,
         };
+        Self::settled(result)
+    }
+
+    /// A skill's ending, or FAILED for its panic.
+    fn settled(result: std::thread::Result<Ending>) -> Ending {
         result.unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()

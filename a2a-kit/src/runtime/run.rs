@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +37,15 @@ pub(crate) struct TaskRun {
     replay: std::sync::Mutex<Vec<Message>>,
     /// The run's turn while its skill runs (not while it waits for a reply).
     turn: std::sync::Mutex<Option<super::Turn>>,
+    /// Time spent waiting for replies, which the skill timeout does not count.
+    pauses: std::sync::Mutex<Pauses>,
+}
+
+/// How long a run has waited for replies (`ctx.ask`): the past waits and the current one.
+#[derive(Default)]
+struct Pauses {
+    total: Duration,
+    since: Option<tokio::time::Instant>,
 }
 
 /// The metadata `kind` of a question a skill asked with `ctx.ask` / `ctx.require_auth` (the
@@ -172,6 +181,7 @@ impl Runtime {
             runtime: self.clone(),
             replay: std::sync::Mutex::default(),
             turn: std::sync::Mutex::default(),
+            pauses: std::sync::Mutex::default(),
         })
     }
 }
@@ -185,6 +195,25 @@ impl TaskRun {
     /// Give the run's turn to the next waiting run.
     pub(crate) fn give_turn_up(&self) {
         drop(self.turn.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+
+    /// The time this run has spent waiting for replies, up to `now`.
+    pub(crate) fn paused(&self, now: tokio::time::Instant) -> Duration {
+        let p = self.pauses.lock().unwrap_or_else(|p| p.into_inner());
+        p.total + p.since.map_or(Duration::ZERO, |since| now - since)
+    }
+
+    fn pause(&self, on: bool) {
+        let mut p = self.pauses.lock().unwrap_or_else(|p| p.into_inner());
+        let now = tokio::time::Instant::now();
+        match (on, p.since) {
+            (true, None) => p.since = Some(now),
+            (false, Some(since)) => {
+                p.total += now - since;
+                p.since = None;
+            }
+            _ => {}
+        }
     }
 
     /// Give this run the recorded replies to the questions it will ask again, in order.
@@ -385,7 +414,8 @@ impl TaskRun {
             }
             reply
         };
-        tokio::select! {
+        self.pause(true);
+        let answer = tokio::select! {
             reply = reply => reply.map_err(|_| NoReply::Ended),
             _ = self.cancel.cancelled() => Err(NoReply::Ended),
             limit = expiry => {
@@ -395,7 +425,9 @@ impl TaskRun {
                 }
                 Err(NoReply::Expired(limit))
             }
-        }
+        };
+        self.pause(false);
+        answer
     }
 
     /// The task's history as it stands (held, or read from the store).

@@ -356,7 +356,7 @@ impl AgentService {
         skill_id: &'static str,
         push: Option<TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
-        let ending = self.rt().run_guarded(future).await;
+        let ending = self.rt().run_guarded(future, None).await;
         if let Ending::Reply(reply) = ending {
             return Ok(Started::Message(direct_reply(reply, context_id)));
         }
