@@ -208,3 +208,122 @@ async fn h2c_is_served() {
     assert_eq!(resp.version(), http::Version::HTTP_2);
     assert_eq!(resp.status(), 200);
 }
+
+/// Headers trickled a byte at a time (slowloris) are cut off at the header timeout, however
+/// steady the trickle.
+#[tokio::test]
+async fn trickled_headers_are_closed_at_the_header_timeout() {
+    let addr = serve(short(), Duration::from_secs(30)).await;
+    let mut conn = TcpStream::connect(&addr).await.expect("connect");
+    let started = Instant::now();
+    let head =
+        b"POST / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for byte in head {
+        if conn.write_all(&[*byte]).await.is_err() {
+            break; // closed under us: what should happen
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, _) = until_closed(&mut conn, "trickled headers").await;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_secs(3),
+        "closed after {took:?}"
+    );
+}
+
+/// An idle HTTP/2 connection is closed like an idle HTTP/1.1 one; one with a request under
+/// way (a slow skill, no bytes moving) is not.
+#[tokio::test]
+async fn idle_h2c_connections_are_closed_busy_ones_are_not() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let addr = serve(short(), Duration::from_secs(30)).await;
+    let tcp = TcpStream::connect(&addr).await.expect("connect");
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    let conn = tokio::spawn(conn);
+    // A request that takes three header timeouts to answer.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"2400"}],"metadata":{"skillId":"slow"}}}}"#;
+    let request = http::Request::post(format!("http://{addr}/"))
+        .header("content-type", "application/json")
+        .header("a2a-version", "1.0")
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .expect("request");
+    let resp = send.send_request(request).await.expect("answered");
+    assert_eq!(resp.status(), 200);
+    let started = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(5), conn)
+        .await
+        .expect("the idle connection closes");
+    let took = started.elapsed();
+    let _ = closed;
+    assert!(
+        took >= Duration::from_millis(700) && took < Duration::from_secs(3),
+        "closed after {took:?}"
+    );
+}
+
+/// Over the per-address rate a request gets 429 with `Retry-After` before the agent reads it;
+/// another address has its own allowance.
+#[tokio::test]
+async fn requests_over_the_per_address_rate_get_429() {
+    let limits = ServerLimits {
+        rate_limit_per_ip: Some(a2a_kit_axum::RateLimit {
+            per_second: 1,
+            burst: 3,
+        }),
+        ..Default::default()
+    };
+    let addr = serve(limits, Duration::from_secs(30)).await;
+    let from = |ip: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .expect("client")
+    };
+    let card = format!("http://{addr}/.well-known/agent-card.json");
+    let one = from([127, 0, 0, 1]);
+    let mut statuses = Vec::new();
+    let mut refused = None;
+    for _ in 0..4 {
+        let started = Instant::now();
+        let resp = one.get(&card).send().await.expect("answered");
+        statuses.push(resp.status().as_u16());
+        if resp.status() == 429 {
+            refused = Some((resp, started.elapsed()));
+        }
+    }
+    assert_eq!(statuses, [200, 200, 200, 429]);
+    let (refused, took) = refused.expect("a refusal");
+    // The refusal comes once the wait is over: a client asking again when answered is paced.
+    assert!(took >= Duration::from_millis(500), "refused after {took:?}");
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let body: serde_json::Value = refused.json().await.expect("JSON");
+    assert_eq!(body["error"]["code"], 429, "{body}");
+    // Another address (127.0.0.2 is loopback too) is not held back by the first one.
+    let other = from([127, 0, 0, 2]);
+    let resp = other.get(&card).send().await.expect("answered");
+    assert_eq!(resp.status(), 200);
+    // A zero rate is refused when the server starts.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let service = AgentService::builder(TestAgent).build().expect("valid");
+    let err = a2a_kit_axum::serve_service_with(
+        service,
+        listener,
+        std::future::pending(),
+        ServerLimits {
+            rate_limit_per_ip: Some(a2a_kit_axum::RateLimit {
+                per_second: 0,
+                burst: 1,
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect_err("refused");
+    assert!(err.to_string().contains("rate_limit_per_ip"), "{err}");
+}

@@ -35,7 +35,7 @@
 mod server;
 pub mod webhook;
 
-pub use server::ServerLimits;
+pub use server::{RateLimit, ServerLimits};
 
 use std::net::SocketAddr;
 use std::time::Duration;

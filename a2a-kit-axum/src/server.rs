@@ -5,8 +5,16 @@
 //! accept loop serves HTTP/1.1 and h2c (HTTP/2 with prior knowledge) through hyper-util with
 //! the bounds in [`ServerLimits`]; the request body's own bound (size, and time once the
 //! headers are in) is the agent service's, so it holds when the agent is mounted too.
+//!
+//! The header timeout is one watchdog per connection, not hyper's: hyper's arms a timer for
+//! every request head (about 3% of a unary request's instructions), the watchdog wakes four
+//! times per timeout and closes a connection that had no request under way and began none
+//! for a whole timeout (silent, idle, or still sending its first headers).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -32,8 +40,9 @@ pub struct ServerLimits {
     /// (new connections wait in the listen backlog) until one closes.
     pub max_connections: usize,
     /// How long a client gets to send a request's headers (default 10 s). The clock starts
-    /// when the connection opens and again whenever it waits for its next request, so it is
-    /// also the idle keep-alive timeout: a silent or idle HTTP/1.1 connection is closed then.
+    /// when the connection opens and again whenever it has no request under way, so it is
+    /// also the idle keep-alive timeout: a silent, slow or idle connection (HTTP/1.1 or
+    /// HTTP/2) is closed after this and at most a quarter of it more.
     pub header_read_timeout: Duration,
     /// The largest request head, HTTP/1.1 (request line and headers; default 64 KiB, at
     /// least 8 KiB), and HTTP/2's header list limit.
@@ -43,6 +52,28 @@ pub struct ServerLimits {
     /// How often an HTTP/2 connection is pinged (default 30 s); a peer that does not answer
     /// within the same time is dropped.
     pub http2_keep_alive_interval: Duration,
+    /// Requests one client address may send (default: no limit). Over it a request is
+    /// answered 429 with `Retry-After` before the agent reads it, once that wait is over (at
+    /// most a second): a client flooding over one connection is slowed to the rate. An IPv6 client is its /64.
+    /// Behind a proxy every request comes from the proxy's address: limit there instead.
+    pub rate_limit_per_ip: Option<RateLimit>,
+}
+
+/// A rate: `per_second` requests a second on average, up to `burst` at once.
+///
+/// ```
+/// let limits = a2a_kit_axum::ServerLimits {
+///     rate_limit_per_ip: Some(a2a_kit_axum::RateLimit { per_second: 50, burst: 100 }),
+///     ..Default::default()
+/// };
+/// # let _ = limits;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests a second, on average (at least 1).
+    pub per_second: u32,
+    /// Requests at once before the average applies (at least 1).
+    pub burst: u32,
 }
 
 impl Default for ServerLimits {
@@ -53,6 +84,7 @@ impl Default for ServerLimits {
             max_header_bytes: 64 * 1024,
             http2_max_concurrent_streams: 128,
             http2_keep_alive_interval: Duration::from_secs(30),
+            rate_limit_per_ip: None,
         }
     }
 }
@@ -77,14 +109,22 @@ impl ServerLimits {
         if self.http2_max_concurrent_streams == 0 {
             return Err("http2_max_concurrent_streams must be at least 1".into());
         }
+        if let Some(r) = self.rate_limit_per_ip {
+            if r.per_second == 0 || r.burst == 0 {
+                return Err(format!(
+                    "rate_limit_per_ip needs per_second and burst of at least 1, not {r:?}"
+                ));
+            }
+        }
         Ok(())
     }
 
     fn builder(&self) -> auto::Builder<TokioExecutor> {
         let mut b = auto::Builder::new(TokioExecutor::new());
+        // The header timeout is the connection's watchdog (see the module's doc).
         b.http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(self.header_read_timeout)
+            .header_read_timeout(None)
             .max_buf_size(self.max_header_bytes);
         b.http2()
             .timer(TokioTimer::new())
@@ -110,18 +150,29 @@ pub(crate) async fn run(
         .check()
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let builder = Arc::new(limits.builder());
+    let limiter = limits.rate_limit_per_ip.map(|r| Arc::new(PerIp::new(r)));
+    // The limiter keeps a bucket per address it saw: forget those full again now and then.
+    let sweeper = limiter.clone().map(|l| {
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                l.limiter.retain_recent();
+                l.limiter.shrink_to_fit();
+            }
+        })
+    });
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let service = TowerToHyperService::new(app);
     tokio::pin!(stop);
     loop {
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot.map_err(std::io::Error::other)?,
             () = &mut stop => break,
         };
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors and the like: the listener is fine, the moment is not.
                     tracing::warn!(error = %e, "accept failed; retrying in 100 ms");
@@ -133,27 +184,43 @@ pub(crate) async fn run(
         };
         // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
         let _ = tcp.set_nodelay(true);
-        let (builder, service, watcher) = (builder.clone(), service.clone(), graceful.watcher());
-        let first_bytes = limits.header_read_timeout;
+        let (builder, app, watcher) = (builder.clone(), app.clone(), graceful.watcher());
+        let limit_for = limiter.clone().map(|l| (l, PerIp::key(peer.ip())));
+        let limit = limits.header_read_timeout;
         tokio::spawn(async move {
-            // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline:
-            // they are read here, within the header timeout, and handed back to it.
-            let Ok(Ok(Some(io))) = tokio::time::timeout(first_bytes, Sniffed::read(tcp)).await
-            else {
-                drop(slot);
-                return;
+            let activity = Arc::new(Activity::default());
+            let service = TowerToHyperService::new(Watched {
+                inner: app,
+                activity: activity.clone(),
+                limit: limit_for,
+            });
+            let serve = async move {
+                // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline
+                // of its own: they are read here, under the watchdog, and handed back to it.
+                let Ok(Some(io)) = Sniffed::read(tcp).await else {
+                    return;
+                };
+                let conn = builder
+                    .serve_connection_with_upgrades(TokioIo::new(io), service)
+                    .into_owned();
+                // A connection ends in an error when a limit closes it: expected.
+                if let Err(e) = watcher.watch(conn).await {
+                    tracing::debug!(error = %e, "connection closed");
+                }
             };
-            let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(io), service)
-                .into_owned();
-            // A connection ends in an error when a timeout or limit closes it: expected.
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection closed");
+            tokio::select! {
+                () = serve => {}
+                () = watchdog(&activity, limit) => {
+                    tracing::debug!(?limit, "connection closed: no request within the header timeout");
+                }
             }
             drop(slot);
         });
     }
     drop(listener);
+    if let Some(sweeper) = sweeper {
+        sweeper.abort();
+    }
     // Connections are told to close once their requests in flight are answered (spawned, so
     // the signal goes out now), while `drain` lets the agent's tasks end; then a moment for
     // the last responses and streams.
@@ -161,6 +228,214 @@ pub(crate) async fn run(
     drain.await;
     let _ = tokio::time::timeout(Duration::from_secs(2), closing).await;
     Ok(())
+}
+
+/// What a connection's watchdog sees: requests begun, and requests whose response is not done.
+#[derive(Default)]
+struct Activity {
+    begun: AtomicU64,
+    open: AtomicUsize,
+}
+
+/// Resolve when the connection has had no request under way, and begun none, for `limit`
+/// (checked every quarter of it).
+async fn watchdog(activity: &Activity, limit: Duration) {
+    let tick = limit / 4;
+    let mut seen = activity.begun.load(Ordering::Relaxed);
+    let mut quiet = Duration::ZERO;
+    loop {
+        tokio::time::sleep(tick).await;
+        let begun = activity.begun.load(Ordering::Relaxed);
+        if begun != seen || activity.open.load(Ordering::Relaxed) > 0 {
+            seen = begun;
+            quiet = Duration::ZERO;
+            continue;
+        }
+        quiet += tick;
+        if quiet >= limit {
+            return;
+        }
+    }
+}
+
+/// The app, counting the connection's requests for its watchdog and, with a rate limit,
+/// refusing those over it.
+#[derive(Clone)]
+struct Watched<S> {
+    inner: S,
+    activity: Arc<Activity>,
+    limit: Option<(Arc<PerIp>, std::net::IpAddr)>,
+}
+
+/// The per-address limiter (`governor`'s keyed GCRA).
+struct PerIp {
+    limiter: governor::DefaultKeyedRateLimiter<std::net::IpAddr>,
+}
+
+impl PerIp {
+    fn new(rate: RateLimit) -> Self {
+        let nonzero = |n: u32| std::num::NonZeroU32::new(n).unwrap_or(std::num::NonZeroU32::MIN);
+        let quota =
+            governor::Quota::per_second(nonzero(rate.per_second)).allow_burst(nonzero(rate.burst));
+        PerIp {
+            limiter: governor::RateLimiter::keyed(quota),
+        }
+    }
+
+    /// The key of a client: its IPv4 address, or its IPv6 /64 (what one host usually has).
+    fn key(ip: std::net::IpAddr) -> std::net::IpAddr {
+        match ip {
+            std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => v4.into(),
+                None => std::net::Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX)).into(),
+            },
+            v4 => v4,
+        }
+    }
+
+    /// `None` if `ip` may send a request now, else how long until it may.
+    fn wait(&self, ip: &std::net::IpAddr) -> Option<Duration> {
+        use governor::clock::Clock;
+        self.limiter.check_key(ip).err().map(|not_until| {
+            not_until.wait_time_from(governor::clock::DefaultClock::default().now())
+        })
+    }
+}
+
+/// 429 with `Retry-After` (whole seconds, at least 1) and an error body in the HTTP+JSON
+/// binding's shape (google.rpc.Status), which a JSON-RPC client shows as an HTTP error.
+fn too_many_requests(wait: Duration) -> http::Response<axum::body::Body> {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let body = serde_json::json!({"error": {
+        "code": 429,
+        "status": "RESOURCE_EXHAUSTED",
+        "message": format!("too many requests from this address; retry in {}s", secs.max(1)),
+    }});
+    let mut resp = http::Response::new(axum::body::Body::from(body.to_string()));
+    *resp.status_mut() = http::StatusCode::TOO_MANY_REQUESTS;
+    let headers = resp.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(http::header::RETRY_AFTER, secs.max(1).into());
+    resp
+}
+
+/// A request under way: from its head until its response body is done or dropped.
+struct UnderWay(Arc<Activity>);
+
+impl UnderWay {
+    fn begin(activity: &Arc<Activity>) -> Self {
+        activity.begun.fetch_add(1, Ordering::Relaxed);
+        activity.open.fetch_add(1, Ordering::Relaxed);
+        UnderWay(activity.clone())
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl<S, B> tower::Service<http::Request<B>> for Watched<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<axum::body::Body>>,
+{
+    type Response = http::Response<Counted<axum::body::Body>>;
+    type Error = S::Error;
+    type Future = WatchedFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let under_way = Some(UnderWay::begin(&self.activity));
+        if let Some(wait) = self.limit.as_ref().and_then(|(l, ip)| l.wait(ip)) {
+            // The refusal itself comes after the wait (at most a second): a client that sends
+            // its next request when answered is paced to the rate, not answered 429 as fast
+            // as it can ask.
+            return WatchedFuture {
+                inner: None,
+                refused: Some((
+                    Box::pin(tokio::time::sleep(wait.min(Duration::from_secs(1)))),
+                    too_many_requests(wait),
+                )),
+                under_way,
+            };
+        }
+        WatchedFuture {
+            inner: Some(self.inner.call(req)),
+            refused: None,
+            under_way,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The app's response future (or the refusal), holding the request's [`UnderWay`] for
+    /// its body.
+    struct WatchedFuture<F> {
+        #[pin]
+        inner: Option<F>,
+        refused: Option<(Pin<Box<tokio::time::Sleep>>, http::Response<axum::body::Body>)>,
+        under_way: Option<UnderWay>,
+    }
+}
+
+impl<F, E> Future for WatchedFuture<F>
+where
+    F: Future<Output = Result<http::Response<axum::body::Body>, E>>,
+{
+    type Output = Result<http::Response<Counted<axum::body::Body>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Some((delay, _)) = this.refused.as_mut() {
+            std::task::ready!(delay.as_mut().poll(cx));
+        }
+        let resp = match (this.refused.take(), this.inner.as_pin_mut()) {
+            (Some((_, refused)), _) => refused,
+            (None, Some(inner)) => std::task::ready!(inner.poll(cx))?,
+            (None, None) => panic!("WatchedFuture polled after it completed"),
+        };
+        let under_way = this.under_way.take();
+        Poll::Ready(Ok(resp.map(|body| Counted {
+            body,
+            _under_way: under_way,
+        })))
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that keeps its request under way until it is done or dropped.
+    struct Counted<B> {
+        #[pin]
+        body: B,
+        _under_way: Option<UnderWay>,
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for Counted<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        self.project().body.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The HTTP/2 connection preface, which an h2c client sends first.

@@ -51,6 +51,10 @@ pub struct ServerCli {
     /// emptying it.
     #[arg(long)]
     pub replica: bool,
+    /// Requests a second per client address (bursts of twice as many), as the examples'
+    /// `--rate-limit`: the abuse workload's server.
+    #[arg(long)]
+    pub rate_limit: Option<u32>,
 }
 
 impl ServerCli {
@@ -130,7 +134,15 @@ pub async fn serve(a2a: AgentServiceBuilder) -> Result<(), Box<dyn std::error::E
     let service = cli.configure(a2a).await?.build()?;
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
-    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
+    let limits = a2a_kit_axum::ServerLimits {
+        rate_limit_per_ip: cli.rate_limit.map(|per_second| a2a_kit_axum::RateLimit {
+            per_second,
+            burst: per_second.saturating_mul(2),
+        }),
+        ..Default::default()
+    };
+    a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)
+        .await?;
     Ok(())
 }
 
@@ -221,6 +233,13 @@ impl StreamAgent {
                 yield format!("{}\n", unix_micros());
             }
         }
+    }
+
+    /// Ask a question and wait for the reply: the abuse workload floods the agent with these.
+    #[skill]
+    async fn ask(&self, ctx: TaskContext, Text(q): Text) -> Result<String, SkillError> {
+        let Text(answer) = ctx.ask(format!("{q}?")).await?;
+        Ok(answer)
     }
 
     /// Send one chunk, then keep the task (and its stream) open for N seconds.

@@ -44,6 +44,10 @@ pub struct Cli {
     /// request path). Unset: the store's own policy (in memory: bounded, one-hour TTL).
     #[arg(long, value_name = "SECONDS")]
     pub retention: Option<u64>,
+    /// Requests a second one client address may send (bursts of twice as many); over it,
+    /// 429 with `Retry-After`. Unset: no limit (behind a proxy, limit there).
+    #[arg(long, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
 }
 
 /// Where tasks are kept.
@@ -248,7 +252,15 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         "{} listening on {local} (card: {url}/.well-known/agent-card.json)",
         service.card().name
     );
-    a2a_kit_axum::serve_service(service, listener, a2a_kit_axum::shutdown_signal()).await?;
+    let limits = a2a_kit_axum::ServerLimits {
+        rate_limit_per_ip: cli.rate_limit.map(|per_second| a2a_kit_axum::RateLimit {
+            per_second,
+            burst: per_second.saturating_mul(2),
+        }),
+        ..Default::default()
+    };
+    a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)
+        .await?;
     Ok(())
 }
 

@@ -81,3 +81,34 @@ fn a_public_url_wins_and_print_card_shows_the_bind_address() {
         "http://127.0.0.1:4321"
     );
 }
+
+/// `--rate-limit N`: N requests a second per client address, bursts of 2N, then 429; zero is
+/// refused on the command line.
+#[test]
+fn rate_limit_answers_429_over_the_rate() {
+    let (_hello, port) = start(&["--bind", "127.0.0.1:0", "--rate-limit", "1"]);
+    let status = || {
+        let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            tcp,
+            "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).unwrap();
+        response.split(' ').nth(1).unwrap_or_default().to_string()
+    };
+    let got: Vec<String> = (0..3).map(|_| status()).collect();
+    assert_eq!(got, ["200", "200", "429"]);
+    let out = Command::new(HELLO)
+        .args(["--print-card", "--rate-limit", "0"])
+        .output()
+        .expect("run hello");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--rate-limit"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -63,8 +63,12 @@ struct Opts {
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
     /// Workloads to run.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into()])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into(), "abuse".into()])]
     only: Vec<String>,
+    /// Abuse: measured seconds of each of its two runs (normal clients alone, then beside the
+    /// abusive ones).
+    #[arg(long, default_value_t = 60)]
+    abuse_seconds: u64,
     /// Cross-replica latency: paced streams at once, and events per stream.
     #[arg(long, default_value_t = 4)]
     xrep_streams: usize,
@@ -939,6 +943,8 @@ struct Results {
     w3_task_counts: BTreeMap<&'static str, usize>,
     w3_streams: BTreeMap<&'static str, Vec<f64>>,
     instr: BTreeMap<&'static str, Vec<f64>>,
+    /// The abuse workload: normal clients alone, then beside the abusive ones.
+    abuse: Option<(AbuseResult, AbuseResult)>,
 }
 
 struct Machine {
@@ -1353,8 +1359,72 @@ fn report(
         );
     }
 
+    if let Some((alone, beside)) = &res.abuse {
+        let _ = writeln!(s, "## Abusive clients (#18)\n");
+        let _ = writeln!(
+            s,
+            "`bench-stream` (on CPU {cpu}, `--rate-limit {limit}`: requests a second per client \
+             address) for {secs} s, twice: {normal} normal clients alone, each from its own \
+             loopback address and sending {rate} blocking SendMessage a second (`count` of one \
+             chunk), then the same beside {slow} slowloris connections (headers trickled a line a \
+             second from 127.0.0.3, reconnecting when closed) and {flood} connections flooding \
+             the agent from 127.0.0.2 with SendMessage to a skill that asks a question (each a \
+             task left waiting for a reply), as fast as they are answered: 64 connections. \
+             A normal request succeeds when it is answered 200 with its task COMPLETED.\n",
+            cpu = if o.server_cpu.is_empty() {
+                "any"
+            } else {
+                &o.server_cpu
+            },
+            limit = ABUSE_RATE_LIMIT,
+            secs = o.abuse_seconds,
+            normal = ABUSE_NORMAL_CLIENTS,
+            rate = ABUSE_NORMAL_RATE,
+            slow = ABUSE_SLOW_CLIENTS,
+            flood = ABUSE_FLOOD_CLIENTS,
+        );
+        let _ = writeln!(
+            s,
+            "| run | normal requests | succeeded | p50 | p99 | server RSS at the end |\n|---|---:|---:|---:|---:|---:|"
+        );
+        for (name, r) in [
+            ("normal clients alone", alone),
+            ("beside the abusive ones", beside),
+        ] {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {} | {} | {} | {:.0} MB |",
+                fmt_num(r.normal_total as f64),
+                pct(r.normal_ok as f64, r.normal_total as f64),
+                fmt_ms(r.p50_ms),
+                fmt_ms(r.p99_ms),
+                r.rss_mb
+            );
+        }
+        let flood: Vec<String> = beside
+            .flood
+            .iter()
+            .map(|(status, n)| {
+                let what = if *status == 0 {
+                    "no answer".to_string()
+                } else {
+                    format!("HTTP {status}")
+                };
+                format!("{} {what}", fmt_num(*n as f64))
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "\nThe flood got {}; {} of its tasks were left waiting for a reply. The server closed \
+             {} slowloris connections (each at the header timeout).\n",
+            flood.join(", "),
+            fmt_num(beside.flood_waiting as f64),
+            fmt_num(beside.slow_closed as f64),
+        );
+    }
+
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3, #17)\n");
+    let _ = writeln!(s, "## Targets (#9, #3, #17, #18)\n");
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -1441,6 +1511,19 @@ fn report(
             fmt_ms(p50),
             fmt_ms(p99),
             yes(p50 <= 5.0 && p99 <= 50.0)
+        );
+    }
+    if let Some((alone, beside)) = &res.abuse {
+        let rate = |r: &AbuseResult| r.normal_ok as f64 / r.normal_total.max(1) as f64;
+        let (ok_alone, ok_beside) = (rate(alone), rate(beside));
+        let _ = writeln!(
+            s,
+            "| normal clients beside abusive ones: success and p99 within 10% of alone | {} / {} (alone {} / {}) | {} |",
+            pct(beside.normal_ok as f64, beside.normal_total as f64),
+            fmt_ms(beside.p99_ms),
+            pct(alone.normal_ok as f64, alone.normal_total as f64),
+            fmt_ms(alone.p99_ms),
+            yes(ok_beside >= 0.9 * ok_alone && beside.p99_ms <= 1.1 * alone.p99_ms)
         );
     }
     let _ = writeln!(s);
@@ -1660,8 +1743,182 @@ async fn main() {
         }
     }
 
+    if on("abuse") && wanted("stream") {
+        let alone = abuse_once(&env, &specs["stream"], false).await;
+        eprintln!("[abuse] normal clients alone: {alone:?}");
+        let beside = abuse_once(&env, &specs["stream"], true).await;
+        eprintln!("[abuse] beside the abusive ones: {beside:?}");
+        res.abuse = Some((alone, beside));
+    }
+
     let text = report(&env, &m, &res, &specs, started.elapsed());
     std::fs::write(&env.opts.out, &text).expect("write the report");
     eprintln!("wrote {}", env.opts.out.display());
     print!("{text}");
+}
+
+// ------------------------------------------------------------------------------------------
+// Abuse (issue #18): normal clients beside slowloris and a flood of waiting tasks
+
+/// Normal clients, each from its own loopback address (127.0.1.N), as distinct users are.
+const ABUSE_NORMAL_CLIENTS: u8 = 48;
+/// Requests a second of each normal client (2,400 together, well under the agent's capacity:
+/// the workload measures service beside abuse, not throughput).
+const ABUSE_NORMAL_RATE: u64 = 50;
+/// Slowloris connections (from 127.0.0.3): headers trickled a line a second, never finished.
+const ABUSE_SLOW_CLIENTS: usize = 8;
+/// Flood connections (from 127.0.0.2): SendMessage to a skill that asks a question, as fast
+/// as they are answered, each leaving a task waiting for a reply.
+const ABUSE_FLOOD_CLIENTS: usize = 8;
+/// The server's per-address rate (`--rate-limit`), in both runs: above each normal client's.
+const ABUSE_RATE_LIMIT: u32 = 100;
+
+#[derive(Debug, Clone, Default)]
+struct AbuseResult {
+    normal_ok: usize,
+    normal_total: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// The flood's answers by HTTP status.
+    flood: BTreeMap<u16, usize>,
+    /// Tasks the flood left waiting for a reply.
+    flood_waiting: usize,
+    /// Slowloris connections the server closed.
+    slow_closed: usize,
+    /// The server's resident memory at the end, MB.
+    rss_mb: f64,
+}
+
+/// One abuse run on the streaming agent (its `count` skill for the normal clients, `ask` for
+/// the flood): 64 connections with the abusers, 48 without.
+async fn abuse_once(env: &Env, spec: &Spec, abusive: bool) -> AbuseResult {
+    let rate = ABUSE_RATE_LIMIT.to_string();
+    let server = env.start(spec, &["--rate-limit", &rate]).await;
+    let url = server.url.clone();
+    let end = Instant::now() + Duration::from_secs(env.opts.abuse_seconds);
+    let bound = |ip: std::net::Ipv4Addr, pool: usize| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::V4(ip))
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(pool)
+            .build()
+            .expect("client")
+    };
+    let normal = (1..=ABUSE_NORMAL_CLIENTS).map(|i| {
+        let client = bound(std::net::Ipv4Addr::new(127, 0, 1, i), 1);
+        let url = url.clone();
+        async move {
+            let mut tick =
+                tokio::time::interval(Duration::from_micros(1_000_000 / ABUSE_NORMAL_RATE));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let (mut ok, mut lat) = (0usize, Vec::new());
+            while Instant::now() < end {
+                tick.tick().await;
+                let body = stream_body(&env.message_id(), "count", "1");
+                let body = body
+                    .to_string()
+                    .replace("SendStreamingMessage", "SendMessage");
+                let t0 = Instant::now();
+                let done = match post(&client, &url, body).await {
+                    Ok(r) if r.status() == 200 => r
+                        .bytes()
+                        .await
+                        .is_ok_and(|b| memchr_contains(&b, b"TASK_STATE_COMPLETED")),
+                    _ => false,
+                };
+                lat.push(t0.elapsed().as_secs_f64() * 1e3);
+                ok += usize::from(done);
+            }
+            (ok, lat)
+        }
+    });
+    let flood = (0..if abusive { ABUSE_FLOOD_CLIENTS } else { 0 }).map(|_| {
+        let client = bound(std::net::Ipv4Addr::new(127, 0, 0, 2), ABUSE_FLOOD_CLIENTS);
+        let url = url.clone();
+        async move {
+            let (mut statuses, mut waiting) = (BTreeMap::<u16, usize>::new(), 0usize);
+            while Instant::now() < end {
+                let body = stream_body(&env.message_id(), "ask", "why")
+                    .to_string()
+                    .replace("SendStreamingMessage", "SendMessage");
+                match post(&client, &url, body).await {
+                    Ok(r) => {
+                        let status = r.status().as_u16();
+                        *statuses.entry(status).or_default() += 1;
+                        if r.bytes()
+                            .await
+                            .is_ok_and(|b| memchr_contains(&b, b"TASK_STATE_INPUT_REQUIRED"))
+                        {
+                            waiting += 1;
+                        }
+                    }
+                    Err(_) => *statuses.entry(0).or_default() += 1,
+                }
+            }
+            (statuses, waiting)
+        }
+    });
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .expect("server address");
+    let slow = (0..if abusive { ABUSE_SLOW_CLIENTS } else { 0 }).map(|_| async move {
+        use tokio::io::AsyncWriteExt;
+        let mut closed = 0usize;
+        while Instant::now() < end {
+            let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+            if socket.bind("127.0.0.3:0".parse().expect("addr")).is_err() {
+                break;
+            }
+            let Ok(mut tcp) = socket.connect(addr).await else {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let mut line: &[u8] = b"POST / HTTP/1.1\r\nHost: x\r\n";
+            loop {
+                if tcp.write_all(line).await.is_err() {
+                    closed += 1;
+                    break;
+                }
+                if Instant::now() >= end {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                line = b"X-Slow: still coming\r\n";
+            }
+        }
+        closed
+    });
+    let (normal, flood, slow) = tokio::join!(
+        futures::future::join_all(normal),
+        futures::future::join_all(flood),
+        futures::future::join_all(slow)
+    );
+    let rss_mb = rss(server.pid) as f64 / 1e6;
+    env.stop(server).await;
+    let mut out = AbuseResult {
+        rss_mb,
+        slow_closed: slow.into_iter().sum(),
+        ..AbuseResult::default()
+    };
+    let mut lat = Vec::new();
+    for (ok, l) in normal {
+        out.normal_ok += ok;
+        out.normal_total += l.len();
+        lat.extend(l);
+    }
+    out.p50_ms = percentile(lat.clone(), 0.5);
+    out.p99_ms = percentile(lat, 0.99);
+    for (statuses, waiting) in flood {
+        out.flood_waiting += waiting;
+        for (k, v) in statuses {
+            *out.flood.entry(k).or_default() += v;
+        }
+    }
+    out
+}
+
+fn memchr_contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
