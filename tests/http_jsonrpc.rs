@@ -287,7 +287,8 @@ async fn push_config_crud() {
         json!({"taskId": task_id, "id": id}),
     )
     .await;
-    assert_eq!(got["result"]["token"], "t0k");
+    assert_eq!(got["result"]["url"], "https://example.com/hook");
+    assert!(got["result"].get("token").is_none(), "write-only: {got}");
     let listed = rpc(
         &s.base,
         "ListTaskPushNotificationConfigs",

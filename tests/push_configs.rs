@@ -86,7 +86,13 @@ async fn jsonrpc_operations() {
     )
     .await;
     assert_eq!(got["result"]["url"], "https://hooks.example.com/a");
-    assert_eq!(got["result"]["token"], "tok-a");
+    // Credentials are write-only: the scheme reads back, the secrets do not.
+    assert!(got["result"].get("token").is_none(), "{got}");
+    assert_eq!(got["result"]["authentication"]["scheme"], "Bearer", "{got}");
+    assert!(
+        got["result"]["authentication"].get("credentials").is_none(),
+        "{got}"
+    );
 
     // List, whole and paged.
     let all = rpc(
@@ -266,7 +272,8 @@ async fn rest_operations() {
         .json()
         .await
         .unwrap();
-    assert_eq!(one["token"], "tok");
+    assert!(one.get("token").is_none(), "write-only: {one}");
+    assert_eq!(one["url"], "https://hooks.example.com/r");
     let list: Value = rest(reqwest::Method::GET, format!("{base}?pageSize=1"))
         .send()
         .await

@@ -63,7 +63,8 @@ impl AgentService {
     }
 
     /// GetTaskPushNotificationConfig: a missing config is TaskNotFoundError (the spec has no
-    /// dedicated code; not-found is what it means).
+    /// dedicated code; not-found is what it means). Credentials are write-only: the answer
+    /// has no `token` and no `authentication.credentials`, which only its creator saw.
     pub async fn get_push_config(
         &self,
         req: GetTaskPushNotificationConfigRequest,
@@ -75,12 +76,14 @@ impl AgentService {
             .store
             .get_push_config(&req.task_id, &req.id)
             .await?
+            .map(redacted)
             .ok_or_else(|| A2aError::TaskNotFound {
                 task_id: req.task_id.clone(),
             })
     }
 
-    /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all).
+    /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all), credentials
+    /// left out as in [`get_push_config`](Self::get_push_config).
     pub async fn list_push_configs(
         &self,
         req: ListTaskPushNotificationConfigsRequest,
@@ -105,7 +108,10 @@ impl AgentService {
         let configs = all
             .get(start.min(all.len())..end)
             .unwrap_or_default()
-            .to_vec();
+            .iter()
+            .cloned()
+            .map(redacted)
+            .collect();
         let next_page_token = (end < all.len()).then(|| end.to_string());
         Ok(ListTaskPushNotificationConfigsResponse {
             configs,
@@ -127,4 +133,16 @@ impl AgentService {
             .await?;
         Ok(())
     }
+}
+
+/// A push config as Get and List answer it: without its `token` and
+/// `authentication.credentials`. They are the webhook's secrets: whoever reads them back could
+/// post forged notifications to it. The creator sent them (Create answers with what it stored);
+/// nobody reads them back, as with a password.
+pub(crate) fn redacted(mut config: TaskPushNotificationConfig) -> TaskPushNotificationConfig {
+    config.token = None;
+    if let Some(auth) = config.authentication.as_mut() {
+        auth.credentials = None;
+    }
+    config
 }
