@@ -275,6 +275,7 @@ struct Config {
 pub struct ClientBuilder {
     http: Option<reqwest::Client>,
     interceptors: Vec<Arc<dyn Interceptor>>,
+    trusted_origins: Vec<Url>,
     extensions: Vec<String>,
     config: Config,
     connect_timeout: Duration,
@@ -289,6 +290,7 @@ impl Default for ClientBuilder {
         ClientBuilder {
             http: None,
             interceptors: Vec::new(),
+            trusted_origins: Vec::new(),
             extensions: Vec::new(),
             config: Config {
                 bindings: Vec::new(),
@@ -328,13 +330,27 @@ impl ClientBuilder {
         self
     }
 
-    /// Add an interceptor (run in the order added).
+    /// Add an interceptor (run in the order added). Interceptors (credentials) run only for
+    /// requests to the agent's origin (scheme, host and port of the URL given to
+    /// [`connect`](Self::connect), or of the card URL given to [`from_card`](Self::from_card))
+    /// and to origins added with [`trust_origin`](Self::trust_origin): a card that names
+    /// another host for its interfaces gets no credentials there. The client follows no
+    /// redirect to another origin either (with a reqwest client of your own, its policy
+    /// applies).
     pub fn interceptor(mut self, interceptor: impl Interceptor) -> Self {
         self.interceptors.push(Arc::new(interceptor));
         self
     }
 
-    /// `Authorization: Bearer <token>` on every request.
+    /// Send credentials to `url`'s origin too (an agent whose card lives on one host and its
+    /// interfaces on another). An error names a URL that does not parse.
+    pub fn trust_origin(mut self, url: &str) -> Result<Self, ClientError> {
+        let url = Url::parse(url).map_err(|e| ClientError::InvalidUrl(format!("`{url}`: {e}")))?;
+        self.trusted_origins.push(url);
+        Ok(self)
+    }
+
+    /// `Authorization: Bearer <token>` on every request to the agent.
     pub fn bearer_token(self, token: impl AsRef<str>) -> Result<Self, ClientError> {
         Ok(self.interceptor(BearerAuth::new(token)?))
     }
@@ -422,13 +438,15 @@ impl ClientBuilder {
         self
     }
 
-    fn http(&self) -> Result<Http, ClientError> {
+    /// The HTTP layer for an agent at `agent` (its base or card URL).
+    fn http(&self, agent: &str) -> Result<Http, ClientError> {
         let client = match &self.http {
             Some(c) => c.clone(),
             None => {
                 let builder = reqwest::Client::builder()
                     .connect_timeout(self.connect_timeout)
-                    .user_agent(self.user_agent.clone());
+                    .user_agent(self.user_agent.clone())
+                    .redirect(same_origin_redirects());
                 #[cfg(feature = "rustls")]
                 let builder = self
                     .roots
@@ -439,18 +457,21 @@ impl ClientBuilder {
                 })?
             }
         };
+        let mut credential_origins = self.trusted_origins.clone();
+        credential_origins.extend(Url::parse(agent.trim()).ok());
         Ok(Http {
             client,
             interceptors: self.interceptors.clone(),
             extensions: self.extensions.clone(),
+            credential_origins,
         })
     }
 
     /// Resolve the agent card from `url` (an agent's base URL, or its card URL) and choose
     /// the interface.
     pub async fn connect(self, url: impl AsRef<str>) -> Result<A2aClient, ClientError> {
-        let http = self.http()?;
         let base = url.as_ref().trim().to_string();
+        let http = self.http(&base)?;
         let fetched = self
             .cache
             .resolve(&http, &base, self.config.card_ttl, false)
@@ -467,7 +488,7 @@ impl ClientBuilder {
     /// Build a client from a card already in hand; `card_url` resolves relative interface
     /// URLs (and is where [`A2aClient::refresh_card`] looks).
     pub fn from_card(self, card: AgentCard, card_url: &str) -> Result<A2aClient, ClientError> {
-        let http = self.http()?;
+        let http = self.http(card_url)?;
         let url = Url::parse(card_url)
             .map_err(|e| ClientError::InvalidUrl(format!("`{card_url}`: {e}")))?;
         let selected =
@@ -503,6 +524,24 @@ impl ClientBuilder {
             timeout,
         }
     }
+}
+
+/// Follow up to 10 redirects within one origin, none to another: a request carrying the
+/// agent's credentials never reaches a host the user did not send it to.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .last()
+            .is_some_and(|from| transport::same_origin(from, attempt.url()));
+        if !same {
+            attempt.stop()
+        } else if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 struct Inner {

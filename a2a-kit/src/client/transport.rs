@@ -63,6 +63,13 @@ pub(crate) struct Http {
     pub client: reqwest::Client,
     pub interceptors: Vec<Arc<dyn Interceptor>>,
     pub extensions: Vec<String>,
+    /// The origins interceptors (credentials) run for: the agent's, and any the user added.
+    pub credential_origins: Vec<reqwest::Url>,
+}
+
+/// Whether `a` and `b` have one origin (scheme, host, port).
+pub(crate) fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.origin() == b.origin()
 }
 
 impl Http {
@@ -85,8 +92,20 @@ impl Http {
             *req.timeout_mut() = timeout;
         }
         let call = CallInfo { operation, card };
-        for i in &self.interceptors {
-            i.intercept(&call, &mut req).await?;
+        if self
+            .credential_origins
+            .iter()
+            .any(|o| same_origin(o, req.url()))
+        {
+            for i in &self.interceptors {
+                i.intercept(&call, &mut req).await?;
+            }
+        } else if !self.interceptors.is_empty() {
+            // A card may name any URL: credentials go only where the user sent them.
+            tracing::warn!(
+                url = %req.url(),
+                "not sending credentials to an origin other than the agent's (trust it with ClientBuilder::trust_origin)"
+            );
         }
         let url = req.url().to_string();
         self.client
