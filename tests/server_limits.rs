@@ -327,3 +327,45 @@ async fn requests_over_the_per_address_rate_get_429() {
     .expect_err("refused");
     assert!(err.to_string().contains("rate_limit_per_ip"), "{err}");
 }
+
+/// Shutting down: a request in flight is answered (and its keep-alive connection then
+/// closed), an idle connection is closed, and the server returns.
+#[tokio::test]
+async fn shutdown_answers_requests_in_flight_then_closes_connections() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let service = AgentService::builder(TestAgent).build().expect("valid");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(a2a_kit_axum::serve_service_with(
+        service,
+        listener,
+        async move {
+            let _ = stopped.await;
+        },
+        ServerLimits::default(),
+    ));
+    let mut idle = TcpStream::connect(&addr).await.expect("connect");
+    idle.write_all(GET_CARD.as_bytes()).await.expect("write");
+    let mut busy = TcpStream::connect(&addr).await.expect("connect");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"600"}],"metadata":{"skillId":"slow"}}}}"#;
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    busy.write_all(request.as_bytes()).await.expect("write");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.send(()).expect("the server waits");
+    let (answered, _) = until_closed(&mut busy, "busy").await;
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    assert!(answered.contains("TASK_STATE_COMPLETED"), "{answered}");
+    let (served, took) = until_closed(&mut idle, "idle").await;
+    assert!(served.starts_with("HTTP/1.1 200"), "{served}");
+    assert!(took < Duration::from_secs(3), "closed after {took:?}");
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server returns")
+        .expect("no panic")
+        .expect("no error");
+}

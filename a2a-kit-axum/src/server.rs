@@ -163,7 +163,7 @@ pub(crate) async fn run(
         })
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let shutdown = Arc::new(Shutdown::default());
     tokio::pin!(stop);
     loop {
         let slot = tokio::select! {
@@ -184,50 +184,124 @@ pub(crate) async fn run(
         };
         // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
         let _ = tcp.set_nodelay(true);
-        let (builder, app, watcher) = (builder.clone(), app.clone(), graceful.watcher());
-        let limit_for = limiter.clone().map(|l| (l, PerIp::key(peer.ip())));
-        let limit = limits.header_read_timeout;
-        tokio::spawn(async move {
-            let activity = Arc::new(Activity::default());
-            let service = TowerToHyperService::new(Watched {
-                inner: app,
-                activity: activity.clone(),
-                limit: limit_for,
-            });
-            let serve = async move {
-                // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline
-                // of its own: they are read here, under the watchdog, and handed back to it.
-                let Ok(Some(io)) = Sniffed::read(tcp).await else {
-                    return;
-                };
-                let conn = builder
-                    .serve_connection_with_upgrades(TokioIo::new(io), service)
-                    .into_owned();
-                // A connection ends in an error when a limit closes it: expected.
-                if let Err(e) = watcher.watch(conn).await {
-                    tracing::debug!(error = %e, "connection closed");
-                }
-            };
-            tokio::select! {
-                () = serve => {}
-                () = watchdog(&activity, limit) => {
-                    tracing::debug!(?limit, "connection closed: no request within the header timeout");
-                }
-            }
-            drop(slot);
+        let (builder, shutdown) = (builder.clone(), shutdown.clone());
+        let activity = Arc::new(Activity::default());
+        let service = TowerToHyperService::new(Watched {
+            inner: app.clone(),
+            activity: activity.clone(),
+            limit: limiter.clone().map(|l| (l, PerIp::key(peer.ip()))),
         });
+        let conn = tokio::spawn(async move {
+            let _slot = slot;
+            // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline of
+            // its own: they are read here, under the watchdog, and handed back to it.
+            let Ok(Some(io)) = Sniffed::read(tcp).await else {
+                return;
+            };
+            let conn = builder
+                .serve_connection_with_upgrades(TokioIo::new(io), service)
+                .into_owned();
+            // A connection ends in an error when a limit closes it: expected.
+            if let Err(e) = Graceful::new(conn, shutdown).await {
+                tracing::debug!(error = %e, "connection closed");
+            }
+        });
+        // A task of its own: the connection's task polls nothing but the connection.
+        tokio::spawn(watchdog(
+            activity,
+            limits.header_read_timeout,
+            conn.abort_handle(),
+        ));
     }
     drop(listener);
     if let Some(sweeper) = sweeper {
         sweeper.abort();
     }
-    // Connections are told to close once their requests in flight are answered (spawned, so
-    // the signal goes out now), while `drain` lets the agent's tasks end; then a moment for
-    // the last responses and streams.
-    let closing = tokio::spawn(graceful.shutdown());
+    // Connections are told to close once their requests in flight are answered, while
+    // `drain` lets the agent's tasks end; then a moment for the last responses and streams
+    // (every connection gives its slot back when it closes).
+    shutdown.begin();
     drain.await;
-    let _ = tokio::time::timeout(Duration::from_secs(2), closing).await;
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(Duration::from_secs(2), slots.acquire_many(all)).await;
     Ok(())
+}
+
+/// Graceful shutdown of the server's connections. hyper-util's watcher polls a channel each
+/// time a connection is polled (about half a percent of a unary request's instructions);
+/// here a connection registers its waker once and reads one flag per poll.
+#[derive(Default)]
+struct Shutdown {
+    on: std::sync::atomic::AtomicBool,
+    wakers: std::sync::Mutex<slab::Slab<std::task::Waker>>,
+}
+
+impl Shutdown {
+    /// Tell every connection to finish its requests in flight and close.
+    fn begin(&self) {
+        self.on.store(true, Ordering::SeqCst);
+        for (_, waker) in self.lock().iter() {
+            waker.wake_by_ref();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, slab::Slab<std::task::Waker>> {
+        self.wakers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A connection that shuts down gracefully when its server does.
+    struct Graceful<C> {
+        #[pin]
+        conn: C,
+        shutdown: Arc<Shutdown>,
+        waker: Option<usize>,
+        told: bool,
+    }
+
+    impl<C> PinnedDrop for Graceful<C> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let Some(key) = this.waker.take() {
+                this.shutdown.lock().try_remove(key);
+            }
+        }
+    }
+}
+
+impl<C> Graceful<C> {
+    fn new(conn: C, shutdown: Arc<Shutdown>) -> Self {
+        Graceful {
+            conn,
+            shutdown,
+            waker: None,
+            told: false,
+        }
+    }
+}
+
+impl<C> Future for Graceful<C>
+where
+    C: hyper_util::server::graceful::GracefulConnection,
+{
+    type Output = C::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if !*this.told {
+            // Registered before the flag is read: a shutdown that begins meanwhile either
+            // finds this waker or is seen in the flag.
+            if this.waker.is_none() {
+                *this.waker = Some(this.shutdown.lock().insert(cx.waker().clone()));
+            }
+            if this.shutdown.on.load(Ordering::SeqCst) {
+                *this.told = true;
+                this.conn.as_mut().graceful_shutdown();
+            }
+        }
+        this.conn.poll(cx)
+    }
 }
 
 /// What a connection's watchdog sees: requests begun, and requests whose response is not done.
@@ -237,14 +311,17 @@ struct Activity {
     open: AtomicUsize,
 }
 
-/// Resolve when the connection has had no request under way, and begun none, for `limit`
-/// (checked every quarter of it).
-async fn watchdog(activity: &Activity, limit: Duration) {
+/// Close the connection (abort its task) once it has had no request under way, and begun
+/// none, for `limit` (checked every quarter of it); end with the connection.
+async fn watchdog(activity: Arc<Activity>, limit: Duration, conn: tokio::task::AbortHandle) {
     let tick = limit / 4;
     let mut seen = activity.begun.load(Ordering::Relaxed);
     let mut quiet = Duration::ZERO;
     loop {
         tokio::time::sleep(tick).await;
+        if conn.is_finished() {
+            return;
+        }
         let begun = activity.begun.load(Ordering::Relaxed);
         if begun != seen || activity.open.load(Ordering::Relaxed) > 0 {
             seen = begun;
@@ -253,6 +330,11 @@ async fn watchdog(activity: &Activity, limit: Duration) {
         }
         quiet += tick;
         if quiet >= limit {
+            tracing::debug!(
+                ?limit,
+                "connection closed: no request within the header timeout"
+            );
+            conn.abort();
             return;
         }
     }
