@@ -14,6 +14,9 @@ mod bus;
 mod config;
 mod run;
 mod staging;
+mod turns;
+
+use turns::Turns;
 
 pub(crate) use bus::BusSubscription;
 pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
@@ -69,21 +72,7 @@ pub(crate) struct Runtime {
     generations: AtomicU64,
     pub(crate) observers: Vec<Arc<dyn EventObserver>>,
     /// Turns to run a skill ([`ExecutionConfig::max_running_skills`]).
-    turns: Arc<tokio::sync::Semaphore>,
-    /// Runs waiting for a turn.
-    waiting: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-/// A turn to run a skill, given back when dropped.
-pub(crate) type Turn = tokio::sync::OwnedSemaphorePermit;
-
-/// Counts a run as waiting for its turn while it lives.
-struct Waiting(Arc<std::sync::atomic::AtomicUsize>);
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
+    pub(crate) turns: Turns,
 }
 
 /// A status update of `task_id`, stamped now.
@@ -118,9 +107,7 @@ pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bo
 
 impl Runtime {
     pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
-        let turns = config
-            .max_running_skills
-            .clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        let turns = Turns::new(config.max_running_skills);
         Runtime {
             bus: Arc::new(EventBus::new(store.clone())),
             store,
@@ -128,28 +115,13 @@ impl Runtime {
             running: Mutex::default(),
             generations: AtomicU64::new(0),
             observers: Vec::new(),
-            turns: Arc::new(tokio::sync::Semaphore::new(turns)),
-            waiting: Arc::default(),
-        }
-    }
-
-    /// A turn to run a skill: at once if one is free, else after the runs waiting before.
-    pub(crate) async fn turn(&self) -> Turn {
-        if let Ok(turn) = self.turns.clone().try_acquire_owned() {
-            return turn;
-        }
-        self.waiting.fetch_add(1, Ordering::Relaxed);
-        let _waiting = Waiting(self.waiting.clone());
-        match self.turns.clone().acquire_owned().await {
-            Ok(turn) => turn,
-            Err(_) => unreachable!("the semaphore of turns is never closed"),
+            turns,
         }
     }
 
     /// Whether new work must be refused: every turn is taken and the queue is full.
     pub(crate) fn saturated(&self) -> bool {
-        self.turns.available_permits() == 0
-            && self.waiting.load(Ordering::Relaxed) >= self.config.max_waiting_skills
+        self.turns.saturated(self.config.max_waiting_skills)
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, FastMap<String, Running>> {
@@ -370,7 +342,8 @@ impl Runtime {
     ) {
         let rt = self;
         // The task stays SUBMITTED until the skill's turn comes.
-        run.hold_turn(rt.turn().await);
+        rt.turns.take().await;
+        run.hold_turn();
         if emit_working && run.emit_status(TaskState::Working, None).await.is_err() {
             rt.forget(&run.task_id, generation);
             return;

@@ -35,8 +35,8 @@ pub(crate) struct TaskRun {
     /// skill re-run after its process stopped mid-`ask` gets them back in order
     /// ([`recorded_answers`]).
     replay: std::sync::Mutex<Vec<Message>>,
-    /// The run's turn while its skill runs (not while it waits for a reply).
-    turn: std::sync::Mutex<Option<super::Turn>>,
+    /// Whether the run holds a turn: while its skill runs, not while it waits for a reply.
+    holds_turn: AtomicBool,
     /// Time spent waiting for replies, which the skill timeout does not count.
     pauses: std::sync::Mutex<Pauses>,
 }
@@ -180,21 +180,31 @@ impl Runtime {
             staging,
             runtime: self.clone(),
             replay: std::sync::Mutex::default(),
-            turn: std::sync::Mutex::default(),
+            holds_turn: AtomicBool::new(false),
             pauses: std::sync::Mutex::default(),
         })
     }
 }
 
+impl Drop for TaskRun {
+    fn drop(&mut self) {
+        self.give_turn_up();
+    }
+}
+
 impl TaskRun {
-    /// Keep `turn` while the skill runs.
-    pub(crate) fn hold_turn(&self, turn: super::Turn) {
-        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(turn);
+    /// Keep the turn just taken while the skill runs.
+    pub(crate) fn hold_turn(&self) {
+        self.holds_turn.store(true, Ordering::Release);
     }
 
-    /// Give the run's turn to the next waiting run.
-    pub(crate) fn give_turn_up(&self) {
-        drop(self.turn.lock().unwrap_or_else(|p| p.into_inner()).take());
+    /// Give the run's turn (if it holds one) to the next waiting run; whether it held one.
+    pub(crate) fn give_turn_up(&self) -> bool {
+        let held = self.holds_turn.swap(false, Ordering::AcqRel);
+        if held {
+            self.runtime.turns.give_back();
+        }
+        held
     }
 
     /// The time this run has spent waiting for replies, up to `now`.
@@ -401,16 +411,12 @@ impl TaskRun {
             }
         };
         // Waiting for a person takes no turn: others run meanwhile; the reply waits for one.
-        let had_turn = self
-            .turn
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .is_some();
+        let had_turn = self.give_turn_up();
         let reply = async {
             let reply = rx.await;
             if had_turn {
-                self.hold_turn(rt.turn().await);
+                rt.turns.take().await;
+                self.hold_turn();
             }
             reply
         };
