@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod binding;
 #[cfg(feature = "client")]
 pub mod client;

@@ -48,6 +48,10 @@ pub struct Cli {
     /// 429 with `Retry-After`. Unset: no limit (behind a proxy, limit there).
     #[arg(long, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: Option<u32>,
+    /// Accept this API key in the `X-API-Key` header (repeatable: each key is one caller,
+    /// `key-1`, `key-2`, ...). Without any, the agent is open to whoever reaches it.
+    #[arg(long = "api-key", value_name = "KEY")]
+    pub api_keys: Vec<String>,
 }
 
 /// Where tasks are kept.
@@ -95,6 +99,18 @@ impl Cli {
         let a2a = match &self.public_url {
             Some(url) => a2a.public_url(url),
             None => a2a,
+        };
+        if self.api_keys.iter().any(|k| k.trim().is_empty()) {
+            return Err("--api-key needs a non-empty key".into());
+        }
+        let a2a = if self.api_keys.is_empty() {
+            a2a
+        } else {
+            let keys = self.api_keys.iter().enumerate().fold(
+                a2a_kit::auth::ApiKeys::header("X-API-Key"),
+                |keys, (i, key)| keys.key(key, format!("key-{}", i + 1)),
+            );
+            a2a.authenticate(keys)
         };
         match &self.store {
             // Printing the card needs no tasks: no database is opened for it.
@@ -240,6 +256,11 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
             std::time::Duration::from_secs(60),
         );
         a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
+    }
+    if service.authenticator().is_none() {
+        tracing::warn!(
+            "no authentication: anyone who reaches this agent can use it and read its tasks (--api-key KEY)"
+        );
     }
     let listener = listen(cli.bind).await?;
     let local = format!("http://{}", listener.local_addr()?);

@@ -112,3 +112,60 @@ fn rate_limit_answers_429_over_the_rate() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--api-key KEY` (repeatable): requests without one of the keys get 401, the card stays
+/// public and names the scheme; without the flag the agent says first that it is open.
+#[test]
+fn api_keys_guard_the_agent_and_an_open_one_says_so() {
+    let request = |port: u16, path: &str, key: Option<&str>| {
+        let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let key = key
+            .map(|k| format!("X-API-Key: {k}\r\n"))
+            .unwrap_or_default();
+        write!(
+            tcp,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\n{key}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).unwrap();
+        response
+    };
+    let status = |r: &str| r.split(' ').nth(1).unwrap_or_default().to_string();
+    let guarded = Example::start(
+        HELLO,
+        &[
+            "--bind",
+            "127.0.0.1:0",
+            "--api-key",
+            "k1",
+            "--api-key",
+            "k2",
+        ],
+    );
+    let port = guarded.port();
+    assert!(
+        !guarded
+            .before
+            .iter()
+            .any(|l| l.contains("no authentication")),
+        "{:?}",
+        guarded.before
+    );
+    assert_eq!(status(&request(port, "/tasks", None)), "401");
+    assert_eq!(status(&request(port, "/tasks", Some("k3"))), "401");
+    assert_eq!(status(&request(port, "/tasks", Some("k2"))), "200");
+    let card = request(port, "/.well-known/agent-card.json", None);
+    assert_eq!(status(&card), "200");
+    assert!(card.contains("\"apiKeySecurityScheme\""), "{card}");
+
+    let (open, _) = start(&["--bind", "127.0.0.1:0"]);
+    assert!(
+        open.before
+            .first()
+            .is_some_and(|l| l.contains("no authentication")),
+        "{:?}",
+        open.before
+    );
+}

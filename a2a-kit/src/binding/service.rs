@@ -55,7 +55,7 @@ impl A2aHttpService {
         B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let (parts, body) = req.into_parts();
+        let (mut parts, body) = req.into_parts();
         let jsonrpc = matches!(parts.uri.path(), "" | "/");
         if !jsonrpc
             && is_card_path(parts.uri.path())
@@ -69,6 +69,14 @@ impl A2aHttpService {
             resp.headers_mut()
                 .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
             return resp;
+        }
+        if let Some(auth) = self.service.authenticator() {
+            // Before the body is read: an unknown caller costs the agent nothing more.
+            let caller = match auth.authenticate(&parts).await {
+                Ok(caller) => caller,
+                Err(e) => return refused(auth.as_ref(), &e, parts.version),
+            };
+            parts.extensions.insert(caller);
         }
         let limits = (self.service.body_limit(), self.service.body_read_timeout());
         let body = match read_body(&parts.headers, body, limits, jsonrpc).await {
@@ -101,6 +109,47 @@ impl A2aHttpService {
             .await
         }
     }
+}
+
+/// 401 with the authenticator's challenge (403 for a known caller without the right), in
+/// google.rpc.Status form for both bindings: the request was never read, so a JSON-RPC
+/// envelope would have no id to answer (the spec assigns auth failures no JSON-RPC code; they
+/// are HTTP's). The reason is logged, not sent.
+fn refused(
+    auth: &dyn crate::auth::Authenticator,
+    err: &crate::auth::AuthError,
+    version: http::Version,
+) -> http::Response<A2aBody> {
+    use crate::auth::AuthError;
+    tracing::info!(reason = %err, "refused a request");
+    let (status, name, message) = match err {
+        AuthError::Forbidden(_) => (
+            http::StatusCode::FORBIDDEN,
+            "PERMISSION_DENIED",
+            "the caller may not do this",
+        ),
+        _ => (
+            http::StatusCode::UNAUTHORIZED,
+            "UNAUTHENTICATED",
+            "authentication required: see the agent card's securitySchemes",
+        ),
+    };
+    let body = serde_json::json!({"error": {
+        "code": status.as_u16(), "status": name, "message": message}});
+    let mut resp = json(status, body.to_string());
+    if status == http::StatusCode::UNAUTHORIZED {
+        if let Ok(v) = http::HeaderValue::from_str(&auth.challenge()) {
+            resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+        }
+    }
+    // The body stays unread: the connection cannot carry another request.
+    if version < http::Version::HTTP_2 {
+        resp.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    resp
 }
 
 impl<B> tower_service::Service<http::Request<B>> for A2aHttpService

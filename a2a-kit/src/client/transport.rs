@@ -293,6 +293,11 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
         url: url.clone(),
         body: snippet(&text),
     };
+    // Refused at the agent's edge (credentials): an HTTP error, not an A2A one, in both
+    // bindings (the JSON-RPC request was never read).
+    if matches!(status.as_u16(), 401 | 403) {
+        return Err(http_error());
+    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return if status.is_success() {
             Ok(Body::Result(Value::Null))

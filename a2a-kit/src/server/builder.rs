@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::card::{CardJson, PER_REQUEST_URL};
 use super::{AgentService, ServiceInner};
-use crate::protocol::{AgentCard, AgentExtension};
+use crate::protocol::{AgentCard, AgentExtension, SecurityRequirement, StringList};
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
 use crate::skill::{BoundBlock, DynAgent, SkillRouter, SkillSet, SkillTable};
 use crate::store::{InMemoryTaskManager, TaskManager};
@@ -101,6 +101,7 @@ pub struct AgentServiceBuilder {
     webhook_validator: Option<WebhookValidator>,
     body_limit: usize,
     body_read_timeout: std::time::Duration,
+    authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
 }
 
 impl AgentServiceBuilder {
@@ -128,6 +129,7 @@ impl AgentServiceBuilder {
             observers: Vec::new(),
             webhook_validator: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            authenticator: None,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
@@ -177,6 +179,15 @@ impl AgentServiceBuilder {
         self.observers.push(Box::new(factory));
         self
     }
+    /// Authenticate every request (the card aside) with `authenticator` before it is read:
+    /// without valid credentials, 401 with `WWW-Authenticate` (403 for a known caller without
+    /// the right). The card's `securitySchemes` and `securityRequirements` (any one scheme)
+    /// come from it. Without one, the agent is open to anyone who reaches it.
+    pub fn authenticate(mut self, authenticator: impl crate::auth::Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
     /// Replace the check applied to push notification URLs when configs are created.
     pub fn webhook_validator(
         mut self,
@@ -299,6 +310,14 @@ impl AgentServiceBuilder {
                 }),
             }
         }
+        if let Some(auth) = &self.authenticator {
+            for (name, scheme) in auth.security_schemes() {
+                card.security_requirements.push(SecurityRequirement {
+                    schemes: [(name.clone(), StringList::default())].into(),
+                });
+                card.security_schemes.insert(name, scheme);
+            }
+        }
         for f in self.customize {
             f(&mut card);
         }
@@ -345,6 +364,7 @@ impl AgentServiceBuilder {
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
                 body_limit: self.body_limit,
                 body_read_timeout: self.body_read_timeout,
+                authenticator: self.authenticator,
             }),
         })
     }

@@ -70,6 +70,7 @@ struct ServiceInner {
     webhook_validator: WebhookValidator,
     body_limit: usize,
     body_read_timeout: std::time::Duration,
+    authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -117,6 +118,11 @@ impl AgentService {
             &self.inner.required_extensions,
             &self.inner.supported_extensions,
         )
+    }
+
+    /// Who authenticates its callers, if anyone ([`AgentServiceBuilder::authenticate`]).
+    pub fn authenticator(&self) -> Option<&Arc<dyn crate::auth::Authenticator>> {
+        self.inner.authenticator.as_ref()
     }
 
     /// The largest request body the bindings accept.

@@ -14,6 +14,8 @@ pub struct Example {
     lines: Receiver<String>,
     /// `http://ADDR` from its "listening on" line.
     pub url: String,
+    /// The lines it logged before that one.
+    pub before: Vec<String>,
 }
 
 impl Example {
@@ -38,6 +40,7 @@ impl Example {
             }
         });
         let until = Instant::now() + Duration::from_secs(60);
+        let mut before = Vec::new();
         let url = loop {
             let left = until.saturating_duration_since(Instant::now());
             match lines.recv_timeout(left) {
@@ -49,11 +52,17 @@ impl Example {
                             .unwrap_or_default()
                             .to_string();
                     }
+                    before.push(line);
                 }
                 Err(_) => panic!("{bin} did not log its URL"),
             }
         };
-        Example { child, lines, url }
+        Example {
+            child,
+            lines,
+            url,
+            before,
+        }
     }
 
     /// The port it listens on.

@@ -1,0 +1,256 @@
+//! Who is calling: authentication at the agent's edge, before any request is read.
+//!
+//! An [`Authenticator`] looks at a request's head (headers, URI) and names its [`Caller`], or
+//! refuses it: no credentials or bad ones are 401 with `WWW-Authenticate`, a known caller
+//! without the right is 403, in both bindings, before the body is read or any task exists.
+//! The agent card's `securitySchemes` and `securityRequirements` are generated from it
+//! ([`AgentServiceBuilder::authenticate`](crate::server::AgentServiceBuilder::authenticate)).
+//! [`ApiKeys`] is built in; anything else (tokens, a fronting proxy's mTLS identity) is an
+//! implementation of the trait.
+//!
+//! ```
+//! use a2a_kit::auth::ApiKeys;
+//! # fn demo(agent: impl a2a_kit::skill::Agent) -> Result<(), a2a_kit::server::BuildError> {
+//! let keys = ApiKeys::header("X-API-Key").key("s3cret-for-alice", "alice").key("s3cret-for-bob", "bob");
+//! let service = a2a_kit::server::AgentService::builder(agent).authenticate(keys).build()?;
+//! # let _ = service; Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use subtle::ConstantTimeEq;
+
+use crate::protocol::{ApiKeySecurityScheme, SecurityScheme};
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Caller {
+    /// Who it is (a key's name, a token's `sub`).
+    pub subject: String,
+    /// The tenant it belongs to, if the authenticator knows one.
+    pub tenant: Option<String>,
+    /// What it may do (a token's scopes).
+    pub scopes: Vec<String>,
+}
+
+impl Caller {
+    /// A caller known by `subject` alone.
+    pub fn new(subject: impl Into<String>) -> Self {
+        Caller {
+            subject: subject.into(),
+            ..Caller::default()
+        }
+    }
+}
+
+/// Why a request was refused. The reason goes to the agent's log, never to the client (a
+/// reason such as "unknown key" or "expired" helps an attacker more than a user).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AuthError {
+    /// The request carries none of the credentials the agent takes (401).
+    #[error("no credentials")]
+    Missing,
+    /// It carries credentials that are not valid (401).
+    #[error("invalid credentials: {0}")]
+    Invalid(String),
+    /// A known caller without the right to this (403).
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+}
+
+/// Names the caller of a request from its head, or refuses it.
+#[async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    /// The caller of the request whose head this is.
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError>;
+
+    /// The card's security schemes, by name, that this authenticator accepts; a client may
+    /// use any one of them.
+    fn security_schemes(&self) -> BTreeMap<String, SecurityScheme>;
+
+    /// The `WWW-Authenticate` value of a 401 (RFC 9110 §11.6.1): how to authenticate.
+    fn challenge(&self) -> String;
+}
+
+/// Where an API key is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyIn {
+    Header,
+    Query,
+}
+
+/// API keys from configuration, each one caller: in a header (`ApiKeys::header("X-API-Key")`)
+/// or a query parameter. Keys are compared in constant time, all of them every time.
+#[derive(Clone)]
+pub struct ApiKeys {
+    location: KeyIn,
+    name: String,
+    keys: Vec<(Vec<u8>, Caller)>,
+}
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKeys")
+            .field("location", &self.location)
+            .field("name", &self.name)
+            .field("keys", &self.keys.len())
+            .finish()
+    }
+}
+
+/// The longest key looked at: anything longer is refused unread.
+const MAX_KEY_BYTES: usize = 1024;
+
+impl ApiKeys {
+    /// Keys in request header `name` (e.g. `X-API-Key`).
+    pub fn header(name: impl Into<String>) -> Self {
+        ApiKeys {
+            location: KeyIn::Header,
+            name: name.into(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Keys in query parameter `name` (for clients that cannot set headers; a URL ends up in
+    /// logs, so prefer a header).
+    pub fn query(name: impl Into<String>) -> Self {
+        ApiKeys {
+            location: KeyIn::Query,
+            ..ApiKeys::header(name)
+        }
+    }
+
+    /// Accept `key` as caller `subject`.
+    pub fn key(self, key: impl Into<String>, subject: impl Into<String>) -> Self {
+        self.key_for(key, Caller::new(subject))
+    }
+
+    /// Accept `key` as `caller`.
+    pub fn key_for(mut self, key: impl Into<String>, caller: Caller) -> Self {
+        self.keys.push((key.into().into_bytes(), caller));
+        self
+    }
+
+    /// How many keys are accepted.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key is accepted (every request is refused).
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn presented(&self, request: &http::request::Parts) -> Option<Vec<u8>> {
+        match self.location {
+            KeyIn::Header => request
+                .headers
+                .get(self.name.as_str())
+                .map(|v| v.as_bytes().to_vec()),
+            KeyIn::Query => request.uri.query().and_then(|q| {
+                form_urlencoded::parse(q.as_bytes())
+                    .find(|(k, _)| k == self.name.as_str())
+                    .map(|(_, v)| v.into_owned().into_bytes())
+            }),
+        }
+    }
+}
+
+#[async_trait]
+impl Authenticator for ApiKeys {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError> {
+        let Some(presented) = self.presented(request) else {
+            return Err(AuthError::Missing);
+        };
+        if presented.len() > MAX_KEY_BYTES {
+            return Err(AuthError::Invalid(format!(
+                "an API key of {} bytes (at most {MAX_KEY_BYTES})",
+                presented.len()
+            )));
+        }
+        let mut found = None;
+        for (key, caller) in &self.keys {
+            if bool::from(key.as_slice().ct_eq(presented.as_slice())) {
+                found = Some(caller);
+            }
+        }
+        found
+            .cloned()
+            .ok_or_else(|| AuthError::Invalid("an unknown API key".into()))
+    }
+
+    fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {
+        let location = match self.location {
+            KeyIn::Header => "header",
+            KeyIn::Query => "query",
+        };
+        BTreeMap::from([(
+            "apiKey".to_string(),
+            SecurityScheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
+                description: Some("An API key the agent's operator issued.".into()),
+                location: location.into(),
+                name: self.name.clone(),
+            }),
+        )])
+    }
+
+    fn challenge(&self) -> String {
+        let location = match self.location {
+            KeyIn::Header => "header",
+            KeyIn::Query => "query",
+        };
+        format!("ApiKey realm=\"a2a\", {location}=\"{}\"", self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(uri: &str, header: Option<(&str, &str)>) -> http::request::Parts {
+        let mut b = http::Request::get(uri);
+        if let Some((k, v)) = header {
+            b = b.header(k, v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[tokio::test]
+    async fn api_keys_name_their_callers_and_refuse_the_rest() {
+        let keys = ApiKeys::header("X-API-Key")
+            .key("k1", "alice")
+            .key("k2", "bob");
+        let ok = keys
+            .authenticate(&head("/", Some(("x-api-key", "k2"))))
+            .await;
+        assert_eq!(ok.unwrap().subject, "bob");
+        assert_eq!(
+            keys.authenticate(&head("/", None)).await,
+            Err(AuthError::Missing)
+        );
+        assert!(matches!(
+            keys.authenticate(&head("/", Some(("x-api-key", "k3"))))
+                .await,
+            Err(AuthError::Invalid(_))
+        ));
+        let long = "k".repeat(MAX_KEY_BYTES + 1);
+        assert!(matches!(
+            keys.authenticate(&head("/", Some(("x-api-key", &long))))
+                .await,
+            Err(AuthError::Invalid(_))
+        ));
+        let q = ApiKeys::query("key").key("a b", "carol");
+        assert_eq!(
+            q.authenticate(&head("/tasks?key=a%20b", None))
+                .await
+                .unwrap()
+                .subject,
+            "carol"
+        );
+        assert_eq!(
+            keys.challenge(),
+            "ApiKey realm=\"a2a\", header=\"X-API-Key\""
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! Authentication at the agent's edge (issue #19): API keys refuse unknown callers with 401
+//! and `WWW-Authenticate` in both bindings before the request is read; the card stays public
+//! and names the scheme; the client's API key gets through.
+
+use a2a_kit::auth::ApiKeys;
+use a2a_kit::client::A2aClient;
+use a2a_kit::server::AgentService;
+use a2a_tests::{TestAgent, client, serve, to_skill};
+use serde_json::{Value, json};
+
+fn keys() -> ApiKeys {
+    ApiKeys::header("X-API-Key")
+        .key("alice-key", "alice")
+        .key("bob-key", "bob")
+}
+
+async fn send(base: &str, key: Option<&str>, rest: bool) -> reqwest::Response {
+    let (url, body) = if rest {
+        (
+            format!("{base}/message:send"),
+            json!({"message": to_skill("echo", "hi")}),
+        )
+    } else {
+        (
+            base.to_string(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": {"message": to_skill("echo", "hi")}}),
+        )
+    };
+    let mut req = client().post(url).header("A2A-Version", "1.0").json(&body);
+    if let Some(key) = key {
+        req = req.header("X-API-Key", key);
+    }
+    req.send().await.expect("answered")
+}
+
+#[tokio::test]
+async fn api_keys_refuse_unknown_callers_in_both_bindings() {
+    let s = serve(AgentService::builder(TestAgent).authenticate(keys())).await;
+
+    // The card is public and says how to authenticate.
+    let card: Value = client()
+        .get(format!("{}/.well-known/agent-card.json", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"],
+        json!({"description": "An API key the agent's operator issued.", "location": "header", "name": "X-API-Key"}),
+        "{card}"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"apiKey": {}}}])
+    );
+
+    for rest in [false, true] {
+        let long = "k".repeat(4096);
+        for (key, why) in [
+            (None, "no key"),
+            (Some("carol-key"), "an unknown key"),
+            (Some(""), "an empty key"),
+            (Some(long.as_str()), "an oversized key"),
+        ] {
+            let resp = send(&s.base, key, rest).await;
+            assert_eq!(resp.status(), 401, "{why}, rest {rest}");
+            assert_eq!(
+                resp.headers()["www-authenticate"],
+                "ApiKey realm=\"a2a\", header=\"X-API-Key\"",
+                "{why}"
+            );
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["error"]["code"], 401, "{why}: {body}");
+            assert_eq!(body["error"]["status"], "UNAUTHENTICATED", "{why}: {body}");
+        }
+        let resp = send(&s.base, Some("bob-key"), rest).await;
+        assert_eq!(resp.status(), 200, "rest {rest}");
+        let body: Value = resp.json().await.unwrap();
+        let task = if rest {
+            &body["task"]
+        } else {
+            &body["result"]["task"]
+        };
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{body}");
+    }
+    // Refused before anything was stored: only the two accepted sends made tasks.
+    let list: Value = client()
+        .get(format!("{}/tasks", s.base))
+        .header("A2A-Version", "1.0")
+        .header("X-API-Key", "alice-key")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["totalSize"], 2, "{list}");
+}
+
+#[tokio::test]
+async fn the_client_sends_its_key_and_keys_may_come_in_the_query() {
+    let s = serve(AgentService::builder(TestAgent).authenticate(keys())).await;
+    let client_ok = A2aClient::builder()
+        .api_key("X-API-Key", "alice-key")
+        .connect(&s.base)
+        .await
+        .expect("the card needs no key");
+    let task = client_ok.get_task("nope").await.expect_err("no such task");
+    assert_eq!(
+        task.code(),
+        Some(-32001),
+        "authenticated, then not found: {task}"
+    );
+    let anonymous = A2aClient::connect(&s.base)
+        .await
+        .expect("the card is public");
+    let err = anonymous.get_task("nope").await.expect_err("refused");
+    assert!(err.to_string().contains("401"), "{err}");
+
+    let q = serve(
+        AgentService::builder(TestAgent).authenticate(ApiKeys::query("api_key").key("k", "q")),
+    )
+    .await;
+    let ok = client()
+        .get(format!("{}/tasks?api_key=k", q.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    let no = client()
+        .get(format!("{}/tasks?api_key=x", q.base))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no.status(), 401);
+    assert_eq!(
+        no.headers()["www-authenticate"],
+        "ApiKey realm=\"a2a\", query=\"api_key\""
+    );
+}
