@@ -124,19 +124,14 @@ async fn the_client_sends_its_key_and_keys_may_come_in_the_query() {
         AgentService::builder(TestAgent).authenticate(ApiKeys::query("api_key").key("k", "q")),
     )
     .await;
-    let ok = client()
-        .get(format!("{}/tasks?api_key=k", q.base))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ok.status(), 200);
-    let no = client()
-        .get(format!("{}/tasks?api_key=x", q.base))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let list = |key: &'static str| {
+        client()
+            .get(format!("{}/tasks?api_key={key}", q.base))
+            .header("A2A-Version", "1.0")
+            .send()
+    };
+    assert_eq!(list("k").await.unwrap().status(), 200);
+    let no = list("x").await.unwrap();
     assert_eq!(no.status(), 401);
     assert_eq!(
         no.headers()["www-authenticate"],

@@ -164,25 +164,27 @@ async fn connections_over_the_cap_wait_until_one_closes() {
     );
 }
 
-#[tokio::test]
-async fn nonsensical_limits_are_refused_with_a_clear_error() {
+/// The error of a server started with `limits` that it refuses (an invalid-input one).
+async fn refused_at_start(limits: ServerLimits) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let service = AgentService::builder(TestAgent).build().expect("valid");
-    let err = a2a_kit_axum::serve_service_with(
-        service,
-        listener,
-        std::future::pending(),
-        ServerLimits {
-            max_connections: 0,
-            ..Default::default()
-        },
-    )
-    .await
-    .expect_err("refused");
+    let err = a2a_kit_axum::serve_service_with(service, listener, std::future::pending(), limits)
+        .await
+        .expect_err("refused");
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    assert!(err.to_string().contains("max_connections"), "{err}");
+    err.to_string()
+}
+
+#[tokio::test]
+async fn nonsensical_limits_are_refused_with_a_clear_error() {
+    let err = refused_at_start(ServerLimits {
+        max_connections: 0,
+        ..Default::default()
+    })
+    .await;
+    assert!(err.contains("max_connections"), "{err}");
     let zero = AgentService::builder(TestAgent)
         .body_read_timeout(Duration::ZERO)
         .build()
@@ -307,25 +309,15 @@ async fn requests_over_the_per_address_rate_get_429() {
     let resp = other.get(&card).send().await.expect("answered");
     assert_eq!(resp.status(), 200);
     // A zero rate is refused when the server starts.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let service = AgentService::builder(TestAgent).build().expect("valid");
-    let err = a2a_kit_axum::serve_service_with(
-        service,
-        listener,
-        std::future::pending(),
-        ServerLimits {
-            rate_limit_per_ip: Some(a2a_kit_axum::RateLimit {
-                per_second: 0,
-                burst: 1,
-            }),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect_err("refused");
-    assert!(err.to_string().contains("rate_limit_per_ip"), "{err}");
+    let err = refused_at_start(ServerLimits {
+        rate_limit_per_ip: Some(a2a_kit_axum::RateLimit {
+            per_second: 0,
+            burst: 1,
+        }),
+        ..Default::default()
+    })
+    .await;
+    assert!(err.contains("rate_limit_per_ip"), "{err}");
 }
 
 /// Shutting down: a request in flight is answered (and its keep-alive connection then

@@ -76,6 +76,21 @@ pub struct RateLimit {
     pub burst: u32,
 }
 
+impl RateLimit {
+    /// `n` requests a second, in bursts of up to `2n` (what `--rate-limit N` means in the
+    /// examples).
+    ///
+    /// ```
+    /// assert_eq!(a2a_kit_axum::RateLimit::per_second(50).burst, 100);
+    /// ```
+    pub fn per_second(n: u32) -> Self {
+        RateLimit {
+            per_second: n,
+            burst: n.saturating_mul(2),
+        }
+    }
+}
+
 impl Default for ServerLimits {
     fn default() -> Self {
         ServerLimits {

@@ -135,10 +135,7 @@ pub async fn serve(a2a: AgentServiceBuilder) -> Result<(), Box<dyn std::error::E
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
     let limits = a2a_kit_axum::ServerLimits {
-        rate_limit_per_ip: cli.rate_limit.map(|per_second| a2a_kit_axum::RateLimit {
-            per_second,
-            burst: per_second.saturating_mul(2),
-        }),
+        rate_limit_per_ip: cli.rate_limit.map(a2a_kit_axum::RateLimit::per_second),
         ..Default::default()
     };
     a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)

@@ -274,10 +274,7 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         service.card().name
     );
     let limits = a2a_kit_axum::ServerLimits {
-        rate_limit_per_ip: cli.rate_limit.map(|per_second| a2a_kit_axum::RateLimit {
-            per_second,
-            burst: per_second.saturating_mul(2),
-        }),
+        rate_limit_per_ip: cli.rate_limit.map(a2a_kit_axum::RateLimit::per_second),
         ..Default::default()
     };
     a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)
