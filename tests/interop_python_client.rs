@@ -11,6 +11,51 @@ mod python_sdk;
 use a2a_tests::serve_test_agent;
 use serde_json::Value;
 
+/// Run `script` (in tests/interop/python) with `args`; its JSON summary (last stdout line).
+async fn run_script(py: &std::path::Path, script: &str, args: &[&str]) -> Value {
+    let script_path = python_sdk::script(script);
+    // Output goes to files, so a chatty child can never block on a full pipe.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("interop-python")
+        .join(format!("{script}-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
+    let child = std::process::Command::new(py)
+        .arg(&script_path)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {script}: {e}"));
+    let mut child = python_sdk::ChildGuard(child);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("poll the script") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{script} took more than 180 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        status.success(),
+        "{script} failed ({status}):\n{stdout}\n{stderr}"
+    );
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{script} printed no JSON summary ({e}):\n{stdout}\n{stderr}"));
+    println!("{}", serde_json::to_string_pretty(&summary).unwrap());
+    if !stderr.trim().is_empty() {
+        eprintln!("{script} stderr:\n{stderr}");
+    }
+    summary
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_client_against_our_server() {
     let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
@@ -20,46 +65,7 @@ async fn the_python_sdk_client_against_our_server() {
         return;
     };
     let server = serve_test_agent().await;
-    let script = python_sdk::script("client.py");
-    // Output goes to files, so a chatty child can never block on a full pipe.
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("interop-python")
-        .join(format!("client-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
-    let child = std::process::Command::new(&py)
-        .arg(&script)
-        .arg(&server.base)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .expect("start client.py");
-    let mut child = python_sdk::ChildGuard(child);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("poll client.py") {
-            break status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "client.py took more than 180 s"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        status.success(),
-        "client.py failed ({status}):\n{stdout}\n{stderr}"
-    );
-    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or(""))
-        .unwrap_or_else(|e| panic!("client.py printed no JSON summary ({e}):\n{stdout}\n{stderr}"));
-    println!("{}", serde_json::to_string_pretty(&summary).unwrap());
-    if !stderr.trim().is_empty() {
-        eprintln!("client.py stderr:\n{stderr}");
-    }
+    let summary = run_script(&py, "client.py", &[&server.base]).await;
 
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let r = &summary["bindings"][binding];
@@ -166,4 +172,40 @@ async fn the_python_sdk_client_against_our_server() {
         "wire deviations found by strict ProtoJSON parsing:\n{}",
         serde_json::to_string_pretty(violations).unwrap()
     );
+}
+
+/// The SDK's own credential support (an `AuthInterceptor` reading the card's security
+/// schemes) reaches an agent that takes API keys; without credentials it is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_authenticates_with_an_api_key() {
+    let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let keys = a2a_kit::auth::ApiKeys::header("X-API-Key").key("py-key", "python");
+    let server = a2a_tests::serve(
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).authenticate(keys),
+    )
+    .await;
+    let summary = run_script(&py, "auth_client.py", &[&server.base, "py-key"]).await;
+    assert_eq!(
+        summary["card"]["schemes"]["apiKey"],
+        serde_json::json!({"kind": "api_key_security_scheme", "location": "header", "name": "X-API-Key"}),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["card"]["requirements"],
+        serde_json::json!([["apiKey"]])
+    );
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let r = &summary["bindings"][binding];
+        assert_eq!(
+            r["with_key"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {r}"
+        );
+        let refused = r["without_key"]["message"].as_str().unwrap_or_default();
+        assert!(refused.contains("401"), "{binding}: {r}");
+    }
 }
