@@ -209,8 +209,10 @@ fn js_setup() -> Option<PathBuf> {
         std::fs::write(&marker, wanted).expect("write the npm marker");
     }
     // The script resolves the SDK from the node_modules beside it.
-    std::fs::copy(scripts().join("js_client.mjs"), dir.join("js_client.mjs"))
-        .expect("copy js_client.mjs");
+    for script in ["js_client.mjs", "js_auth_client.mjs"] {
+        std::fs::copy(scripts().join(script), dir.join(script))
+            .unwrap_or_else(|e| panic!("copy {script}: {e}"));
+    }
     Some(dir)
 }
 
@@ -544,4 +546,52 @@ async fn official_clients_against_the_conformance_agent() {
         failures.join("\n\n"),
         lines.join("\n")
     );
+}
+
+/// The JS SDK's own credential support (a fetch that carries the key, through
+/// `createAuthenticatingFetchWithRetry`) reaches an agent that takes API keys, and its card
+/// resolver reads the card's security fields; without credentials it is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_js_sdk_client_authenticates_with_an_api_key() {
+    let Some(js) = tokio::task::spawn_blocking(js_dir).await.unwrap() else {
+        return;
+    };
+    let keys = a2a_kit::auth::ApiKeys::header("X-API-Key").key("js-key", "js");
+    let server = a2a_tests::serve(
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).authenticate(keys),
+    )
+    .await;
+    let mut cmd = Command::new("node");
+    cmd.arg(js.join("js_auth_client.mjs"))
+        .current_dir(&js)
+        .args([server.base.as_str(), "js-key"]);
+    let outcome = run_script(cmd, "js auth".into()).await;
+    let summary = outcome
+        .summary
+        .unwrap_or_else(|| panic!("{}", outcome.error.unwrap_or_default()));
+    println!("{}", serde_json::to_string_pretty(&summary).unwrap());
+    assert_eq!(
+        summary["card"]["schemes"]["apiKey"]["scheme"]["value"]["name"], "X-API-Key",
+        "the card's scheme as the SDK read it: {summary}"
+    );
+    assert!(
+        summary["card"]["requirements"]
+            .to_string()
+            .contains("apiKey"),
+        "{summary}"
+    );
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let r = &summary["bindings"][binding];
+        assert_eq!(
+            r["with_key"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {r}"
+        );
+        // JSON-RPC reports the HTTP status, HTTP+JSON the error body's message.
+        let refused = r["without_key"].to_string();
+        assert!(
+            r["without_key"].get("exception").is_some()
+                && (refused.contains("401") || refused.contains("authentication required")),
+            "{binding}: {r}"
+        );
+    }
 }
