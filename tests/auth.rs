@@ -138,3 +138,82 @@ async fn the_client_sends_its_key_and_keys_may_come_in_the_query() {
         "ApiKey realm=\"a2a\", query=\"api_key\""
     );
 }
+
+/// An agent whose skills ask who is calling.
+#[derive(Clone, Default)]
+struct WhoAmI;
+
+/// Says who is calling.
+#[a2a_kit::a2a_agent(name = "Who Am I")]
+impl WhoAmI {
+    /// The caller's subject; only for authenticated callers.
+    #[skill]
+    async fn whoami(&self, caller: a2a_kit::prelude::Caller) -> String {
+        caller.subject
+    }
+
+    /// The caller's subject, or "anonymous".
+    #[skill]
+    async fn maybe(&self, caller: Option<a2a_kit::prelude::Caller>) -> String {
+        caller.map_or_else(|| "anonymous".into(), |c| c.subject)
+    }
+}
+
+async fn answer(base: &str, key: Option<&str>, skill: &str, stream: bool) -> Value {
+    let method = if stream {
+        "SendStreamingMessage"
+    } else {
+        "SendMessage"
+    };
+    let mut req = client()
+        .post(base)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method,
+            "params": {"message": to_skill(skill, "x")}}));
+    if let Some(key) = key {
+        req = req.header("X-API-Key", key);
+    }
+    let text = req.send().await.unwrap().text().await.unwrap();
+    if !stream {
+        return serde_json::from_str(&text).unwrap();
+    }
+    // The artifact event of the stream.
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .find(|v| v["result"].get("artifactUpdate").is_some())
+        .unwrap_or_else(|| panic!("no artifact in {text}"))
+}
+
+#[tokio::test]
+async fn skills_see_who_is_calling() {
+    let s = serve(AgentService::builder(WhoAmI).authenticate(keys())).await;
+    let v = answer(&s.base, Some("bob-key"), "whoami", false).await;
+    assert_eq!(
+        v["result"]["task"]["artifacts"][0]["parts"][0]["text"], "bob",
+        "{v}"
+    );
+    let v = answer(&s.base, Some("alice-key"), "whoami", true).await;
+    assert_eq!(
+        v["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"], "alice",
+        "{v}"
+    );
+
+    // Without an authenticator there is no caller: a skill that needs one is refused with
+    // a reason, one that takes `Option<Caller>` runs for anyone.
+    let open = serve(AgentService::builder(WhoAmI)).await;
+    let v = answer(&open.base, None, "whoami", false).await;
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("authenticated caller"),
+        "{v}"
+    );
+    let v = answer(&open.base, None, "maybe", false).await;
+    assert_eq!(
+        v["result"]["task"]["artifacts"][0]["parts"][0]["text"], "anonymous",
+        "{v}"
+    );
+}

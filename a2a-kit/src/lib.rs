@@ -73,6 +73,7 @@ pub use async_trait::async_trait;
 /// The names a skill author uses: extractors, outcomes, the task context, errors and the
 /// macros. Serving and configuring an agent lives in [`server`] and `a2a-kit-axum`.
 pub mod prelude {
+    pub use crate::auth::Caller;
     pub use crate::error::{A2aError, SkillError};
     pub use crate::protocol::{Artifact, Message, Part};
     pub use crate::skill::{

@@ -7,6 +7,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::sse;
+use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
 use crate::server::{AgentService, EventStream};
@@ -159,16 +160,21 @@ pub(super) async fn call(
     method: A2aMethod,
     params: Params<'_>,
     headers: &http::HeaderMap,
+    caller: Option<&Caller>,
     mut out: Vec<u8>,
 ) -> Result<Answer, A2aError> {
     match method {
         A2aMethod::SendMessage => {
-            service.send_message_json(params.send()?, &mut out).await?;
+            service
+                .send_message_json(params.send()?, caller, &mut out)
+                .await?;
             Ok(Answer::Json(out))
         }
         A2aMethod::SendStreamingMessage => {
             let req = params.send()?;
-            Ok(Answer::Events(service.send_streaming_message(*req).await?))
+            Ok(Answer::Events(
+                service.send_streaming_message_from(*req, caller).await?,
+            ))
         }
         A2aMethod::SubscribeToTask => {
             let last = headers

@@ -252,6 +252,7 @@ pub(super) async fn handle(
     service: &AgentService,
     headers: &http::HeaderMap,
     query: Option<&str>,
+    caller: Option<&crate::auth::Caller>,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let null = Value::Null;
@@ -339,7 +340,7 @@ pub(super) async fn handle(
         Ok(out) => out,
         Err(e) => return error_response(&id, &e),
     };
-    match call(service, method, params, headers, out).await {
+    match call(service, method, params, headers, caller, out).await {
         Ok(Answer::Json(mut out)) => {
             out.push(b'}');
             with_extensions(json(http::StatusCode::OK, out), &meta)

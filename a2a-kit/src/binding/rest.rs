@@ -344,6 +344,7 @@ pub(super) async fn handle(
     path: &str,
     query: Option<&str>,
     headers: &http::HeaderMap,
+    caller: Option<&crate::auth::Caller>,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let Some((route, tenant)) = resolve(path) else {
@@ -380,7 +381,7 @@ pub(super) async fn handle(
             } else {
                 Vec::new()
             };
-            call(service, method, Params::Rest(p), headers, out).await
+            call(service, method, Params::Rest(p), headers, caller, out).await
         }
         Err(e) => Err(e),
     };

@@ -94,8 +94,9 @@ impl A2aHttpService {
             }
         };
         let (uri, headers) = (&parts.uri, &parts.headers);
+        let caller = parts.extensions.get::<crate::auth::Caller>();
         if jsonrpc {
-            jsonrpc::handle(&self.service, headers, uri.query(), &body).await
+            jsonrpc::handle(&self.service, headers, uri.query(), caller, &body).await
         } else {
             let path = uri.path();
             rest::handle(
@@ -104,6 +105,7 @@ impl A2aHttpService {
                 path,
                 uri.query(),
                 headers,
+                caller,
                 &body,
             )
             .await

@@ -7,6 +7,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 
 use super::{AgentService, EventStream, StreamItem, history_length, new_id};
+use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::{
     Message, Metadata, Role, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
@@ -30,7 +31,7 @@ impl AgentService {
         &self,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        match self.send_and_settle(Box::new(req)).await? {
+        match self.send_and_settle(Box::new(req), None).await? {
             Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
             Sent::Task { task_id, view } => Ok(SendMessageResponse::Task(
                 self.read_task(&task_id, view).await?,
@@ -45,9 +46,10 @@ impl AgentService {
     pub(crate) async fn send_message_json(
         &self,
         req: Box<SendMessageRequest>,
+        caller: Option<&Caller>,
         out: &mut Vec<u8>,
     ) -> Result<(), A2aError> {
-        match self.send_and_settle(req).await? {
+        match self.send_and_settle(req, caller).await? {
             Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
                 .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
             Sent::Task { task_id, view } => {
@@ -63,7 +65,11 @@ impl AgentService {
 
     /// Start the message's task and, unless asked to return at once, wait until it settles.
     /// The request is boxed: it would otherwise be held by each future down the call.
-    async fn send_and_settle(&self, req: Box<SendMessageRequest>) -> Result<Sent, A2aError> {
+    async fn send_and_settle(
+        &self,
+        req: Box<SendMessageRequest>,
+        caller: Option<&Caller>,
+    ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let return_immediately = req
             .configuration
@@ -77,7 +83,7 @@ impl AgentService {
         // future that size inline is copied whole each time a caller moves or boxes its own.
         // A new task is staged (stored once its first poll is over) unless the caller returns
         // at once.
-        match Box::pin(self.start(req, !return_immediately)).await? {
+        match Box::pin(self.start(req, !return_immediately, caller)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
@@ -118,13 +124,23 @@ impl AgentService {
         &self,
         req: SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
+        self.send_streaming_message_from(req, None).await
+    }
+
+    /// [`send_streaming_message`](Self::send_streaming_message) for an authenticated caller
+    /// (whom the skill may extract).
+    pub(crate) async fn send_streaming_message_from(
+        &self,
+        req: SendMessageRequest,
+        caller: Option<&Caller>,
+    ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
             return Err(A2aError::unsupported(
                 "streaming is not supported by this agent",
             ));
         }
         self.validate_send(&req)?;
-        match Box::pin(self.start(Box::new(req), false)).await? {
+        match Box::pin(self.start(Box::new(req), false, caller)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -205,7 +221,12 @@ impl AgentService {
     /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
     /// is not stored here: the runtime's staged run stores it after the skill's first poll
     /// (`Runtime::run_inline_first`).
-    async fn start(&self, req: Box<SendMessageRequest>, stage: bool) -> Result<Started, A2aError> {
+    async fn start(
+        &self,
+        req: Box<SendMessageRequest>,
+        stage: bool,
+        caller: Option<&Caller>,
+    ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,
             configuration,
@@ -219,9 +240,12 @@ impl AgentService {
         match message.task_id.clone() {
             // Boxed apart: each would otherwise size the other's future.
             Some(task_id) => {
-                Box::pin(self.continue_task(task_id, message, metadata, push_config)).await
+                Box::pin(self.continue_task(task_id, message, metadata, push_config, caller)).await
             }
-            None => self.new_task(message, metadata, push_config, stage).await,
+            None => {
+                self.new_task(message, metadata, push_config, stage, caller)
+                    .await
+            }
         }
     }
 
@@ -247,6 +271,7 @@ impl AgentService {
         metadata: Option<Metadata>,
         history: Option<Vec<Message>>,
         ctx: &TaskContext,
+        caller: Option<&Caller>,
     ) -> Result<SkillCall, A2aError> {
         let req = SkillRequest {
             skill_id: skill_id.into(),
@@ -254,6 +279,7 @@ impl AgentService {
             metadata,
             history,
             context: ctx.clone(),
+            caller: caller.cloned(),
         };
         self.inner.skills.prepare(skill_id, &req)
     }
@@ -264,6 +290,7 @@ impl AgentService {
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
         stage: bool,
+        caller: Option<&Caller>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         if rt.saturated() {
@@ -318,7 +345,7 @@ impl AgentService {
             );
             (Some(run.clone()), TaskContext::for_run(run), Some(message))
         };
-        let call = self.prepare(skill.id, metadata, None, &ctx)?;
+        let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
 
         let Some(run) = run else {
             let Some(message) = unstaged else {
@@ -399,6 +426,7 @@ impl AgentService {
         mut message: Message,
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
+        caller: Option<&Caller>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         let rec = rt
@@ -472,7 +500,7 @@ impl AgentService {
                 run.replay_answers(answers);
             }
             let ctx = TaskContext::for_run(run.clone());
-            let call = self.prepare(skill.id, metadata, Some(history), &ctx)?;
+            let call = self.prepare(skill.id, metadata, Some(history), &ctx, caller)?;
             self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;
             rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)

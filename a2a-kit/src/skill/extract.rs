@@ -42,6 +42,8 @@ pub struct SkillRequest {
     /// `None`: just the message.
     pub(crate) history: Option<Vec<Message>>,
     pub(crate) context: TaskContext,
+    /// Who sent the message, when the agent authenticates its callers.
+    pub(crate) caller: Option<crate::auth::Caller>,
 }
 
 impl SkillRequest {
@@ -53,7 +55,14 @@ impl SkillRequest {
             message: Some(message),
             metadata: None,
             context,
+            caller: None,
         }
+    }
+
+    /// The same request from `caller` (as an agent that authenticates callers makes it).
+    pub fn with_caller(mut self, caller: crate::auth::Caller) -> Self {
+        self.caller = Some(caller);
+        self
     }
 
     /// The skill being invoked.
@@ -130,7 +139,7 @@ impl ExtractError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as a skill argument",
     label = "this argument is not an extractor",
-    note = "skill arguments must implement `a2a_kit::skill::FromSkillRequest`: use `Text`, `Data<T>`, `File`, `Parts`, `Message`, `RequestMetadata<T>`, `History`, `TaskContext`, `Option<E>`, or implement the trait"
+    note = "skill arguments must implement `a2a_kit::skill::FromSkillRequest`: use `Text`, `Data<T>`, `File`, `Parts`, `Message`, `RequestMetadata<T>`, `History`, `TaskContext`, `Caller`, `Option<E>`, or implement the trait"
 )]
 pub trait FromSkillRequest: Sized + Send + 'static {
     /// Extract the argument.
@@ -363,6 +372,21 @@ impl FromSkillRequest for History {
     }
 }
 
+/// Who sent the message ([`crate::auth`]): a skill taking a `Caller` runs only for an
+/// authenticated one (an agent without an authenticator has none: InvalidParams naming the
+/// skill); `Option<Caller>` takes the message from anyone.
+impl FromSkillRequest for crate::auth::Caller {
+    fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
+        req.caller.clone().ok_or_else(|| {
+            ExtractError::new(
+                "an authenticated caller",
+                "caller",
+                "this agent does not authenticate its callers (AgentServiceBuilder::authenticate)",
+            )
+        })
+    }
+}
+
 impl FromSkillRequest for TaskContext {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
         Ok(req.context.clone())
@@ -431,6 +455,7 @@ impl TaskContext {
                 metadata: None,
                 history: Some(history),
                 context: self.clone(),
+                caller: None,
             };
             match T::from_request(&req) {
                 Ok(v) => return Ok(v),
