@@ -160,7 +160,7 @@ pub(super) async fn call(
     method: A2aMethod,
     params: Params<'_>,
     headers: &http::HeaderMap,
-    caller: Option<&Caller>,
+    caller: Option<&std::sync::Arc<Caller>>,
     mut out: Vec<u8>,
 ) -> Result<Answer, A2aError> {
     match method {

@@ -252,7 +252,7 @@ pub(super) async fn handle(
     service: &AgentService,
     headers: &http::HeaderMap,
     query: Option<&str>,
-    caller: Option<&crate::auth::Caller>,
+    caller: Option<&std::sync::Arc<crate::auth::Caller>>,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let null = Value::Null;

@@ -344,7 +344,7 @@ pub(super) async fn handle(
     path: &str,
     query: Option<&str>,
     headers: &http::HeaderMap,
-    caller: Option<&crate::auth::Caller>,
+    caller: Option<&std::sync::Arc<crate::auth::Caller>>,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let Some((route, tenant)) = resolve(path) else {

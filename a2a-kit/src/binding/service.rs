@@ -76,10 +76,10 @@ impl A2aHttpService {
                 Ok(caller) => caller,
                 Err(e) => return refused(auth.as_ref(), &e, parts.version),
             };
-            parts.extensions.insert(caller);
+            parts.extensions.insert(std::sync::Arc::new(caller));
         }
         let limits = (self.service.body_limit(), self.service.body_read_timeout());
-        let body = match read_body(&parts.headers, body, limits, jsonrpc).await {
+        let body = match read_body(body, limits, jsonrpc).await {
             Ok(b) => b,
             Err(mut resp) => {
                 // What is left of the body is never read: the connection cannot carry
@@ -94,7 +94,13 @@ impl A2aHttpService {
             }
         };
         let (uri, headers) = (&parts.uri, &parts.headers);
-        let caller = parts.extensions.get::<crate::auth::Caller>();
+        // Only an authenticator puts a caller there: no lookup without one.
+        let caller = match self.service.authenticator() {
+            Some(_) => parts
+                .extensions
+                .get::<std::sync::Arc<crate::auth::Caller>>(),
+            None => None,
+        };
         if jsonrpc {
             jsonrpc::handle(&self.service, headers, uri.query(), caller, &body).await
         } else {
@@ -180,7 +186,6 @@ where
 /// cannot be read 400, each in its binding's error format: a JSON-RPC envelope (`id` null,
 /// since the request was never read) or an HTTP+JSON error whose `code` is that status.
 async fn read_body<B>(
-    headers: &http::HeaderMap,
     body: B,
     (limit, timeout): (usize, std::time::Duration),
     jsonrpc: bool,
@@ -195,10 +200,9 @@ where
             A2aError::InvalidRequest(format!("the request body exceeds the {limit}-byte limit")),
         )
     };
-    let declared = headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let (status, err) = if declared.is_some_and(|n| n > limit as u64) {
+    // hyper's body knows its `Content-Length`: no header lookup to refuse it unread.
+    let declared = body.size_hint().lower();
+    let (status, err) = if declared > limit as u64 {
         too_large()
     } else {
         let mut collect = std::pin::pin!(Limited::new(body, limit).collect());

@@ -46,7 +46,7 @@ impl AgentService {
     pub(crate) async fn send_message_json(
         &self,
         req: Box<SendMessageRequest>,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
         out: &mut Vec<u8>,
     ) -> Result<(), A2aError> {
         match self.send_and_settle(req, caller).await? {
@@ -68,7 +68,7 @@ impl AgentService {
     async fn send_and_settle(
         &self,
         req: Box<SendMessageRequest>,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let return_immediately = req
@@ -132,7 +132,7 @@ impl AgentService {
     pub(crate) async fn send_streaming_message_from(
         &self,
         req: SendMessageRequest,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
             return Err(A2aError::unsupported(
@@ -225,7 +225,7 @@ impl AgentService {
         &self,
         req: Box<SendMessageRequest>,
         stage: bool,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,
@@ -271,7 +271,7 @@ impl AgentService {
         metadata: Option<Metadata>,
         history: Option<Vec<Message>>,
         ctx: &TaskContext,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<SkillCall, A2aError> {
         let req = SkillRequest {
             skill_id: skill_id.into(),
@@ -290,7 +290,7 @@ impl AgentService {
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
         stage: bool,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         if rt.saturated() {
@@ -426,7 +426,7 @@ impl AgentService {
         mut message: Message,
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
-        caller: Option<&Caller>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         let rec = rt

@@ -43,7 +43,7 @@ pub struct SkillRequest {
     pub(crate) history: Option<Vec<Message>>,
     pub(crate) context: TaskContext,
     /// Who sent the message, when the agent authenticates its callers.
-    pub(crate) caller: Option<crate::auth::Caller>,
+    pub(crate) caller: Option<std::sync::Arc<crate::auth::Caller>>,
 }
 
 impl SkillRequest {
@@ -61,7 +61,7 @@ impl SkillRequest {
 
     /// The same request from `caller` (as an agent that authenticates callers makes it).
     pub fn with_caller(mut self, caller: crate::auth::Caller) -> Self {
-        self.caller = Some(caller);
+        self.caller = Some(std::sync::Arc::new(caller));
         self
     }
 
@@ -377,7 +377,7 @@ impl FromSkillRequest for History {
 /// skill); `Option<Caller>` takes the message from anyone.
 impl FromSkillRequest for crate::auth::Caller {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        req.caller.clone().ok_or_else(|| {
+        req.caller.as_deref().cloned().ok_or_else(|| {
             ExtractError::new(
                 "an authenticated caller",
                 "caller",
