@@ -34,19 +34,20 @@ async fn send(base: &str, key: Option<&str>, rest: bool) -> reqwest::Response {
     req.send().await.expect("answered")
 }
 
+async fn get_json(url: String, key: Option<&str>) -> Value {
+    let mut req = client().get(url).header("A2A-Version", "1.0");
+    if let Some(key) = key {
+        req = req.header("X-API-Key", key);
+    }
+    req.send().await.unwrap().json().await.unwrap()
+}
+
 #[tokio::test]
 async fn api_keys_refuse_unknown_callers_in_both_bindings() {
     let s = serve(AgentService::builder(TestAgent).authenticate(keys())).await;
 
     // The card is public and says how to authenticate.
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(format!("{}/.well-known/agent-card.json", s.base), None).await;
     assert_eq!(
         card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"],
         json!({"description": "An API key the agent's operator issued.", "location": "header", "name": "X-API-Key"}),
@@ -87,16 +88,7 @@ async fn api_keys_refuse_unknown_callers_in_both_bindings() {
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{body}");
     }
     // Refused before anything was stored: only the two accepted sends made tasks.
-    let list: Value = client()
-        .get(format!("{}/tasks", s.base))
-        .header("A2A-Version", "1.0")
-        .header("X-API-Key", "alice-key")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list = get_json(format!("{}/tasks", s.base), Some("alice-key")).await;
     assert_eq!(list["totalSize"], 2, "{list}");
 }
 
