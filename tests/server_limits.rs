@@ -185,6 +185,12 @@ async fn nonsensical_limits_are_refused_with_a_clear_error() {
     })
     .await;
     assert!(err.contains("max_connections"), "{err}");
+    let err = refused_at_start(ServerLimits {
+        max_connections: usize::MAX,
+        ..Default::default()
+    })
+    .await;
+    assert!(err.contains("max_connections"), "{err}");
     let zero = AgentService::builder(TestAgent)
         .body_read_timeout(Duration::ZERO)
         .build()

@@ -107,8 +107,12 @@ impl Default for ServerLimits {
 impl ServerLimits {
     /// What is wrong with these limits, if anything.
     fn check(&self) -> Result<(), String> {
-        if self.max_connections == 0 {
-            return Err("max_connections must be at least 1".into());
+        if self.max_connections == 0 || self.max_connections > u32::MAX as usize {
+            return Err(format!(
+                "max_connections must be between 1 and {}, not {}",
+                u32::MAX,
+                self.max_connections
+            ));
         }
         if self.header_read_timeout.is_zero() || self.http2_keep_alive_interval.is_zero() {
             return Err(
