@@ -209,3 +209,128 @@ async fn skills_see_who_is_calling() {
         "{v}"
     );
 }
+
+async fn rpc_as(base: &str, key: &str, method: &str, params: Value) -> reqwest::Response {
+    client()
+        .post(base)
+        .header("A2A-Version", "1.0")
+        .header("X-API-Key", key)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Each caller gets its share: live tasks (tasks whose skill runs or waits) and requests a
+/// second, counted per caller, refused with when to come back.
+#[tokio::test]
+async fn caller_quotas_hold_each_caller_to_its_share() {
+    use a2a_kit::runtime::CallerQuota;
+    let quota = CallerQuota {
+        requests_per_second: 1000,
+        burst: 1000,
+        live_tasks: 2,
+    };
+    let s = serve(
+        AgentService::builder(TestAgent)
+            .authenticate(keys())
+            .caller_quota(quota),
+    )
+    .await;
+    let ask = |key: &'static str| {
+        let base = s.base.clone();
+        async move {
+            let resp = rpc_as(
+                &base,
+                key,
+                "SendMessage",
+                json!({"message": to_skill("ask", "q")}),
+            )
+            .await;
+            let retry = resp.headers().get("retry-after").cloned();
+            (resp.json::<Value>().await.unwrap(), retry)
+        }
+    };
+    let (first, _) = ask("bob-key").await;
+    let (second, _) = ask("bob-key").await;
+    for v in [&first, &second] {
+        assert_eq!(
+            v["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{v}"
+        );
+    }
+    let (third, retry) = ask("bob-key").await;
+    assert_eq!(third["error"]["code"], -32603, "{third}");
+    assert!(
+        third["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 live tasks"),
+        "{third}"
+    );
+    assert_eq!(retry.expect("Retry-After"), "1");
+    // Another caller is not held back by bob's tasks.
+    let (alice, _) = ask("alice-key").await;
+    assert_eq!(
+        alice["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{alice}"
+    );
+    // One of bob's tasks ends: there is room for another.
+    let mut reply = a2a_tests::user_text("done");
+    reply["taskId"] = first["result"]["task"]["id"].clone();
+    let v: Value = rpc_as(&s.base, "bob-key", "SendMessage", json!({"message": reply}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+    let (again, _) = ask("bob-key").await;
+    assert_eq!(
+        again["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{again}"
+    );
+
+    // Requests a second: over the burst, 429 with Retry-After before the request is read.
+    let rate = serve(
+        AgentService::builder(TestAgent)
+            .authenticate(keys())
+            .caller_quota(CallerQuota {
+                requests_per_second: 1,
+                burst: 2,
+                live_tasks: 100,
+            }),
+    )
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let resp = rpc_as(&rate.base, "bob-key", "GetTask", json!({"id": "t"})).await;
+        statuses.push(resp.status().as_u16());
+        if resp.status() == 429 {
+            assert_eq!(resp.headers()["retry-after"], "1");
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["error"]["status"], "RESOURCE_EXHAUSTED", "{body}");
+        }
+    }
+    assert_eq!(statuses, [200, 200, 429]);
+    let alice = rpc_as(&rate.base, "alice-key", "GetTask", json!({"id": "t"})).await;
+    assert_eq!(alice.status(), 200);
+
+    // A quota needs callers, and room.
+    let err = AgentService::builder(TestAgent)
+        .caller_quota(quota)
+        .build()
+        .expect_err("no authenticator");
+    assert!(err.to_string().contains("authenticator"), "{err}");
+    let err = AgentService::builder(TestAgent)
+        .authenticate(keys())
+        .caller_quota(CallerQuota {
+            live_tasks: 0,
+            ..quota
+        })
+        .build()
+        .expect_err("zero");
+    assert!(err.to_string().contains("live_tasks"), "{err}");
+}

@@ -76,6 +76,9 @@ impl A2aHttpService {
                 Ok(caller) => caller,
                 Err(e) => return refused(auth.as_ref(), &e, parts.version),
             };
+            if let Some(wait) = self.service.quotas().and_then(|q| q.wait(&caller.subject)) {
+                return too_many_requests(&caller.subject, wait, parts.version);
+            }
             parts.extensions.insert(std::sync::Arc::new(caller));
         }
         let limits = (self.service.body_limit(), self.service.body_read_timeout());
@@ -151,6 +154,33 @@ fn refused(
         }
     }
     // The body stays unread: the connection cannot carry another request.
+    if version < http::Version::HTTP_2 {
+        resp.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    resp
+}
+
+/// 429 with `Retry-After` (whole seconds, at least 1) for a caller over its request rate, in
+/// the same google.rpc.Status form as the authentication failures (the request was not read).
+fn too_many_requests(
+    subject: &str,
+    wait: std::time::Duration,
+    version: http::Version,
+) -> http::Response<A2aBody> {
+    let secs = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
+    tracing::info!(
+        caller = subject,
+        "refused a request over the caller's quota"
+    );
+    let body = serde_json::json!({"error": {
+        "code": 429, "status": "RESOURCE_EXHAUSTED",
+        "message": format!("too many requests from this caller; retry in {secs}s")}});
+    let mut resp = json(http::StatusCode::TOO_MANY_REQUESTS, body.to_string());
+    resp.headers_mut()
+        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
     if version < http::Version::HTTP_2 {
         resp.headers_mut().insert(
             http::header::CONNECTION,

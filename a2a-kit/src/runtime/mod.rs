@@ -12,6 +12,7 @@
 
 mod bus;
 mod config;
+mod quota;
 mod run;
 mod staging;
 mod turns;
@@ -20,6 +21,8 @@ use turns::Turns;
 
 pub(crate) use bus::BusSubscription;
 pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
+pub use quota::CallerQuota;
+pub(crate) use quota::{LiveTask, Quotas};
 pub(crate) use run::{Ending, NoReply, TaskRun, recorded_answers};
 pub(crate) use staging::Emitting;
 

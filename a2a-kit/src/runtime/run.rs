@@ -39,6 +39,8 @@ pub(crate) struct TaskRun {
     holds_turn: AtomicBool,
     /// Time spent waiting for replies, which the skill timeout does not count.
     pauses: std::sync::Mutex<Pauses>,
+    /// The caller's live-task count this run holds (with a caller quota), until it ends.
+    live: std::sync::OnceLock<super::LiveTask>,
 }
 
 /// How long a run has waited for replies (`ctx.ask`): the past waits and the current one.
@@ -182,6 +184,7 @@ impl Runtime {
             replay: std::sync::Mutex::default(),
             holds_turn: AtomicBool::new(false),
             pauses: std::sync::Mutex::default(),
+            live: std::sync::OnceLock::new(),
         })
     }
 }
@@ -193,6 +196,11 @@ impl Drop for TaskRun {
 }
 
 impl TaskRun {
+    /// Count this run as one of its caller's live tasks until it ends.
+    pub(crate) fn hold_live(&self, live: super::LiveTask) {
+        let _ = self.live.set(live);
+    }
+
     /// Keep the turn just taken while the skill runs.
     pub(crate) fn hold_turn(&self) {
         self.holds_turn.store(true, Ordering::Release);

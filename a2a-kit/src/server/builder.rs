@@ -44,6 +44,9 @@ pub enum BuildError {
     /// `body_read_timeout` was zero.
     #[error("body_read_timeout must be longer than zero")]
     ZeroBodyReadTimeout,
+    /// A caller quota that cannot work.
+    #[error("caller_quota: {0}")]
+    CallerQuota(String),
     /// The agent's skills conflict: two impl blocks declare one skill id, or two defaults.
     /// The message names both blocks.
     #[error("{0}")]
@@ -102,6 +105,7 @@ pub struct AgentServiceBuilder {
     body_limit: usize,
     body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
+    caller_quota: Option<crate::runtime::CallerQuota>,
 }
 
 impl AgentServiceBuilder {
@@ -130,6 +134,7 @@ impl AgentServiceBuilder {
             webhook_validator: None,
             body_limit: DEFAULT_BODY_LIMIT,
             authenticator: None,
+            caller_quota: None,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
@@ -185,6 +190,17 @@ impl AgentServiceBuilder {
     /// come from it. Without one, the agent is open to anyone who reaches it.
     pub fn authenticate(mut self, authenticator: impl crate::auth::Authenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// What each authenticated caller may use: requests a second (429 with `Retry-After`
+    /// over it, before the request is read) and live tasks (tasks whose skill runs or waits
+    /// for a reply; over it, new tasks are refused with the "unavailable" error, 503 with
+    /// `Retry-After`, before anything is stored). Needs an [`authenticate`](Self::authenticate)r:
+    /// without callers there is nobody to count for (per address, see a2a-kit-axum's
+    /// `ServerLimits::rate_limit_per_ip`).
+    pub fn caller_quota(mut self, quota: crate::runtime::CallerQuota) -> Self {
+        self.caller_quota = Some(quota);
         self
     }
 
@@ -283,6 +299,18 @@ impl AgentServiceBuilder {
         if let Some(e) = self.skill_set_error {
             return Err(e);
         }
+        if let Some(q) = &self.caller_quota {
+            if self.authenticator.is_none() {
+                return Err(BuildError::CallerQuota(
+                    "it needs an authenticator (AgentServiceBuilder::authenticate)".into(),
+                ));
+            }
+            if q.requests_per_second == 0 || q.burst == 0 || q.live_tasks == 0 {
+                return Err(BuildError::CallerQuota(format!(
+                    "requests_per_second, burst and live_tasks must be at least 1, not {q:?}"
+                )));
+            }
+        }
         let info = self.agent.info();
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
             .map_err(BuildError::Skills)?;
@@ -365,6 +393,7 @@ impl AgentServiceBuilder {
                 body_limit: self.body_limit,
                 body_read_timeout: self.body_read_timeout,
                 authenticator: self.authenticator,
+                quotas: self.caller_quota.map(crate::runtime::Quotas::new),
             }),
         })
     }

@@ -71,6 +71,7 @@ struct ServiceInner {
     body_limit: usize,
     body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
+    quotas: Option<crate::runtime::Quotas>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -123,6 +124,11 @@ impl AgentService {
     /// Who authenticates its callers, if anyone ([`AgentServiceBuilder::authenticate`]).
     pub fn authenticator(&self) -> Option<&Arc<dyn crate::auth::Authenticator>> {
         self.inner.authenticator.as_ref()
+    }
+
+    /// The per-caller quotas, if configured.
+    pub(crate) fn quotas(&self) -> Option<&crate::runtime::Quotas> {
+        self.inner.quotas.as_ref()
     }
 
     /// The largest request body the bindings accept.

@@ -300,6 +300,15 @@ impl AgentService {
                 rt.config.max_running_skills, rt.config.max_waiting_skills
             )));
         }
+        let live = match (self.quotas(), caller) {
+            (Some(quotas), Some(caller)) => Some(quotas.enter(&caller.subject).map_err(|n| {
+                A2aError::Unavailable(format!(
+                    "caller `{}` has {n} live tasks, its quota; retry when one ends",
+                    caller.subject
+                ))
+            })?),
+            _ => None,
+        };
         let skills = self.inner.skills.skills();
         let router = self.inner.router.as_deref();
         let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
@@ -345,6 +354,9 @@ impl AgentService {
             );
             (Some(run.clone()), TaskContext::for_run(run), Some(message))
         };
+        if let (Some(run), Some(live)) = (&run, live) {
+            run.hold_live(live);
+        }
         let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
 
         let Some(run) = run else {
