@@ -403,24 +403,16 @@ impl PerIp {
     }
 }
 
-/// 429 with `Retry-After` (whole seconds, at least 1) and an error body in the HTTP+JSON
-/// binding's shape (google.rpc.Status), which a JSON-RPC client shows as an HTTP error.
+/// 429 with `Retry-After`, as the agent's own edge refusals (a JSON-RPC client shows it as an
+/// HTTP error).
 fn too_many_requests(wait: Duration) -> http::Response<axum::body::Body> {
-    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    let body = serde_json::json!({"error": {
-        "code": 429,
-        "status": "RESOURCE_EXHAUSTED",
-        "message": format!("too many requests from this address; retry in {}s", secs.max(1)),
-    }});
-    let mut resp = http::Response::new(axum::body::Body::from(body.to_string()));
-    *resp.status_mut() = http::StatusCode::TOO_MANY_REQUESTS;
-    let headers = resp.headers_mut();
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    headers.insert(http::header::RETRY_AFTER, secs.max(1).into());
-    resp
+    a2a_kit::binding::edge_refusal(
+        http::StatusCode::TOO_MANY_REQUESTS,
+        "RESOURCE_EXHAUSTED",
+        "too many requests from this address",
+        Some(wait),
+    )
+    .map(axum::body::Body::new)
 }
 
 /// A request under way: from its head until its response body is done or dropped.

@@ -142,6 +142,14 @@ impl ApiKeys {
         self.keys.is_empty()
     }
 
+    /// The card's name for where the key goes.
+    fn location(&self) -> &'static str {
+        match self.location {
+            KeyIn::Header => "header",
+            KeyIn::Query => "query",
+        }
+    }
+
     fn presented(&self, request: &http::request::Parts) -> Option<Vec<u8>> {
         match self.location {
             KeyIn::Header => request
@@ -181,26 +189,22 @@ impl Authenticator for ApiKeys {
     }
 
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {
-        let location = match self.location {
-            KeyIn::Header => "header",
-            KeyIn::Query => "query",
-        };
         BTreeMap::from([(
             "apiKey".to_string(),
             SecurityScheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
                 description: Some("An API key the agent's operator issued.".into()),
-                location: location.into(),
+                location: self.location().into(),
                 name: self.name.clone(),
             }),
         )])
     }
 
     fn challenge(&self) -> String {
-        let location = match self.location {
-            KeyIn::Header => "header",
-            KeyIn::Query => "query",
-        };
-        format!("ApiKey realm=\"a2a\", {location}=\"{}\"", self.name)
+        format!(
+            "ApiKey realm=\"a2a\", {}=\"{}\"",
+            self.location(),
+            self.name
+        )
     }
 }
 

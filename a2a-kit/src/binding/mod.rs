@@ -20,7 +20,7 @@ pub mod sse;
 pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_base_url};
 pub use dispatch::A2aMethod;
 pub use params::RequestMeta;
-pub use response::{A2aBody, SseFrames};
+pub use response::{A2aBody, SseFrames, edge_refusal};
 pub use service::A2aHttpService;
 
 use crate::protocol::is_json_media_type;

@@ -23,6 +23,50 @@ pub(super) fn rest_body(err: &A2aError) -> Vec<u8> {
     serde_json::to_vec(&err.to_rest_body()).unwrap_or_default()
 }
 
+/// The HTTP+JSON error body of `err` answered with `status` rather than its own (405, 413,
+/// 408): the body's `code` is always the response's status.
+pub(super) fn rest_body_as(err: &A2aError, status: http::StatusCode) -> Vec<u8> {
+    let mut body = err.to_rest_body();
+    body["error"]["code"] = status.as_u16().into();
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// A refusal at the agent's edge, before the request is read (authentication, quotas, a
+/// server's rate limit): a google.rpc.Status body in both bindings (a JSON-RPC request never
+/// read has no id for an envelope), with `Retry-After` in whole seconds (at least 1) when the
+/// client may come back.
+pub fn edge_refusal(
+    status: http::StatusCode,
+    grpc_status: &str,
+    message: &str,
+    retry_after: Option<std::time::Duration>,
+) -> http::Response<A2aBody> {
+    let secs = retry_after.map(|wait| (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1));
+    let message = match secs {
+        Some(secs) => format!("{message}; retry in {secs}s"),
+        None => message.to_string(),
+    };
+    let body = serde_json::json!({"error": {
+        "code": status.as_u16(), "status": grpc_status, "message": message}});
+    let mut resp = json(status, body.to_string());
+    if let Some(secs) = secs {
+        resp.headers_mut()
+            .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
+    }
+    resp
+}
+
+/// What is left of a request body that was never read cannot be skipped: on HTTP/1 the
+/// connection cannot carry another request (HTTP/2 resets the stream alone).
+pub(super) fn close_if_unread(resp: &mut http::Response<A2aBody>, version: http::Version) {
+    if version < http::Version::HTTP_2 {
+        resp.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+}
+
 pub(super) fn response(status: http::StatusCode, body: Full<Bytes>) -> http::Response<A2aBody> {
     let mut resp = http::Response::new(Either::Left(body));
     *resp.status_mut() = status;

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::dispatch::{A2aMethod, Answer, Params, call};
 use super::response::A2aBody;
-use super::response::{json, rest_body, sse as sse_response, with_extensions};
+use super::response::{json, rest_body, rest_body_as, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
 use crate::server::{AgentService, EventStream};
@@ -358,13 +358,8 @@ pub(super) async fn handle(
             "`{verb} {path}` is not allowed; use {}",
             allowed.join(" or ")
         ));
-        // The body's `code` is the HTTP status, as in every other error body.
-        let mut body = err.to_rest_body();
-        body["error"]["code"] = 405.into();
-        let mut resp = json(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            serde_json::to_vec(&body).unwrap_or_default(),
-        );
+        let status = http::StatusCode::METHOD_NOT_ALLOWED;
+        let mut resp = json(status, rest_body_as(&err, status));
         if let Ok(v) = http::HeaderValue::from_str(&allowed.join(", ")) {
             resp.headers_mut().insert(http::header::ALLOW, v);
         }

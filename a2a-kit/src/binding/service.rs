@@ -10,7 +10,7 @@ use futures::FutureExt;
 use http_body_util::{BodyExt, Full, Limited};
 
 use super::card::{card_response, is_card_path};
-use super::response::{A2aBody, json, response};
+use super::response::{A2aBody, close_if_unread, edge_refusal, json, response, rest_body_as};
 use super::{jsonrpc, rest};
 use crate::error::A2aError;
 use crate::server::AgentService;
@@ -72,27 +72,35 @@ impl A2aHttpService {
         }
         if let Some(auth) = self.service.authenticator() {
             // Before the body is read: an unknown caller costs the agent nothing more.
-            let caller = match auth.authenticate(&parts).await {
-                Ok(caller) => caller,
-                Err(e) => return refused(auth.as_ref(), &e, parts.version),
+            let refusal = match auth.authenticate(&parts).await {
+                Err(e) => Err(refused(auth.as_ref(), &e)),
+                Ok(caller) => match self.service.quotas().and_then(|q| q.wait(&caller.subject)) {
+                    Some(wait) => {
+                        tracing::info!(caller = %caller.subject, "refused a request over the caller's quota");
+                        Err(edge_refusal(
+                            http::StatusCode::TOO_MANY_REQUESTS,
+                            "RESOURCE_EXHAUSTED",
+                            "too many requests from this caller",
+                            Some(wait),
+                        ))
+                    }
+                    None => Ok(caller),
+                },
             };
-            if let Some(wait) = self.service.quotas().and_then(|q| q.wait(&caller.subject)) {
-                return too_many_requests(&caller.subject, wait, parts.version);
-            }
+            let caller = match refusal {
+                Ok(caller) => caller,
+                Err(mut resp) => {
+                    close_if_unread(&mut resp, parts.version);
+                    return resp;
+                }
+            };
             parts.extensions.insert(std::sync::Arc::new(caller));
         }
         let limits = (self.service.body_limit(), self.service.body_read_timeout());
         let body = match read_body(body, limits, jsonrpc).await {
             Ok(b) => b,
             Err(mut resp) => {
-                // What is left of the body is never read: the connection cannot carry
-                // another request (HTTP/2 resets the stream alone).
-                if parts.version < http::Version::HTTP_2 {
-                    resp.headers_mut().insert(
-                        http::header::CONNECTION,
-                        http::HeaderValue::from_static("close"),
-                    );
-                }
+                close_if_unread(&mut resp, parts.version);
                 return resp;
             }
         };
@@ -122,70 +130,31 @@ impl A2aHttpService {
     }
 }
 
-/// 401 with the authenticator's challenge (403 for a known caller without the right), in
-/// google.rpc.Status form for both bindings: the request was never read, so a JSON-RPC
-/// envelope would have no id to answer (the spec assigns auth failures no JSON-RPC code; they
-/// are HTTP's). The reason is logged, not sent.
+/// 401 with the authenticator's challenge (403 for a known caller without the right), the
+/// spec assigning auth failures no JSON-RPC code (they are HTTP's). The reason is logged, not
+/// sent.
 fn refused(
     auth: &dyn crate::auth::Authenticator,
     err: &crate::auth::AuthError,
-    version: http::Version,
 ) -> http::Response<A2aBody> {
     use crate::auth::AuthError;
     tracing::info!(reason = %err, "refused a request");
-    let (status, name, message) = match err {
-        AuthError::Forbidden(_) => (
+    if let AuthError::Forbidden(_) = err {
+        return edge_refusal(
             http::StatusCode::FORBIDDEN,
             "PERMISSION_DENIED",
             "the caller may not do this",
-        ),
-        _ => (
-            http::StatusCode::UNAUTHORIZED,
-            "UNAUTHENTICATED",
-            "authentication required: see the agent card's securitySchemes",
-        ),
-    };
-    let body = serde_json::json!({"error": {
-        "code": status.as_u16(), "status": name, "message": message}});
-    let mut resp = json(status, body.to_string());
-    if status == http::StatusCode::UNAUTHORIZED {
-        if let Ok(v) = http::HeaderValue::from_str(&auth.challenge()) {
-            resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
-        }
-    }
-    // The body stays unread: the connection cannot carry another request.
-    if version < http::Version::HTTP_2 {
-        resp.headers_mut().insert(
-            http::header::CONNECTION,
-            http::HeaderValue::from_static("close"),
+            None,
         );
     }
-    resp
-}
-
-/// 429 with `Retry-After` (whole seconds, at least 1) for a caller over its request rate, in
-/// the same google.rpc.Status form as the authentication failures (the request was not read).
-fn too_many_requests(
-    subject: &str,
-    wait: std::time::Duration,
-    version: http::Version,
-) -> http::Response<A2aBody> {
-    let secs = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
-    tracing::info!(
-        caller = subject,
-        "refused a request over the caller's quota"
+    let mut resp = edge_refusal(
+        http::StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        "authentication required: see the agent card's securitySchemes",
+        None,
     );
-    let body = serde_json::json!({"error": {
-        "code": 429, "status": "RESOURCE_EXHAUSTED",
-        "message": format!("too many requests from this caller; retry in {secs}s")}});
-    let mut resp = json(http::StatusCode::TOO_MANY_REQUESTS, body.to_string());
-    resp.headers_mut()
-        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
-    if version < http::Version::HTTP_2 {
-        resp.headers_mut().insert(
-            http::header::CONNECTION,
-            http::HeaderValue::from_static("close"),
-        );
+    if let Ok(v) = http::HeaderValue::from_str(&auth.challenge()) {
+        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
     }
     resp
 }
@@ -260,9 +229,7 @@ where
     let body = if jsonrpc {
         jsonrpc::failure(&serde_json::Value::Null, &err)
     } else {
-        let mut body = err.to_rest_body();
-        body["error"]["code"] = status.as_u16().into();
-        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+        Bytes::from(rest_body_as(&err, status))
     };
     Err(json(status, body))
 }
