@@ -497,11 +497,14 @@ async fn creations_and_appends_are_announced_to_the_other_replica() {
         history: vec![Message::user_text("hi")],
         metadata: None,
     };
-    let writes = (0..8).map(|i| a.create_task(task(&format!("n{i}")), None));
+    let writes = (0..8).map(|i| a.create_task(task(&format!("n{i}")), None, None));
     for r in futures::future::join_all(writes).await {
         r.expect("created");
     }
-    assert!(a.create_task(task("n0"), None).await.is_err(), "n0 exists");
+    assert!(
+        a.create_task(task("n0"), None, None).await.is_err(),
+        "n0 exists"
+    );
     let mut seen = std::collections::BTreeSet::new();
     while seen.len() < 8 {
         match tokio::time::timeout(Duration::from_secs(5), changes.next()).await {

@@ -83,7 +83,7 @@ fn completed(task_id: &str) -> a2a_kit::protocol::StreamResponse {
 async fn claims_are_exclusive_and_lanes_are_fenced() {
     let schema = PostgresSchema::new(2).await;
     let (a, b) = (&schema.stores[0], &schema.stores[1]);
-    a.create_task(task("t1"), None).await.unwrap();
+    a.create_task(task("t1"), None, None).await.unwrap();
     // No config, no lane: nothing to claim.
     assert_eq!(a.claim_push("t1").await.unwrap(), Some(vec![]));
     a.put_push_config(config("t1", "c1")).await.unwrap();
@@ -129,7 +129,7 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
     let mut schema = PostgresSchema::with_lease(2, lease).await;
     let b = schema.stores.pop().unwrap();
     let a = schema.stores.pop().unwrap();
-    a.create_task(task("t2"), None).await.unwrap();
+    a.create_task(task("t2"), None, None).await.unwrap();
     a.put_push_config(config("t2", "c1")).await.unwrap();
     a.claim_push("t2").await.unwrap().expect("free");
     a.append_event("t2", completed("t2")).await.unwrap();

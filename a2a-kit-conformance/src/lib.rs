@@ -52,7 +52,7 @@ use a2a_kit::protocol::{
     TaskStatusUpdateEvent, Timestamp,
 };
 use a2a_kit::store::{
-    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
+    EventRecord, ListQuery, Owner, Seq, StoreError, TaskManager, TaskRecord, TaskView, apply_event,
 };
 
 /// The keyset cursor the kit's stores share: (status timestamp, task id), base64url. Pinned
@@ -120,6 +120,7 @@ pub const CHECKS: &[Check] = checks![
     concurrent_appends_to_one_task,
     concurrent_refusals_stay_their_own,
     model_replay,
+    owners,
 ];
 
 /// Run every check in [`CHECKS`], each on a fresh store from `make`.
@@ -293,7 +294,7 @@ fn query(page_size: usize) -> ListQuery {
 
 async fn create(s: &Store, task: &Task) {
     let seq = s
-        .create_task(task.clone(), None)
+        .create_task(task.clone(), None, None)
         .await
         .unwrap_or_else(|e| panic!("create_task({}): {e}", task.id));
     assert_eq!(
@@ -397,7 +398,7 @@ pub async fn create_and_get(s: Store) {
     t.artifacts
         .push(artifact("a0", vec![Part::text("preloaded")]));
     assert_eq!(
-        s.create_task(t.clone(), Some("skill-a".into())).await,
+        s.create_task(t.clone(), Some("skill-a".into()), None).await,
         Ok(1)
     );
     let rec = full(&s, "t1").await;
@@ -411,7 +412,7 @@ pub async fn create_and_get(s: Store) {
         "a missing task reads as None"
     );
     assert_eq!(
-        s.create_task(new_task("t1", "c9", TaskState::Working, b), None)
+        s.create_task(new_task("t1", "c9", TaskState::Working, b), None, None)
             .await,
         Err(StoreError::TaskExists("t1".into())),
         "a second task with the same id is refused"
@@ -423,7 +424,7 @@ pub async fn create_and_get(s: Store) {
     );
     assert!(
         matches!(
-            s.create_task(new_task("t2", "c1", TaskState::Unspecified, b), None)
+            s.create_task(new_task("t2", "c1", TaskState::Unspecified, b), None, None)
                 .await,
             Err(StoreError::IllegalTransition(_))
         ),
@@ -1102,7 +1103,7 @@ pub async fn create_with_events(s: Store) {
             last = append(&s, &one, ev).await;
         }
         let got = s
-            .create_task_with_events(task(&batch), Some("skill".into()), script(&batch, b))
+            .create_task_with_events(task(&batch), Some("skill".into()), None, script(&batch, b))
             .await
             .unwrap_or_else(|e| panic!("create_task_with_events({batch}): {e}"));
         assert_eq!(got, last, "{name}: the last sequence number");
@@ -1136,6 +1137,7 @@ pub async fn create_with_events(s: Store) {
             .create_task_with_released_log(
                 task(&released),
                 Some("skill".into()),
+                None,
                 script(&released, b),
             )
             .await
@@ -1266,7 +1268,9 @@ pub async fn create_with_events(s: Store) {
         }),
     ];
     for (what, events, expected) in cases {
-        let refused = s.create_task_with_events(task("bad"), None, events).await;
+        let refused = s
+            .create_task_with_events(task("bad"), None, None, events)
+            .await;
         assert!(
             refused.as_ref().is_err_and(expected),
             "{what} is refused: {refused:?}"
@@ -1275,7 +1279,7 @@ pub async fn create_with_events(s: Store) {
         assert!(stored.is_none(), "{what}: a refused batch leaves no task");
     }
     assert_eq!(
-        s.create_task_with_events(task("bad"), None, scripts[0].1("bad", b))
+        s.create_task_with_events(task("bad"), None, None, scripts[0].1("bad", b))
             .await
             .expect("the id is still free"),
         4
@@ -1284,7 +1288,7 @@ pub async fn create_with_events(s: Store) {
     // A duplicate id is refused and the stored task is untouched.
     let before = full(&s, "quick-one").await;
     let dup = s
-        .create_task_with_events(task("quick-one"), None, scripts[2].1("quick-one", b))
+        .create_task_with_events(task("quick-one"), None, None, scripts[2].1("quick-one", b))
         .await;
     assert!(
         matches!(dup, Err(StoreError::TaskExists(_))),
@@ -1298,7 +1302,7 @@ pub async fn create_with_events(s: Store) {
     for id in ["quick-one", "quick-released"] {
         let before = full(&s, id).await;
         let dup = s
-            .create_task_with_released_log(task(id), None, scripts[0].1(id, b))
+            .create_task_with_released_log(task(id), None, None, scripts[0].1(id, b))
             .await;
         assert!(
             matches!(dup, Err(StoreError::TaskExists(_))),
@@ -2134,7 +2138,7 @@ pub async fn concurrent_refusals_stay_their_own(s: Store) {
             tokio::spawn(async move {
                 let id = format!("burst-{}", i % TASKS);
                 let task = new_task(&id, "c", TaskState::Working, b + i as i64);
-                (id, s.create_task(task, None).await)
+                (id, s.create_task(task, None, None).await)
             })
         })
         .collect();
@@ -2393,5 +2397,121 @@ pub async fn kit_cursor_format(s: Store) {
     assert_eq!(
         ids(&s.list_tasks(&q).await.expect("list").tasks),
         ["cf2", "cf1", "cf0"]
+    );
+}
+
+/// Task owners: every way of creating a task keeps its owner, reads return it, events leave
+/// it alone, and ListTasks lists exactly one owner's tasks (`None`: the tasks created without
+/// one), with filters, `totalSize` and pages counting that owner's tasks only.
+///
+/// ```
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// conformance::owners(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
+/// # });
+/// ```
+pub async fn owners(s: Store) {
+    let b = base();
+    let alice = Owner::new(Some("acme"), Some("alice"));
+    let bob = Owner::new(Some("acme"), Some("bob"));
+    // Odd characters are kept exactly: `a/b` under no tenant is not tenant `a`, subject `b`.
+    let odd = Owner::new(None, Some("a/b ü%"));
+    let tenant_only = Owner::new(Some("a"), Some("b"));
+    let owners = [
+        alice.clone(),
+        bob.clone(),
+        None,
+        odd.clone(),
+        tenant_only.clone(),
+    ];
+    let mut want: Vec<Vec<(i64, String)>> = vec![Vec::new(); owners.len()];
+    for i in 0..20usize {
+        let o = i % owners.len();
+        let id = format!("own-{i:02}");
+        let at = b + i as i64 * 1000;
+        let ctx = if i % 2 == 0 { "even" } else { "odd" };
+        let task = new_task(&id, ctx, TaskState::Submitted, at);
+        let owner = owners[o].clone();
+        // Every creation path, in turn.
+        match i % 3 {
+            0 => {
+                s.create_task(task, Some("skill".into()), owner)
+                    .await
+                    .expect("create_task");
+            }
+            1 => {
+                let ev = status_ev(&id, ctx, TaskState::Working, at, None);
+                s.create_task_with_events(task, None, owner, vec![ev])
+                    .await
+                    .expect("create_task_with_events");
+            }
+            _ => {
+                let ev = status_ev(&id, ctx, TaskState::Completed, at, None);
+                s.create_task_with_released_log(task, None, owner, vec![ev])
+                    .await
+                    .expect("create_task_with_released_log");
+            }
+        }
+        want[o].push((at, id));
+    }
+    // An event does not change the owner.
+    append(
+        &s,
+        "own-00",
+        status_ev("own-00", "even", TaskState::Working, b + 100_000, None),
+    )
+    .await;
+    let moved = want[0]
+        .iter()
+        .position(|(_, id)| id == "own-00")
+        .expect("own-00");
+    want[0][moved].0 = b + 100_000;
+    for (o, owner) in owners.iter().enumerate() {
+        for (_, id) in &want[o] {
+            assert_eq!(
+                &full(&s, id).await.owner,
+                owner,
+                "get_task({id}) returns its owner"
+            );
+        }
+        let q = ListQuery {
+            owner: owner.clone(),
+            ..query(1)
+        };
+        assert_eq!(
+            ids(&walk(&s, q.clone()).await),
+            list_order(want[o].clone()),
+            "ListTasks of {owner:?} lists its tasks, and only them"
+        );
+        let page = s.list_tasks(&q).await.expect("list");
+        assert_eq!(
+            page.total_size as usize,
+            want[o].len(),
+            "totalSize of {owner:?}"
+        );
+        let even = ListQuery {
+            context_id: Some("even".into()),
+            ..q.clone()
+        };
+        let want_even: Vec<_> = want[o]
+            .iter()
+            .filter(|(_, id)| id[4..].parse::<usize>().is_ok_and(|n| n % 2 == 0))
+            .cloned()
+            .collect();
+        assert_eq!(
+            ids(&walk(&s, even).await),
+            list_order(want_even),
+            "ListTasks of {owner:?} in one context"
+        );
+    }
+    let nobody = ListQuery {
+        owner: Owner::new(Some("globex"), Some("alice")),
+        ..query(10)
+    };
+    let page = s.list_tasks(&nobody).await.expect("list");
+    assert!(
+        page.tasks.is_empty() && page.total_size == 0,
+        "another tenant sees nothing: {page:?}"
     );
 }

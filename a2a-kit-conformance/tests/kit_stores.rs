@@ -6,8 +6,8 @@ use a2a_kit::protocol::{
     Timestamp,
 };
 use a2a_kit::store::{
-    EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Seq, StoreError, TaskManager,
-    TaskRecord, TaskView,
+    EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Owner, Seq, StoreError,
+    TaskManager, TaskRecord, TaskView,
 };
 use a2a_kit_conformance::{self as conformance, Store};
 
@@ -23,8 +23,13 @@ struct OneByOne(InMemoryTaskManager);
 
 #[async_trait::async_trait]
 impl TaskManager for OneByOne {
-    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
-        self.0.create_task(task, skill_id).await
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError> {
+        self.0.create_task(task, skill_id, owner).await
     }
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
         self.0.append_event(task_id, event).await
@@ -242,6 +247,7 @@ suite!(
     concurrent_appends_to_one_task,
     concurrent_refusals_stay_their_own,
     model_replay,
+    owners,
     kit_cursor_format,
 );
 

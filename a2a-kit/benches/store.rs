@@ -154,7 +154,7 @@ async fn fill(store: Arc<dyn TaskManager>, n: usize) -> Duration {
                         ..Default::default()
                     };
                     store
-                        .create_task(task, Some("echo".into()))
+                        .create_task(task, Some("echo".into()), None)
                         .await
                         .expect("create");
                 }

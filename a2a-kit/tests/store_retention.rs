@@ -36,7 +36,7 @@ async fn seed(s: &dyn TaskManager) {
         ("working-5h", TaskState::Working, 5 * HOUR),
         ("input-5h", TaskState::InputRequired, 5 * HOUR),
     ] {
-        s.create_task(task(id, state, ago), None)
+        s.create_task(task(id, state, ago), None, None)
             .await
             .expect("create");
     }
@@ -81,7 +81,7 @@ async fn background_purge(store: Arc<dyn TaskManager>) {
     );
     // It keeps running: a task that ends long ago later is purged on a later round.
     store
-        .create_task(task("late", TaskState::Rejected, 4 * HOUR), None)
+        .create_task(task("late", TaskState::Rejected, 4 * HOUR), None, None)
         .await
         .expect("create");
     for _ in 0..200 {

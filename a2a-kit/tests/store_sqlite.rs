@@ -161,6 +161,7 @@ async fn reopening_the_file_finds_everything() {
             s.create_task(
                 task(&id, &ctx, TaskState::Submitted, b + i),
                 Some("skill".into()),
+                None,
             )
             .await
             .expect("create");
@@ -233,7 +234,7 @@ async fn many_concurrent_appends_never_see_database_is_locked() {
         let s = s.clone();
         handles.push(tokio::spawn(async move {
             let id = format!("task-{t}");
-            s.create_task(task(&id, "c", TaskState::Submitted, b), None)
+            s.create_task(task(&id, "c", TaskState::Submitted, b), None, None)
                 .await?;
             for i in 0..EVENTS {
                 let ev = if i % 2 == 0 {
@@ -297,7 +298,7 @@ async fn two_stores_on_one_file_share_it_safely() {
     let a = SqliteTaskManager::open(dir.db()).await.expect("open a");
     let b2 = SqliteTaskManager::open(dir.db()).await.expect("open b");
     let b = now_ms();
-    a.create_task(task("shared", "c", TaskState::Working, b), None)
+    a.create_task(task("shared", "c", TaskState::Working, b), None, None)
         .await
         .expect("create");
     let mut handles = Vec::new();
@@ -307,7 +308,7 @@ async fn two_stores_on_one_file_share_it_safely() {
                 s.append_event("shared", chunk("shared", "c", &format!("{n}-{i}"), true))
                     .await?;
                 let own = format!("own-{n}-{i}");
-                s.create_task(task(&own, "c", TaskState::Submitted, b), None)
+                s.create_task(task(&own, "c", TaskState::Submitted, b), None, None)
                     .await?;
             }
             Ok::<_, StoreError>(())
@@ -368,7 +369,7 @@ async fn migrations_are_versioned_and_idempotent() {
         );
     }
     stores[0]
-        .create_task(task("kept", "c", TaskState::Working, now_ms()), None)
+        .create_task(task("kept", "c", TaskState::Working, now_ms()), None, None)
         .await
         .expect("create");
     drop(stores);
@@ -424,7 +425,7 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
     let dir = TempDir::new();
     let s = SqliteTaskManager::open(dir.db()).await.expect("open");
     let b = now_ms() - 3_600_000;
-    s.create_task(task("t", "c", TaskState::Working, b), None)
+    s.create_task(task("t", "c", TaskState::Working, b), None, None)
         .await
         .expect("create");
     let mut want = task("t", "c", TaskState::Working, b);
@@ -479,7 +480,7 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
     assert_eq!(rows(&conn), 0, "a purge takes the chunks with the task");
 
     // A version-1 file (no chunk table) is upgraded at open and keeps its data.
-    s.create_task(task("v1", "c", TaskState::Working, b), None)
+    s.create_task(task("v1", "c", TaskState::Working, b), None, None)
         .await
         .expect("create");
     s.append_event("v1", chunk("v1", "c", "x", false))
@@ -488,6 +489,7 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
     drop(s);
     conn.execute_batch(
         "DROP TABLE artifact_chunks; DROP TABLE push_lanes; ALTER TABLE tasks DROP COLUMN body; \
+         DROP INDEX tasks_by_owner; ALTER TABLE tasks DROP COLUMN owned_by; \
          PRAGMA user_version = 1;",
     )
     .expect("downgrade");
@@ -526,7 +528,7 @@ async fn the_file_is_in_wal_mode_and_queries_use_indexes() {
     )
     .await
     .expect("open");
-    s.create_task(task("x", "c", TaskState::Working, now_ms()), None)
+    s.create_task(task("x", "c", TaskState::Working, now_ms()), None, None)
         .await
         .expect("create");
     let conn = rusqlite::Connection::open(dir.db()).expect("raw open");
@@ -569,7 +571,7 @@ async fn status_messages_are_marked_and_queryable() {
     let dir = TempDir::new();
     let s = SqliteTaskManager::open(dir.db()).await.expect("open");
     let b = now_ms();
-    s.create_task(task("t", "c", TaskState::Submitted, b), None)
+    s.create_task(task("t", "c", TaskState::Submitted, b), None, None)
         .await
         .expect("create");
     for (i, text) in ["reading", "thinking", "writing"].into_iter().enumerate() {
@@ -687,7 +689,7 @@ async fn a_task_created_finished_with_a_released_log_is_one_row() {
         apply_event(&mut want, e).expect("apply");
     }
     let seq = s
-        .create_task_with_released_log(first, Some("greet".into()), events)
+        .create_task_with_released_log(first, Some("greet".into()), None, events)
         .await
         .expect("create");
     assert_eq!(seq, 4);
@@ -772,7 +774,7 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
     let b = now_ms() - 3_600_000;
     for i in 0..700 {
         let id = format!("old-{i}");
-        s.create_task(task(&id, "c", TaskState::Working, b), None)
+        s.create_task(task(&id, "c", TaskState::Working, b), None, None)
             .await
             .expect("create");
         s.append_event(
@@ -796,7 +798,7 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
         .await
         .expect("push");
     }
-    s.create_task(task("live", "c", TaskState::Working, b - 1), None)
+    s.create_task(task("live", "c", TaskState::Working, b - 1), None, None)
         .await
         .expect("create");
     let purged = s
@@ -814,7 +816,7 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
     assert_eq!(page.total_size, 1);
     assert_eq!(page.tasks[0].id, "live");
     // No orphan rows remain in any table.
-    s.create_task(task("old-5", "c", TaskState::Submitted, b), None)
+    s.create_task(task("old-5", "c", TaskState::Submitted, b), None, None)
         .await
         .expect("re-create");
     assert_eq!(
@@ -845,8 +847,8 @@ async fn cursor_from_the_in_memory_store_pages_the_sqlite_store() {
     let b = now_ms();
     for i in 0..9 {
         let t = task(&format!("t{i}"), "c", TaskState::Working, b + i / 2);
-        mem.create_task(t.clone(), None).await.expect("mem");
-        sql.create_task(t, None).await.expect("sql");
+        mem.create_task(t.clone(), None, None).await.expect("mem");
+        sql.create_task(t, None, None).await.expect("sql");
     }
     let mut q = ListQuery {
         page_size: 4,
@@ -867,7 +869,7 @@ async fn cursor_from_the_in_memory_store_pages_the_sqlite_store() {
 async fn shared_as_dyn_task_manager() {
     let s: Arc<dyn TaskManager> =
         Arc::new(SqliteTaskManager::open_in_memory().await.expect("open"));
-    s.create_task(task("d", "c", TaskState::Submitted, now_ms()), None)
+    s.create_task(task("d", "c", TaskState::Submitted, now_ms()), None, None)
         .await
         .expect("create");
     assert_eq!(

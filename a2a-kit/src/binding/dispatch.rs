@@ -182,23 +182,36 @@ pub(super) async fn call(
                 .and_then(|v| v.to_str().ok())
                 .map(sse::parse_last_event_id)
                 .transpose()?;
-            let stream = service.subscribe_to_task(params.parse()?, last).await?;
+            let stream = service
+                .subscribe_to_task_as(params.parse()?, last, caller)
+                .await?;
             Ok(Answer::Events(stream))
         }
-        A2aMethod::GetTask => append(out, &service.get_task(params.parse()?).await?),
-        A2aMethod::ListTasks => append(out, &service.list_tasks(params.parse()?).await?),
-        A2aMethod::CancelTask => append(out, &service.cancel_task(params.parse()?).await?),
-        A2aMethod::CreateTaskPushNotificationConfig => {
-            append(out, &service.create_push_config(params.parse()?).await?)
+        A2aMethod::GetTask => append(out, &service.get_task_as(params.parse()?, caller).await?),
+        A2aMethod::ListTasks => append(out, &service.list_tasks_as(params.parse()?, caller).await?),
+        A2aMethod::CancelTask => {
+            append(out, &service.cancel_task_as(params.parse()?, caller).await?)
         }
-        A2aMethod::GetTaskPushNotificationConfig => {
-            append(out, &service.get_push_config(params.parse()?).await?)
-        }
-        A2aMethod::ListTaskPushNotificationConfigs => {
-            append(out, &service.list_push_configs(params.parse()?).await?)
-        }
+        A2aMethod::CreateTaskPushNotificationConfig => append(
+            out,
+            &service
+                .create_push_config_as(params.parse()?, caller)
+                .await?,
+        ),
+        A2aMethod::GetTaskPushNotificationConfig => append(
+            out,
+            &service.get_push_config_as(params.parse()?, caller).await?,
+        ),
+        A2aMethod::ListTaskPushNotificationConfigs => append(
+            out,
+            &service
+                .list_push_configs_as(params.parse()?, caller)
+                .await?,
+        ),
         A2aMethod::DeleteTaskPushNotificationConfig => {
-            service.delete_push_config(params.parse()?).await?;
+            service
+                .delete_push_config_as(params.parse()?, caller)
+                .await?;
             append(out, &serde_json::json!({}))
         }
         A2aMethod::GetExtendedAgentCard => append(

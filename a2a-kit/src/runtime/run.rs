@@ -156,10 +156,11 @@ impl Runtime {
         self: &Arc<Self>,
         task: Task,
         skill_id: &'static str,
+        owner: Option<crate::store::Owner>,
         message: Message,
     ) -> Arc<TaskRun> {
         let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
-        let staging = Staging::new(task, skill_id);
+        let staging = Staging::new(task, skill_id, owner);
         self.new_run(task_id, context_id, skill_id.into(), message, Some(staging))
     }
 

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 
 use super::{Runtime, TaskRun};
 use crate::protocol::{Message, StreamResponse, Task, TaskState};
-use crate::store::{Seq, StoreError};
+use crate::store::{Owner, Seq, StoreError};
 
 /// A new task held back from the store while its skill's first poll runs, for a blocking
 /// SendMessage. Nobody else knows the task's id yet, so nothing can read the task meanwhile;
@@ -32,6 +32,7 @@ enum Stage {
     Held {
         task: Box<Task>,
         skill_id: String,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
         state: TaskState,
     },
@@ -42,12 +43,13 @@ enum Stage {
 }
 
 impl Staging {
-    pub(super) fn new(task: Task, skill_id: &str) -> Self {
+    pub(super) fn new(task: Task, skill_id: &str, owner: Option<Owner>) -> Self {
         Staging {
             stage: Mutex::new(Stage::Held {
                 state: task.status.state,
                 task: Box::new(task),
                 skill_id: skill_id.to_string(),
+                owner,
                 events: Vec::with_capacity(3),
             }),
             stored: tokio::sync::Notify::new(),
@@ -183,9 +185,10 @@ impl Runtime {
                 Stage::Held {
                     task,
                     skill_id,
+                    owner,
                     events,
                     state,
-                } => (task, skill_id, events, state),
+                } => (task, skill_id, owner, events, state),
                 other => {
                     *stage = other;
                     return Ok(());
@@ -193,17 +196,17 @@ impl Runtime {
             }
         };
         let _done = WriteDone(staging);
-        let (task, skill_id, events, state) = held;
+        let (task, skill_id, owner, events, state) = held;
         let task_id = &run.task_id;
         let observed = (!self.observers.is_empty()).then(|| events.clone());
         // No doorbell to ring: nobody could subscribe to a task whose id was never out.
         let last = if state.is_terminal() && self.bus.releases_logs() {
             self.store
-                .create_task_with_released_log(*task, Some(skill_id), events)
+                .create_task_with_released_log(*task, Some(skill_id), owner, events)
                 .await?
         } else {
             self.store
-                .create_task_with_events(*task, Some(skill_id), events)
+                .create_task_with_events(*task, Some(skill_id), owner, events)
                 .await?
         };
         if let Some(events) = observed {
@@ -238,7 +241,7 @@ mod tests {
             history: vec![Message::user_text("hi")],
             ..Task::default()
         };
-        let run = rt.staged_run(task, "s", Message::user_text("hi"));
+        let run = rt.staged_run(task, "s", None, Message::user_text("hi"));
         (rt, store, run)
     }
 
@@ -272,7 +275,9 @@ mod tests {
             panic!("the task was held")
         };
         assert_eq!(
-            store.create_task_with_events(*task, None, events).await,
+            store
+                .create_task_with_events(*task, None, None, events)
+                .await,
             Ok(2)
         );
         drop(WriteDone(staging));
@@ -300,7 +305,7 @@ mod tests {
         else {
             panic!("the task was held")
         };
-        store.create_task(*task, None).await.unwrap();
+        store.create_task(*task, None, None).await.unwrap();
         let done = |run: &TaskRun| {
             status_update(&run.task_id, &run.context_id, TaskState::Completed, None)
         };

@@ -47,6 +47,12 @@ pub enum BuildError {
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
+    /// `task_ownership` was set without an authenticator: without callers every task is
+    /// everyone's, so the setting would do nothing.
+    #[error(
+        "task_ownership needs an authenticator (AgentServiceBuilder::authenticate): without one there are no callers to tell apart"
+    )]
+    OwnershipWithoutAuthenticator,
     /// The agent's skills conflict: two impl blocks declare one skill id, or two defaults.
     /// The message names both blocks.
     #[error("{0}")]
@@ -106,6 +112,7 @@ pub struct AgentServiceBuilder {
     body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
+    ownership: Option<super::TaskOwnership>,
 }
 
 impl AgentServiceBuilder {
@@ -135,6 +142,7 @@ impl AgentServiceBuilder {
             body_limit: DEFAULT_BODY_LIMIT,
             authenticator: None,
             caller_quota: None,
+            ownership: None,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
@@ -201,6 +209,16 @@ impl AgentServiceBuilder {
     /// `ServerLimits::rate_limit_per_ip`).
     pub fn caller_quota(mut self, quota: crate::runtime::CallerQuota) -> Self {
         self.caller_quota = Some(quota);
+        self
+    }
+
+    /// Who shares tasks with whom (default: each caller, by subject, owns the tasks it
+    /// creates; see [`TaskOwnership`](super::TaskOwnership)). Every task operation on
+    /// another owner's task answers TaskNotFound and ListTasks lists the caller's own; the
+    /// request's tenant isolates tasks in every mode. Needs an
+    /// [`authenticate`](Self::authenticate)r.
+    pub fn task_ownership(mut self, ownership: super::TaskOwnership) -> Self {
+        self.ownership = Some(ownership);
         self
     }
 
@@ -311,6 +329,9 @@ impl AgentServiceBuilder {
                 )));
             }
         }
+        if self.ownership.is_some() && self.authenticator.is_none() {
+            return Err(BuildError::OwnershipWithoutAuthenticator);
+        }
         let info = self.agent.info();
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
             .map_err(BuildError::Skills)?;
@@ -394,6 +415,7 @@ impl AgentServiceBuilder {
                 body_read_timeout: self.body_read_timeout,
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
+                ownership: self.ownership.unwrap_or_default(),
             }),
         })
     }

@@ -6,6 +6,7 @@
 
 mod builder;
 mod card;
+mod ownership;
 mod push_configs;
 mod send;
 mod tasks;
@@ -15,6 +16,7 @@ pub use builder::{
     WebhookValidator, check_webhook_url,
 };
 pub use card::PER_REQUEST_URL;
+pub use ownership::TaskOwnership;
 
 use std::sync::Arc;
 
@@ -24,7 +26,7 @@ use crate::error::A2aError;
 use crate::protocol::{AgentCard, StreamResponse, Task};
 use crate::runtime::Runtime;
 use crate::skill::{Agent, SkillRouter, SkillTable};
-use crate::store::{Seq, TaskManager, TaskView};
+use crate::store::{Owner, Seq, TaskManager, TaskView};
 
 /// One item of an event stream: the event and its sequence number in the task's log (the SSE
 /// `id:`). A direct-message stream has no sequence number.
@@ -72,6 +74,7 @@ struct ServiceInner {
     body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
+    ownership: TaskOwnership,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -145,13 +148,14 @@ impl AgentService {
         &self.inner.runtime
     }
 
-    async fn read_task(&self, task_id: &str, view: TaskView) -> Result<Task, A2aError> {
-        self.rt()
-            .store
-            .get_task(task_id, view)
-            .await?
-            .map(|r| r.task)
-            .ok_or_else(|| A2aError::task_not_found(task_id))
+    /// The task, if it is `owner`'s (see [`owned_task`](Self::owned_task)).
+    async fn read_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+        owner: &Option<Owner>,
+    ) -> Result<Task, A2aError> {
+        Ok(self.owned_task(task_id, view, owner).await?.task)
     }
 }
 

@@ -1,7 +1,10 @@
 //! The four push-notification config operations, and the webhook URL check they share with
 //! SendMessage's inline config.
 
+use std::sync::Arc;
+
 use super::{AgentService, new_id, require_id};
+use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::{
     DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
@@ -43,35 +46,53 @@ impl AgentService {
         Ok(config)
     }
 
-    /// CreateTaskPushNotificationConfig: `taskId` is required; `id` is generated when absent.
+    /// CreateTaskPushNotificationConfig, as an anonymous caller (see
+    /// [`create_push_config_as`](Self::create_push_config_as)).
     pub async fn create_push_config(
         &self,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.create_push_config_as(config, None).await
+    }
+
+    /// CreateTaskPushNotificationConfig for `caller`: `taskId` is required (and must be the
+    /// caller's task: another owner's is not found); `id` is generated when absent.
+    pub async fn create_push_config_as(
+        &self,
+        config: TaskPushNotificationConfig,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         let task_id = config.task_id.clone().unwrap_or_default();
         require_id("taskId", &task_id)?;
-        self.read_task(
-            &task_id,
-            TaskView {
-                history_length: Some(0),
-                include_artifacts: false,
-            },
-        )
-        .await?;
+        self.check_task(&task_id, caller, config.tenant.as_deref())
+            .await?;
         self.store_push_config(config).await
     }
 
-    /// GetTaskPushNotificationConfig: a missing config is TaskNotFoundError (the spec has no
-    /// dedicated code; not-found is what it means). Credentials are write-only: the answer
-    /// has no `token` and no `authentication.credentials`, which only its creator saw.
+    /// GetTaskPushNotificationConfig, as an anonymous caller (see
+    /// [`get_push_config_as`](Self::get_push_config_as)).
     pub async fn get_push_config(
         &self,
         req: GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.get_push_config_as(req, None).await
+    }
+
+    /// GetTaskPushNotificationConfig for `caller`: a missing config, or a task that is not
+    /// the caller's, is TaskNotFoundError (the spec has no dedicated code; not-found is what
+    /// it means). Credentials are write-only: the answer has no `token` and no
+    /// `authentication.credentials`, which only its creator saw.
+    pub async fn get_push_config_as(
+        &self,
+        req: GetTaskPushNotificationConfigRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
+        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+            .await?;
         self.rt()
             .store
             .get_push_config(&req.task_id, &req.id)
@@ -82,15 +103,25 @@ impl AgentService {
             })
     }
 
-    /// ListTaskPushNotificationConfigs (offset pagination; `pageSize` 0 means all), credentials
-    /// left out as in [`get_push_config`](Self::get_push_config).
+    /// ListTaskPushNotificationConfigs, as an anonymous caller (see
+    /// [`list_push_configs_as`](Self::list_push_configs_as)).
     pub async fn list_push_configs(
         &self,
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        self.list_push_configs_as(req, None).await
+    }
+
+    /// ListTaskPushNotificationConfigs for `caller` (another owner's task is not found;
+    /// offset pagination; `pageSize` 0 means all), credentials left out as in
+    /// [`get_push_config_as`](Self::get_push_config_as).
+    pub async fn list_push_configs_as(
+        &self,
+        req: ListTaskPushNotificationConfigsRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
-        let all = self.rt().store.list_push_configs(&req.task_id).await?;
         let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
             None => 0,
             Some(t) => t.parse::<usize>().map_err(|_| {
@@ -104,6 +135,9 @@ impl AgentService {
             }
             Some(n) => n as usize,
         };
+        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+            .await?;
+        let all = self.rt().store.list_push_configs(&req.task_id).await?;
         let end = start.saturating_add(size).min(all.len());
         let configs = all
             .get(start.min(all.len())..end)
@@ -119,19 +153,47 @@ impl AgentService {
         })
     }
 
-    /// DeleteTaskPushNotificationConfig: idempotent (deleting a missing config succeeds).
+    /// DeleteTaskPushNotificationConfig, as an anonymous caller (see
+    /// [`delete_push_config_as`](Self::delete_push_config_as)).
     pub async fn delete_push_config(
         &self,
         req: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), A2aError> {
+        self.delete_push_config_as(req, None).await
+    }
+
+    /// DeleteTaskPushNotificationConfig for `caller`: idempotent (deleting a missing config
+    /// of the caller's task succeeds); a task that is not the caller's is not found.
+    pub async fn delete_push_config_as(
+        &self,
+        req: DeleteTaskPushNotificationConfigRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<(), A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
+        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+            .await?;
         self.rt()
             .store
             .delete_push_config(&req.task_id, &req.id)
             .await?;
         Ok(())
+    }
+
+    /// TaskNotFound unless `task_id` is a task of `caller` under `tenant`.
+    async fn check_task(
+        &self,
+        task_id: &str,
+        caller: Option<&Arc<Caller>>,
+        tenant: Option<&str>,
+    ) -> Result<(), A2aError> {
+        let owner = self.owner(caller, tenant);
+        let view = TaskView {
+            history_length: Some(0),
+            include_artifacts: false,
+        };
+        self.owned_task(task_id, view, &owner).await.map(drop)
     }
 }
 

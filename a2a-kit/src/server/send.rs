@@ -15,7 +15,7 @@ use crate::protocol::{
 };
 use crate::runtime::{BusSubscription, Ending, TaskRun};
 use crate::skill::{Routed, SkillCall, SkillRequest, TaskContext, continued_skill, route_new};
-use crate::store::{ReplyRoute, Seq, TaskView};
+use crate::store::{Owner, ReplyRoute, Seq, TaskView};
 
 impl AgentService {
     // ----- SendMessage / SendStreamingMessage -----
@@ -33,8 +33,12 @@ impl AgentService {
     ) -> Result<SendMessageResponse, A2aError> {
         match self.send_and_settle(Box::new(req), None).await? {
             Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
-            Sent::Task { task_id, view } => Ok(SendMessageResponse::Task(
-                self.read_task(&task_id, view).await?,
+            Sent::Task {
+                task_id,
+                view,
+                owner,
+            } => Ok(SendMessageResponse::Task(
+                self.read_task(&task_id, view, &owner).await?,
             )),
         }
     }
@@ -52,7 +56,8 @@ impl AgentService {
         match self.send_and_settle(req, caller).await? {
             Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
                 .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
-            Sent::Task { task_id, view } => {
+            // The caller's own task: it just created or continued it.
+            Sent::Task { task_id, view, .. } => {
                 out.extend_from_slice(b"{\"task\":");
                 if !self.rt().store.write_task_json(&task_id, view, out).await? {
                     return Err(A2aError::task_not_found(&task_id));
@@ -71,6 +76,7 @@ impl AgentService {
         caller: Option<&Arc<Caller>>,
     ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
+        let owner = self.owner(caller, req.tenant.as_deref());
         let return_immediately = req
             .configuration
             .as_ref()
@@ -83,7 +89,7 @@ impl AgentService {
         // future that size inline is copied whole each time a caller moves or boxes its own.
         // A new task is staged (stored once its first poll is over) unless the caller returns
         // at once.
-        match Box::pin(self.start(req, !return_immediately, caller)).await? {
+        match Box::pin(self.start(req, !return_immediately, caller, &owner)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
@@ -113,7 +119,11 @@ impl AgentService {
                         self.rt().wait_settled(&mut sub, after).await?;
                     }
                 }
-                Ok(Sent::Task { task_id, view })
+                Ok(Sent::Task {
+                    task_id,
+                    view,
+                    owner,
+                })
             }
         }
     }
@@ -140,7 +150,8 @@ impl AgentService {
             ));
         }
         self.validate_send(&req)?;
-        match Box::pin(self.start(Box::new(req), false, caller)).await? {
+        let owner = self.owner(caller, req.tenant.as_deref());
+        match Box::pin(self.start(Box::new(req), false, caller, &owner)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -226,6 +237,7 @@ impl AgentService {
         req: Box<SendMessageRequest>,
         stage: bool,
         caller: Option<&Arc<Caller>>,
+        owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             message,
@@ -240,10 +252,12 @@ impl AgentService {
         match message.task_id.clone() {
             // Boxed apart: each would otherwise size the other's future.
             Some(task_id) => {
-                Box::pin(self.continue_task(task_id, message, metadata, push_config, caller)).await
+                let continued =
+                    self.continue_task(task_id, message, metadata, push_config, caller, owner);
+                Box::pin(continued).await
             }
             None => {
-                self.new_task(message, metadata, push_config, stage, caller)
+                self.new_task(message, metadata, push_config, stage, caller, owner)
                     .await
             }
         }
@@ -291,6 +305,7 @@ impl AgentService {
         push: Option<TaskPushNotificationConfig>,
         stage: bool,
         caller: Option<&Arc<Caller>>,
+        owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         if rt.saturated() {
@@ -335,7 +350,7 @@ impl AgentService {
         let (run, ctx, unstaged) = if stage {
             let ctx_message = message.clone();
             let task = new_task_value(&task_id, &context_id, message);
-            let run = rt.staged_run(task, skill.id, ctx_message);
+            let run = rt.staged_run(task, skill.id, owner.clone(), ctx_message);
             (Some(run.clone()), TaskContext::for_run(run), None)
         } else if direct {
             let ctx = TaskContext::unbacked(
@@ -364,12 +379,19 @@ impl AgentService {
                 unreachable!("a direct-message skill has no task to stage")
             };
             // Boxed: a rare path, kept out of the size of every request's future.
-            let direct = self.run_direct(call.future, message, task_id, context_id, skill.id, push);
+            let direct = self.run_direct(
+                call.future,
+                message,
+                (task_id, context_id),
+                skill.id,
+                owner,
+                push,
+            );
             return Box::pin(direct).await;
         };
 
         if let Some(message) = unstaged {
-            self.create_task(&task_id, &context_id, skill.id, message)
+            self.create_task(&task_id, &context_id, skill.id, owner, message)
                 .await?;
             self.attach_push(&task_id, push).await?;
         }
@@ -390,9 +412,9 @@ impl AgentService {
         &self,
         future: BoxFuture<'static, Ending>,
         mut message: Message,
-        task_id: String,
-        context_id: String,
+        (task_id, context_id): (String, String),
         skill_id: &'static str,
+        owner: &Option<Owner>,
         push: Option<TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
         let ending = self.rt().run_guarded(future, None).await;
@@ -406,7 +428,7 @@ impl AgentService {
             skill_id,
             message.clone(),
         );
-        self.create_task(&task_id, &context_id, skill_id, message)
+        self.create_task(&task_id, &context_id, skill_id, owner, message)
             .await?;
         self.attach_push(&task_id, push).await?;
         run.finish(ending).await;
@@ -422,12 +444,13 @@ impl AgentService {
         task_id: &str,
         context_id: &str,
         skill_id: &str,
+        owner: &Option<Owner>,
         message: Message,
     ) -> Result<(), A2aError> {
         let task = new_task_value(task_id, context_id, message);
         self.rt()
             .store
-            .create_task(task, Some(skill_id.to_string()))
+            .create_task(task, Some(skill_id.to_string()), owner.clone())
             .await?;
         Ok(())
     }
@@ -439,13 +462,10 @@ impl AgentService {
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
         caller: Option<&Arc<Caller>>,
+        owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
-        let rec = rt
-            .store
-            .get_task(&task_id, TaskView::FULL)
-            .await?
-            .ok_or_else(|| A2aError::task_not_found(&task_id))?;
+        let rec = self.owned_task(&task_id, TaskView::FULL, owner).await?;
         let state = rec.task.status.state;
         if state.is_terminal() {
             return Err(A2aError::unsupported(format!(
@@ -552,7 +572,11 @@ enum Started {
 /// What a SendMessage settled to, before the task is read back.
 enum Sent {
     Message(Message),
-    Task { task_id: String, view: TaskView },
+    Task {
+        task_id: String,
+        view: TaskView,
+        owner: Option<Owner>,
+    },
 }
 
 /// What starting a task leaves for the caller to set going once it has subscribed to the

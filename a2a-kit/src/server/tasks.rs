@@ -1,11 +1,13 @@
 //! GetTask, ListTasks, CancelTask and SubscribeToTask, and the service's lifecycle: recovery
 //! of tasks a previous process left running, and graceful shutdown.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 
 use super::{AgentService, EventStream, history_length, require_id};
+use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, Part,
@@ -16,22 +18,44 @@ use crate::store::{ListQuery, Seq, StoreError, TaskView};
 impl AgentService {
     // ----- Tasks -----
 
-    /// GetTask.
+    /// GetTask, as an anonymous caller (see [`get_task_as`](Self::get_task_as)).
     pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
+        self.get_task_as(req, None).await
+    }
+
+    /// GetTask for `caller`: another owner's task is not found (see
+    /// [`TaskOwnership`](super::TaskOwnership)). Without a caller, only tasks created without
+    /// one (in the request's tenant) are found.
+    pub async fn get_task_as(
+        &self,
+        req: GetTaskRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let history_length = history_length("historyLength", req.history_length)?;
+        let owner = self.owner(caller, req.tenant.as_deref());
         self.read_task(
             &req.id,
             TaskView {
                 history_length,
                 include_artifacts: true,
             },
+            &owner,
         )
         .await
     }
 
-    /// ListTasks.
+    /// ListTasks, as an anonymous caller (see [`list_tasks_as`](Self::list_tasks_as)).
     pub async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
+        self.list_tasks_as(req, None).await
+    }
+
+    /// ListTasks for `caller`: its own tasks in the request's tenant, never another owner's.
+    pub async fn list_tasks_as(
+        &self,
+        req: ListTasksRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<ListTasksResponse, A2aError> {
         let page_size = match req.page_size {
             None | Some(0) => 50,
             Some(n @ 1..=100) => n as usize,
@@ -43,6 +67,7 @@ impl AgentService {
             }
         };
         let query = ListQuery {
+            owner: self.owner(caller, req.tenant.as_deref()),
             context_id: req.context_id.filter(|c| !c.is_empty()),
             status: req.status.filter(|s| *s != TaskState::Unspecified),
             status_timestamp_after: req.status_timestamp_after,
@@ -56,17 +81,24 @@ impl AgentService {
         Ok(self.rt().store.list_tasks(&query).await?)
     }
 
-    /// CancelTask: CANCELED is recorded at once (so a late COMPLETED can never overwrite it),
-    /// the skill's token fires, and a skill that ignores it is aborted after the grace period.
-    /// Canceling a terminal task (including a canceled one) is TaskNotCancelableError.
+    /// CancelTask, as an anonymous caller (see [`cancel_task_as`](Self::cancel_task_as)).
     pub async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, A2aError> {
+        self.cancel_task_as(req, None).await
+    }
+
+    /// CancelTask for `caller` (another owner's task is not found): CANCELED is recorded at
+    /// once (so a late COMPLETED can never overwrite it), the skill's token fires, and a skill
+    /// that ignores it is aborted after the grace period. Canceling a terminal task
+    /// (including a canceled one) is TaskNotCancelableError.
+    pub async fn cancel_task_as(
+        &self,
+        req: CancelTaskRequest,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let rt = self.rt();
-        let rec = rt
-            .store
-            .get_task(&req.id, TaskView::FULL)
-            .await?
-            .ok_or_else(|| A2aError::task_not_found(&req.id))?;
+        let owner = self.owner(caller, req.tenant.as_deref());
+        let rec = self.owned_task(&req.id, TaskView::FULL, &owner).await?;
         if rec.task.status.state.is_terminal() {
             return Err(A2aError::TaskNotCancelable {
                 task_id: req.id,
@@ -87,17 +119,28 @@ impl AgentService {
             Err(e) => return Err(e.into()),
         }
         rt.signal_cancel(&req.id);
-        self.read_task(&req.id, TaskView::FULL).await
+        self.read_task(&req.id, TaskView::FULL, &owner).await
     }
 
-    /// SubscribeToTask: a Task snapshot, then the live tail with no gap and no duplicate. With
-    /// `last_event_id` (SSE `Last-Event-ID`), replays the events after it instead, even when
-    /// the task has ended meanwhile. A fresh subscription to a terminal task is
-    /// UnsupportedOperationError.
+    /// SubscribeToTask, as an anonymous caller (see
+    /// [`subscribe_to_task_as`](Self::subscribe_to_task_as)).
     pub async fn subscribe_to_task(
         &self,
         req: SubscribeToTaskRequest,
         last_event_id: Option<Seq>,
+    ) -> Result<EventStream, A2aError> {
+        self.subscribe_to_task_as(req, last_event_id, None).await
+    }
+
+    /// SubscribeToTask for `caller` (another owner's task is not found): a Task snapshot,
+    /// then the live tail with no gap and no duplicate. With `last_event_id` (SSE
+    /// `Last-Event-ID`), replays the events after it instead, even when the task has ended
+    /// meanwhile. A fresh subscription to a terminal task is UnsupportedOperationError.
+    pub async fn subscribe_to_task_as(
+        &self,
+        req: SubscribeToTaskRequest,
+        last_event_id: Option<Seq>,
+        caller: Option<&Arc<Caller>>,
     ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
             return Err(A2aError::unsupported(
@@ -105,18 +148,17 @@ impl AgentService {
             ));
         }
         require_id("id", &req.id)?;
+        let owner = self.owner(caller, req.tenant.as_deref());
         let rec = self
-            .rt()
-            .store
-            .get_task(
+            .owned_task(
                 &req.id,
                 TaskView {
                     history_length: Some(0),
                     include_artifacts: false,
                 },
+                &owner,
             )
-            .await?
-            .ok_or_else(|| A2aError::task_not_found(&req.id))?;
+            .await?;
         let terminal = rec.task.status.state.is_terminal();
         match last_event_id {
             None if terminal => Err(A2aError::unsupported(format!(

@@ -59,10 +59,67 @@ pub struct EventRecord {
 pub struct TaskRecord {
     /// The task (history and artifacts trimmed as the query asked).
     pub task: Task,
-    /// The skill that owns the task, so follow-up messages reach it.
+    /// The skill that handles the task, so follow-up messages reach it.
     pub skill_id: Option<String>,
+    /// Whose task it is (see [`Owner`]); `None` for a task created without one.
+    pub owner: Option<Owner>,
     /// The sequence number of the last event applied to `task`.
     pub last_seq: Seq,
+}
+
+/// Who a task belongs to: the tenant it was created under and its creator's owner key, as
+/// one opaque string the stores keep beside the task and compare for equality. The server
+/// makes it ([`AgentService`](crate::server::AgentService) scopes every task operation by
+/// it); a store only keeps it, returns it with the task and filters ListTasks by it.
+///
+/// Both parts are percent-encoded and joined by `/` (`acme/alice`, `/alice` without a
+/// tenant, `acme/` for a tenant's shared tasks), so no two pairs make the same key and an
+/// operator can read it in the database.
+///
+/// ```
+/// use a2a_kit::store::Owner;
+/// assert_eq!(Owner::new(Some("acme"), Some("alice")).unwrap().as_str(), "acme/alice");
+/// assert_eq!(Owner::new(None, Some("a/b")).unwrap().as_str(), "/a%2Fb");
+/// assert_eq!(Owner::new(None, None), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(std::sync::Arc<str>);
+
+impl Owner {
+    /// The owner key of `tenant` and `principal` (the caller's owner key); `None` when
+    /// neither is given (an open agent without tenants: tasks belong to nobody).
+    pub fn new(tenant: Option<&str>, principal: Option<&str>) -> Option<Owner> {
+        let tenant = tenant.filter(|t| !t.is_empty());
+        let principal = principal.filter(|p| !p.is_empty());
+        if tenant.is_none() && principal.is_none() {
+            return None;
+        }
+        let mut key = String::new();
+        key.extend(form_urlencoded::byte_serialize(
+            tenant.unwrap_or("").as_bytes(),
+        ));
+        key.push('/');
+        key.extend(form_urlencoded::byte_serialize(
+            principal.unwrap_or("").as_bytes(),
+        ));
+        Some(Owner(key.into()))
+    }
+
+    /// A key as a store kept it (read back from a database column).
+    pub fn from_stored(key: impl Into<std::sync::Arc<str>>) -> Owner {
+        Owner(key.into())
+    }
+
+    /// The key, as stores keep it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// How much of a task to return.
@@ -100,6 +157,9 @@ impl TaskView {
 /// A validated ListTasks query (the server checks the wire request before building it).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListQuery {
+    /// Only tasks of this owner; `None`: only tasks created without one. Never another
+    /// owner's tasks.
+    pub owner: Option<Owner>,
     /// Only tasks in this context.
     pub context_id: Option<String>,
     /// Only tasks in this state.
@@ -281,7 +341,7 @@ pub trait PushOutbox: Send + Sync {
 ///     history: vec![Message::user_text("hi")],
 ///     metadata: None,
 /// };
-/// store.create_task(task, Some("greet".into())).await.unwrap();
+/// store.create_task(task, Some("greet".into()), None).await.unwrap();
 /// let rec = store.get_task("t-1", TaskView::FULL).await.unwrap().unwrap();
 /// assert_eq!(rec.last_seq, 1);
 /// # });
@@ -291,8 +351,15 @@ pub trait PushOutbox: Send + Sync {
 /// ```
 #[async_trait]
 pub trait TaskManager: Send + Sync + 'static {
-    /// Store a new task; its snapshot becomes event 1 of its log.
-    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError>;
+    /// Store a new task for `owner`; its snapshot becomes event 1 of its log. The owner is
+    /// kept beside the task, returned by [`get_task`](Self::get_task) and matched by
+    /// [`list_tasks`](Self::list_tasks); it never changes.
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError>;
 
     /// Apply a `StatusUpdate` or `ArtifactUpdate` to the task and append it to the log.
     ///
@@ -329,7 +396,7 @@ pub trait TaskManager: Send + Sync + 'static {
     ///     status: TaskStatus::new(TaskState::Completed),
     ///     metadata: None,
     /// });
-    /// assert_eq!(store.create_task_with_events(task, None, vec![done]).await.unwrap(), 2);
+    /// assert_eq!(store.create_task_with_events(task, None, None, vec![done]).await.unwrap(), 2);
     /// let rec = store.get_task("t-1", TaskView::FULL).await.unwrap().unwrap();
     /// assert_eq!(rec.task.status.state, TaskState::Completed);
     /// # });
@@ -338,13 +405,14 @@ pub trait TaskManager: Send + Sync + 'static {
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         if !events.is_empty() {
             task_after(&task, &events)?;
         }
         let id = task.id.clone();
-        let mut seq = self.create_task(task, skill_id).await?;
+        let mut seq = self.create_task(task, skill_id, owner).await?;
         for event in events {
             seq = self.append_event(&id, event).await?;
         }
@@ -367,7 +435,7 @@ pub trait TaskManager: Send + Sync + 'static {
     /// let done = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
     ///     task_id: "t".into(), context_id: "c".into(), status: TaskStatus::new(TaskState::Completed), metadata: None,
     /// });
-    /// assert_eq!(store.create_task_with_released_log(task, None, vec![done]).await.unwrap(), 2);
+    /// assert_eq!(store.create_task_with_released_log(task, None, None, vec![done]).await.unwrap(), 2);
     /// let rec = store.get_task("t", TaskView::FULL).await.unwrap().unwrap();
     /// assert_eq!((rec.task.status.state, rec.last_seq), (TaskState::Completed, 2));
     /// # });
@@ -376,10 +444,13 @@ pub trait TaskManager: Send + Sync + 'static {
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         let id = task.id.clone();
-        let seq = self.create_task_with_events(task, skill_id, events).await?;
+        let seq = self
+            .create_task_with_events(task, skill_id, owner, events)
+            .await?;
         self.release_log(&id);
         Ok(seq)
     }
@@ -451,7 +522,7 @@ pub trait TaskManager: Send + Sync + 'static {
         let _ = task_id;
     }
 
-    /// One page of tasks, newest status timestamp first.
+    /// One page of the query's owner's tasks, newest status timestamp first.
     async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError>;
 
     /// Store (insert or replace by `id`) a push config; `config.id` and `config.task_id` are set.

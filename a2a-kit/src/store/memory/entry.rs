@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::super::{
-    Seq, StoreError, TaskView, apply_event, check_artifact_update, check_status_update,
+    Owner, Seq, StoreError, TaskView, apply_event, check_artifact_update, check_status_update,
     is_closing_part,
 };
 use crate::protocol::{
@@ -19,6 +19,8 @@ pub(super) struct Entry {
     pub(super) body: Body,
     /// Interned: an agent has a handful of skills, so their ids are shared.
     pub(super) skill_id: Option<Arc<str>>,
+    /// Whose task it is (ListTasks and the server's scoping compare it).
+    pub(super) owner: Option<Owner>,
     /// The event log; empty once dropped (`last_seq` still counts it) or once it is `steps`.
     pub(super) events: Vec<Logged>,
     /// A finished task's whole log, when every event can be rebuilt from the final task
@@ -537,6 +539,7 @@ impl Entry {
                 status_message: None,
             })),
             skill_id: None,
+            owner: None,
             push: Vec::new(),
         }
     }

@@ -9,8 +9,8 @@ mod entry;
 use entry::*;
 
 use super::{
-    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, decode_cursor,
-    encode_cursor,
+    EventRecord, ListQuery, Owner, Seq, StoreError, TaskManager, TaskRecord, TaskView,
+    decode_cursor, encode_cursor,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -96,6 +96,8 @@ struct Inner {
     terminal: EvictionOrder,
     /// The most recently finished tasks, oldest first; the one that falls out is compacted.
     finished: VecDeque<Arc<str>>,
+    /// How many tasks have an owner (none: ListTasks of unowned tasks counts them all).
+    owned: usize,
     /// Skill ids seen (at most [`MAX_INTERNED_SKILL_IDS`]).
     skill_ids: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
 }
@@ -198,7 +200,7 @@ impl Inner {
         let mut n = 0;
         while let Some(id) = self.terminal.pop_before(cutoff) {
             if let Some(e) = self.tasks.remove(&id) {
-                self.by_time.remove(&(e.time_key, id));
+                self.forget(&e);
                 n += 1;
             }
         }
@@ -211,10 +213,18 @@ impl Inner {
                 return Err(StoreError::Full(self.tasks.len()));
             };
             if let Some(e) = self.tasks.remove(&id) {
-                self.by_time.remove(&(e.time_key, id));
+                self.forget(&e);
             }
         }
         Ok(())
+    }
+
+    /// Drop a removed entry from the indexes.
+    fn forget(&mut self, e: &Entry) {
+        self.by_time.remove(&(e.time_key, e.id.clone()));
+        if e.owner.is_some() {
+            self.owned -= 1;
+        }
     }
 }
 
@@ -260,8 +270,13 @@ fn not_found(task_id: &str) -> StoreError {
 
 #[async_trait]
 impl TaskManager for InMemoryTaskManager {
-    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
-        self.create_task_with_events(task, skill_id, Vec::new())
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError> {
+        self.create_task_with_events(task, skill_id, owner, Vec::new())
             .await
     }
 
@@ -269,6 +284,7 @@ impl TaskManager for InMemoryTaskManager {
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
@@ -293,6 +309,10 @@ impl TaskManager for InMemoryTaskManager {
         inner.evict_expired(self.config.terminal_ttl);
         inner.evict_for_capacity(self.config.max_tasks.max(1))?;
         entry.skill_id = skill_id.map(|s| inner.intern_skill_id(s));
+        if owner.is_some() {
+            inner.owned += 1;
+        }
+        entry.owner = owner;
         inner.tasks.insert(id.clone(), entry);
         inner.by_time.insert((time_key, id.clone()));
         if terminal {
@@ -358,6 +378,7 @@ impl TaskManager for InMemoryTaskManager {
         Ok(Some(TaskRecord {
             task: e.view(view)?,
             skill_id: e.skill_id.as_deref().map(str::to_string),
+            owner: e.owner.clone(),
             last_seq: e.last_seq,
         }))
     }
@@ -450,7 +471,8 @@ impl TaskManager for InMemoryTaskManager {
         inner.evict_expired(self.config.terminal_ttl);
         let inner = &*inner;
         let matches = |e: &Entry| {
-            q.status.is_none_or(|s| e.body.state() == s)
+            e.owner == q.owner
+                && q.status.is_none_or(|s| e.body.state() == s)
                 && q.context_id
                     .as_deref()
                     .is_none_or(|c| e.body.context_id() == c)
@@ -481,7 +503,8 @@ impl TaskManager for InMemoryTaskManager {
             page.push((*ts, e));
         }
         let in_window = inner.by_time.range((floor, Arc::<str>::from(""))..);
-        let total = if q.status.is_none() && q.context_id.is_none() {
+        let every_task_matches = q.owner.is_none() && inner.owned == 0;
+        let total = if every_task_matches && q.status.is_none() && q.context_id.is_none() {
             if after_ms.is_none() {
                 inner.by_time.len()
             } else {
@@ -629,15 +652,15 @@ mod tests {
                 terminal_ttl: None,
             });
             store
-                .create_task(task("done", TaskState::Completed), None)
+                .create_task(task("done", TaskState::Completed), None, None)
                 .await
                 .unwrap();
             store
-                .create_task(task("live1", TaskState::Working), None)
+                .create_task(task("live1", TaskState::Working), None, None)
                 .await
                 .unwrap();
             store
-                .create_task(task("live2", TaskState::Working), None)
+                .create_task(task("live2", TaskState::Working), None, None)
                 .await
                 .unwrap();
             assert!(
@@ -649,7 +672,7 @@ mod tests {
                 "the terminal task made room"
             );
             let err = store
-                .create_task(task("live3", TaskState::Working), None)
+                .create_task(task("live3", TaskState::Working), None, None)
                 .await
                 .unwrap_err();
             assert!(matches!(err, StoreError::Full(2)));
@@ -665,7 +688,7 @@ mod tests {
                 terminal_ttl: Some(Duration::from_millis(20)),
             });
             store
-                .create_task(task("t", TaskState::Working), None)
+                .create_task(task("t", TaskState::Working), None, None)
                 .await
                 .unwrap();
             store
@@ -674,7 +697,7 @@ mod tests {
                 .unwrap();
             tokio::time::sleep(Duration::from_millis(40)).await;
             store
-                .create_task(task("u", TaskState::Working), None)
+                .create_task(task("u", TaskState::Working), None, None)
                 .await
                 .unwrap();
             assert!(store.get_task("t", TaskView::FULL).await.unwrap().is_none());
@@ -690,7 +713,7 @@ mod tests {
         block(async {
             let store = InMemoryTaskManager::default();
             store
-                .create_task(task("old", TaskState::Working), None)
+                .create_task(task("old", TaskState::Working), None, None)
                 .await
                 .unwrap();
             store
@@ -698,7 +721,7 @@ mod tests {
                 .await
                 .unwrap();
             store
-                .create_task(task("live", TaskState::Working), None)
+                .create_task(task("live", TaskState::Working), None, None)
                 .await
                 .unwrap();
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -741,7 +764,7 @@ mod tests {
         working: StreamResponse,
     ) -> Vec<EventRecord> {
         store
-            .create_task(task(t, TaskState::Submitted), Some("s".into()))
+            .create_task(task(t, TaskState::Submitted), Some("s".into()), None)
             .await
             .unwrap();
         store.append_event(t, working).await.unwrap();
@@ -894,7 +917,7 @@ mod tests {
         block(async {
             let store = InMemoryTaskManager::default().hot_finished(0);
             store
-                .create_task(task("live", TaskState::Submitted), None)
+                .create_task(task("live", TaskState::Submitted), None, None)
                 .await
                 .unwrap();
             store.release_log("live");
@@ -1020,7 +1043,7 @@ mod tests {
         fn event_log_is_dense_ordered_and_atomic(ops in prop::collection::vec(op(), 1..30)) {
             block(async {
                 let store = InMemoryTaskManager::default();
-                store.create_task(task("t", TaskState::Submitted), None).await.unwrap();
+                store.create_task(task("t", TaskState::Submitted), None, None).await.unwrap();
                 let mut expected_seq = 1;
                 let mut written = Vec::new();
                 for (i, op) in ops.iter().enumerate() {

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("0004_events_without_fk.sql"),
     ),
     (5, "push retries", include_str!("0005_push_retries.sql")),
+    (6, "task owners", include_str!("0006_task_owners.sql")),
 ];
 
 #[derive(Debug)]

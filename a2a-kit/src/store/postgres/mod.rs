@@ -19,8 +19,8 @@ mod outbox;
 mod writer;
 
 use super::{
-    EventRecord, ListQuery, ReplyRoute, Seq, StoreChange, StoreError, TaskManager, TaskRecord,
-    TaskView, config_task_id, decode_cursor, keyset_page, task_after,
+    EventRecord, ListQuery, Owner, ReplyRoute, Seq, StoreChange, StoreError, TaskManager,
+    TaskRecord, TaskView, config_task_id, decode_cursor, keyset_page, task_after,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -350,6 +350,7 @@ impl PostgresTaskManager {
         &self,
         task: Task,
         skill_id: Option<String>,
+        owned_by: Option<Owner>,
         events: Vec<StreamResponse>,
         released: bool,
     ) -> Result<Seq, StoreError> {
@@ -361,6 +362,7 @@ impl PostgresTaskManager {
                 first: task,
                 last,
                 skill_id,
+                owned_by,
                 events,
                 released,
             })))
@@ -510,8 +512,15 @@ fn bind_all<'q>(
 
 /// The WHERE clause and arguments of a ListTasks query's filters.
 fn list_filter(q: &ListQuery) -> (String, Vec<Arg>) {
-    let mut clauses = Vec::new();
     let mut args = Vec::new();
+    // Always one owner's tasks (two forms, both served by `tasks_by_owned_by`).
+    let mut clauses = vec![match &q.owner {
+        Some(owner) => {
+            args.push(Arg::Text(owner.as_str().to_string()));
+            String::from("owned_by = $1")
+        }
+        None => String::from("owned_by IS NULL"),
+    }];
     if let Some(c) = &q.context_id {
         args.push(Arg::Text(c.clone()));
         clauses.push(format!("context_id = ${}", args.len()));
@@ -524,11 +533,7 @@ fn list_filter(q: &ListQuery) -> (String, Vec<Arg>) {
         args.push(Arg::Int(t.0.timestamp_millis()));
         clauses.push(format!("status_ts >= ${}", args.len()));
     }
-    if clauses.is_empty() {
-        ("TRUE".into(), args)
-    } else {
-        (clauses.join(" AND "), args)
-    }
+    (clauses.join(" AND "), args)
 }
 
 /// Terminal tasks deleted per statement by [`TaskManager::purge_terminal_before`].
@@ -536,27 +541,33 @@ const PURGE_BATCH: i64 = 500;
 
 #[async_trait]
 impl TaskManager for PostgresTaskManager {
-    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
-        self.create_task_with_events(task, skill_id, Vec::new())
-            .await
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError> {
+        self.create(task, skill_id, owner, Vec::new(), false).await
     }
 
     async fn create_task_with_events(
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
-        self.create(task, skill_id, events, false).await
+        self.create(task, skill_id, owner, events, false).await
     }
 
     async fn create_task_with_released_log(
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
-        self.create(task, skill_id, events, true).await
+        self.create(task, skill_id, owner, events, true).await
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
@@ -582,7 +593,7 @@ impl TaskManager for PostgresTaskManager {
         task_id: &str,
         view: TaskView,
     ) -> Result<Option<TaskRecord>, StoreError> {
-        let row = sqlx::query("SELECT task, skill_id, last_seq FROM tasks WHERE id = $1")
+        let row = sqlx::query("SELECT task, skill_id, last_seq, owned_by FROM tasks WHERE id = $1")
             .bind(task_id)
             .fetch_optional(&self.inner.cx.pool)
             .await
@@ -595,6 +606,7 @@ impl TaskManager for PostgresTaskManager {
         Ok(Some(TaskRecord {
             task,
             skill_id: row.get(1),
+            owner: row.get::<Option<&str>, _>(3).map(Owner::from_stored),
             last_seq: row.get::<i64, _>(2) as Seq,
         }))
     }

@@ -35,6 +35,7 @@ pub(super) struct NewTask {
     /// The task after `events`.
     pub(super) last: Task,
     pub(super) skill_id: Option<String>,
+    pub(super) owned_by: Option<crate::store::Owner>,
     pub(super) events: Vec<StreamResponse>,
     /// Finished, its log released at creation: the row alone (its log is its final
     /// snapshot: see `events_after`).
@@ -316,6 +317,8 @@ async fn create(
         };
         rows.push(last, 1 + new.events.len() as Seq, lease)?;
         rows.skill_ids.push(skill_id.clone());
+        rows.owned_bys
+            .push(new.owned_by.as_ref().map(|o| o.as_str().to_string()));
         rows.context_ids.push(last.context_id.clone());
         inserting.push(i);
     }
@@ -348,13 +351,13 @@ async fn create(
     // when read: the final query reads it once, for the first row inserted.
     let inserted: HashSet<String> = sqlx::query(
         "WITH t AS (INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, \
-         last_seq, task, owner, lease_until) \
+         last_seq, task, owner, lease_until, owned_by) \
          SELECT id, context_id, state, status_ts, CASE WHEN terminal THEN status_ts END, \
-         skill_id, last_seq, task, owner, lease_until \
+         skill_id, last_seq, task, owner, lease_until, owned_by \
          FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[], $6::text[], \
-         $7::int8[], $8::text[], $9::text[], $10::int8[]) \
+         $7::int8[], $8::text[], $9::text[], $10::int8[], $17::text[]) \
          AS u(id, context_id, state, status_ts, terminal, skill_id, last_seq, task, owner, \
-         lease_until) \
+         lease_until, owned_by) \
          ON CONFLICT (id) DO NOTHING RETURNING id), \
          e AS (INSERT INTO events (task_id, seq, event) \
          SELECT u.task_id, u.seq, u.event \
@@ -381,6 +384,7 @@ async fn create(
     .bind(&cx.channel)
     .bind(&notify_ids)
     .bind(&log.notifications)
+    .bind(&rows.owned_bys)
     .fetch_all(&mut *conn)
     .await?
     .iter()
@@ -417,6 +421,7 @@ struct TaskRows {
     ids: Vec<String>,
     context_ids: Vec<String>,
     skill_ids: Vec<Option<String>>,
+    owned_bys: Vec<Option<String>>,
     states: Vec<&'static str>,
     status_ts: Vec<i64>,
     terminal: Vec<bool>,

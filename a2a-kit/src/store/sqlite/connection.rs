@@ -188,6 +188,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE push_lanes ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE push_lanes ADD COLUMN next_attempt_at INTEGER;
     "#,
+    // 6: whose task it is (`store::Owner`: tenant and owner key); NULL for a task created
+    // without one. ListTasks lists one owner's tasks, newest first.
+    r#"
+    ALTER TABLE tasks ADD COLUMN owned_by TEXT;
+    CREATE INDEX tasks_by_owner ON tasks (owned_by, status_ts, id);
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.

@@ -19,8 +19,8 @@ use rows::*;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    EventRecord, ListQuery, Seq, StoreError, TaskManager, TaskRecord, TaskView, config_task_id,
-    decode_cursor, keyset_page,
+    EventRecord, ListQuery, Owner, Seq, StoreError, TaskManager, TaskRecord, TaskView,
+    config_task_id, decode_cursor, keyset_page,
 };
 use crate::protocol::{
     ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
@@ -51,7 +51,7 @@ use crate::protocol::{
 ///     history: vec![Message::user_text("hi")],
 ///     metadata: None,
 /// };
-/// store.create_task(task.clone(), Some("greet".into())).await.unwrap();
+/// store.create_task(task.clone(), Some("greet".into()), None).await.unwrap();
 /// drop(store);
 ///
 /// // Everything is still there after reopening the file.
@@ -295,7 +295,7 @@ impl SqliteTaskManager {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let store = SqliteTaskManager::open_in_memory().await.unwrap();
     /// let task = Task { id: "t".into(), context_id: "c".into(), status: TaskStatus::new(TaskState::Submitted), ..Default::default() };
-    /// store.create_task(task, None).await.unwrap();
+    /// store.create_task(task, None, None).await.unwrap();
     /// for text in ["reading", "thinking"] {
     ///     let mut meta = Metadata::new();
     ///     meta.insert("kind".into(), "status-message".into());
@@ -450,15 +450,22 @@ impl TaskManager for SqliteTaskManager {
         self.inner.path.is_some()
     }
 
-    async fn create_task(&self, task: Task, skill_id: Option<String>) -> Result<Seq, StoreError> {
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
-        self.write(move |tx| create_in(tx, task, skill_id)).await
+        self.write(move |tx| create_in(tx, task, skill_id, owner))
+            .await
     }
 
     async fn create_task_with_events(
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         crate::task::TaskStateMachine::check_initial(task.status.state)?;
@@ -475,7 +482,7 @@ impl TaskManager for SqliteTaskManager {
         };
         // One job: one savepoint, so a refused event leaves no task behind.
         let seq = self
-            .write(move |tx| create_with_events_in(tx, task, Some(&last), skill_id, &events))
+            .write(move |tx| create_with_events_in(tx, task, Some(&last), skill_id, owner, &events))
             .await?;
         if let Some(finished) = finished {
             self.inner.finished.keep([finished]);
@@ -487,11 +494,14 @@ impl TaskManager for SqliteTaskManager {
         &self,
         task: Task,
         skill_id: Option<String>,
+        owner: Option<Owner>,
         events: Vec<StreamResponse>,
     ) -> Result<Seq, StoreError> {
         let last = crate::store::task_after(&task, &events)?;
         if !last.status.state.is_terminal() {
-            return self.create_task_with_events(task, skill_id, events).await;
+            return self
+                .create_task_with_events(task, skill_id, owner, events)
+                .await;
         }
         // Finished, and nobody will read its log event by event: one row holding its JSON,
         // kept for the read that follows too.
@@ -499,7 +509,9 @@ impl TaskManager for SqliteTaskManager {
         let last_seq = 1 + events.len() as Seq;
         let (row, id) = (json.clone(), last.id.clone());
         let seq = self
-            .write_one_statement(move |tx| create_compact_in(tx, &last, &row, skill_id, last_seq))
+            .write_one_statement(move |tx| {
+                create_compact_in(tx, &last, &row, skill_id, owner, last_seq)
+            })
             .await?;
         self.inner.finished.keep([(id, json)]);
         Ok(seq)
@@ -548,6 +560,7 @@ impl TaskManager for SqliteTaskManager {
                 mut task,
                 compact,
                 skill_id,
+                owner,
                 last_seq,
                 ..
             }) = get_row(tx, &task_id)?
@@ -558,6 +571,7 @@ impl TaskManager for SqliteTaskManager {
             Ok(Some(TaskRecord {
                 task,
                 skill_id,
+                owner,
                 last_seq: last_seq as Seq,
             }))
         })

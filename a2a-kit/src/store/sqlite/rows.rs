@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::super::{ListQuery, Seq, StoreError, TaskView, apply_event};
+use super::super::{ListQuery, Owner, Seq, StoreError, TaskView, apply_event};
 use super::connection::Db;
 use crate::protocol::{Artifact, Message, StreamResponse, Task, TaskStatus, Timestamp};
 
@@ -119,7 +119,7 @@ pub(super) fn require_task(conn: &Connection, task_id: &str) -> Result<(), Store
 }
 
 /// The task columns [`raw_row`] reads, in this order.
-pub(super) const TASK_COLUMNS: &str = "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts, body";
+pub(super) const TASK_COLUMNS: &str = "id, context_id, status, metadata, skill_id, last_seq, status_ts, n_messages, n_artifacts, body, owned_by";
 
 /// A `tasks` row as read.
 pub(super) struct RawRow {
@@ -134,6 +134,7 @@ pub(super) struct RawRow {
     n_artifacts: i64,
     /// The task's JSON, if it is stored compact.
     pub(super) body: Option<String>,
+    owner: Option<String>,
 }
 
 pub(super) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -148,6 +149,7 @@ pub(super) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         n_messages: r.get(7)?,
         n_artifacts: r.get(8)?,
         body: r.get(9)?,
+        owner: r.get(10)?,
     })
 }
 
@@ -158,6 +160,7 @@ pub(super) struct TaskRow {
     /// Stored compact (one row holding the whole task): `task` is complete.
     pub(super) compact: bool,
     pub(super) skill_id: Option<String>,
+    pub(super) owner: Option<Owner>,
     pub(super) last_seq: i64,
     pub(super) status_ts: i64,
     pub(super) n_messages: i64,
@@ -170,6 +173,7 @@ pub(super) fn decode_row(raw: RawRow) -> Result<TaskRow, StoreError> {
             task: from_json(body)?,
             compact: true,
             skill_id: raw.skill_id,
+            owner: raw.owner.map(Owner::from_stored),
             last_seq: raw.last_seq,
             status_ts: raw.status_ts,
             n_messages: raw.n_messages,
@@ -189,6 +193,7 @@ pub(super) fn decode_row(raw: RawRow) -> Result<TaskRow, StoreError> {
             metadata,
         },
         skill_id: raw.skill_id,
+        owner: raw.owner.map(Owner::from_stored),
         last_seq: raw.last_seq,
         status_ts: raw.status_ts,
         n_messages: raw.n_messages,
@@ -296,8 +301,12 @@ pub(super) fn get_raw_row(conn: &Connection, task_id: &str) -> Result<Option<Raw
 /// The WHERE clause and parameters of a ListTasks query (without the cursor).
 pub(super) fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value;
-    let mut clauses = Vec::new();
-    let mut args = Vec::new();
+    // Always one owner's tasks (`IS`: NULL for tasks without one).
+    let mut args = vec![match &q.owner {
+        Some(o) => Value::Text(o.as_str().to_string()),
+        None => Value::Null,
+    }];
+    let mut clauses = vec![String::from("owned_by IS ?1")];
     if let Some(c) = &q.context_id {
         args.push(Value::Text(c.clone()));
         clauses.push(format!("context_id = ?{}", args.len()));
@@ -310,12 +319,7 @@ pub(super) fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>
         args.push(Value::Integer(t.0.timestamp_millis()));
         clauses.push(format!("status_ts >= ?{}", args.len()));
     }
-    let clause = if clauses.is_empty() {
-        String::from("1")
-    } else {
-        clauses.join(" AND ")
-    };
-    (clause, args)
+    (clauses.join(" AND "), args)
 }
 
 /// Insert a new task and its creation event (event 1), inside the caller's transaction.
@@ -323,8 +327,9 @@ pub(super) fn create_in(
     tx: &Connection,
     task: Task,
     skill_id: Option<String>,
+    owner: Option<Owner>,
 ) -> Result<Seq, StoreError> {
-    create_with_events_in(tx, task, None, skill_id, &[])
+    create_with_events_in(tx, task, None, skill_id, owner, &[])
 }
 
 /// Store a new task as `first` and `events` leave it (`last`, checked by the caller with
@@ -335,6 +340,7 @@ pub(super) fn create_with_events_in(
     first: Task,
     last: Option<&Task>,
     skill_id: Option<String>,
+    owner: Option<Owner>,
     events: &[StreamResponse],
 ) -> Result<Seq, StoreError> {
     let row = last.unwrap_or(&first);
@@ -346,7 +352,7 @@ pub(super) fn create_with_events_in(
     let terminal_at = row.status.state.is_terminal().then_some(status_ts);
     tx.prepare_cached(
         "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
-         last_seq, n_messages, n_artifacts, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         last_seq, n_messages, n_artifacts, created_at, owned_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )
     .db()?
     .execute(params![
@@ -362,6 +368,7 @@ pub(super) fn create_with_events_in(
         clamp(row.history.len()),
         clamp(row.artifacts.len()),
         now_millis(),
+        owner.as_ref().map(Owner::as_str),
     ])
     .db()?;
     for (i, m) in row.history.iter().enumerate() {
@@ -385,6 +392,7 @@ pub(super) fn create_compact_in(
     task: &Task,
     json: &str,
     skill_id: Option<String>,
+    owner: Option<Owner>,
     last_seq: Seq,
 ) -> Result<Seq, StoreError> {
     let status_ts = millis(task.status.timestamp);
@@ -392,7 +400,7 @@ pub(super) fn create_compact_in(
     // refusal, which changes nothing.
     tx.prepare_cached(
         "INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, status, metadata, \
-         last_seq, n_messages, n_artifacts, created_at, body) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+         last_seq, n_messages, n_artifacts, created_at, body, owned_by) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )
     .db()?
     .execute(params![
@@ -408,6 +416,7 @@ pub(super) fn create_compact_in(
         clamp(task.artifacts.len()),
         now_millis(),
         json,
+        owner.as_ref().map(Owner::as_str),
     ])
     .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)
