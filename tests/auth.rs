@@ -87,9 +87,12 @@ async fn api_keys_refuse_unknown_callers_in_both_bindings() {
         };
         assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{body}");
     }
-    // Refused before anything was stored: only the two accepted sends made tasks.
-    let list = get_json(format!("{}/tasks", s.base), Some("alice-key")).await;
+    // Refused before anything was stored: only Bob's two accepted sends made tasks (his:
+    // Alice lists none of them).
+    let list = get_json(format!("{}/tasks", s.base), Some("bob-key")).await;
     assert_eq!(list["totalSize"], 2, "{list}");
+    let list = get_json(format!("{}/tasks", s.base), Some("alice-key")).await;
+    assert_eq!(list["totalSize"], 0, "{list}");
 }
 
 #[tokio::test]

@@ -374,6 +374,7 @@ async fn extended_card_and_required_extensions() {
     let s = serve(
         a2a_kit::server::AgentService::builder(TestAgent)
             .extended_card(extended)
+            .extended_card_authenticated_upstream()
             .require_extension("urn:a2a-kit:test-ext"),
     )
     .await;

@@ -92,6 +92,12 @@ pub enum A2aError {
         /// The required extension's URI.
         uri: String,
     },
+    /// A known caller without the right to this (a skill's scopes): HTTP 403
+    /// `PERMISSION_DENIED` in both bindings. The spec gives authorization failures no
+    /// JSON-RPC code (they are HTTP's), so the JSON-RPC binding answers with the same HTTP
+    /// 403 body as the HTTP+JSON one (see CONFORMANCE.md).
+    #[error("{0}")]
+    PermissionDenied(String),
     /// -32009
     #[error("{message}")]
     VersionNotSupported {
@@ -166,7 +172,8 @@ impl A2aError {
     pub fn code(&self) -> i32 {
         match self {
             A2aError::JsonParse(_) => -32700,
-            A2aError::InvalidRequest(_) => -32600,
+            // Never in a JSON-RPC envelope (HTTP 403 instead); the nearest code if one is made.
+            A2aError::InvalidRequest(_) | A2aError::PermissionDenied(_) => -32600,
             A2aError::MethodNotFound(_) => -32601,
             A2aError::InvalidParams { .. } => -32602,
             A2aError::Internal(_) | A2aError::Unavailable(_) => -32603,
@@ -200,6 +207,7 @@ impl A2aError {
             A2aError::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             A2aError::ExtensionSupportRequired { .. } => "EXTENSION_SUPPORT_REQUIRED",
             A2aError::VersionNotSupported { .. } => "VERSION_NOT_SUPPORTED",
+            A2aError::PermissionDenied(_) => "PERMISSION_DENIED",
         }
     }
 
@@ -213,6 +221,7 @@ impl A2aError {
         match self {
             A2aError::TaskNotFound { .. } | A2aError::MethodNotFound(_) => 404,
             A2aError::TaskNotCancelable { .. } => 409,
+            A2aError::PermissionDenied(_) => 403,
             A2aError::ContentTypeNotSupported(_) => 415,
             A2aError::InvalidAgentResponse(_) => 502,
             A2aError::Internal(_) => 500,
@@ -232,6 +241,7 @@ impl A2aError {
             A2aError::Internal(_) | A2aError::InvalidAgentResponse(_) => "INTERNAL",
             A2aError::Unavailable(_) => "UNAVAILABLE",
             A2aError::TaskNotFound { .. } => "NOT_FOUND",
+            A2aError::PermissionDenied(_) => "PERMISSION_DENIED",
             _ => "FAILED_PRECONDITION",
         }
     }

@@ -183,6 +183,8 @@ pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `input_modes = ["..."]` | accepted media types | the agent's |
 /// | `output_modes = ["..."]` | produced media types | the agent's |
 /// | `default` | route messages that name no skill here (at most one per agent) | off |
+/// | `scopes = ["..."]` | scopes a caller must all hold (checked before a task exists: 403 otherwise; listed in the card as the skill's `securityRequirements`; needs an authenticator) | none |
+/// | `extended_only` | list the skill on the authenticated extended card only | off |
 ///
 /// The id is the method name unchanged (not kebab-cased) so that it is what you grep for and
 /// what clients put in `metadata.skillId`; set `id` for another spelling.

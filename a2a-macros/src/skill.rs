@@ -18,6 +18,8 @@ pub(crate) const SKILL_KEYS: Keys = Keys {
         "input_modes",
         "output_modes",
         "default",
+        "scopes",
+        "extended_only",
     ],
 };
 
@@ -49,6 +51,10 @@ pub(crate) struct Skill {
     pub(crate) output_modes: Vec<StrValue>,
     /// The `default` key, when set.
     pub(crate) default: Option<Span>,
+    /// Scopes a caller needs.
+    pub(crate) scopes: Vec<StrValue>,
+    /// Listed on the extended card only.
+    pub(crate) extended_only: bool,
     pub(crate) streaming: bool,
     /// Argument types after `&self`, in order.
     pub(crate) args: Vec<Type>,
@@ -112,6 +118,8 @@ impl Skill {
         let mut description = None;
         let (mut tags, mut examples, mut input_modes, mut output_modes) = Default::default();
         let mut default = None;
+        let mut scopes = Vec::new();
+        let mut extended_only = false;
         for e in &entries {
             match e.key.as_str() {
                 "id" => {
@@ -139,6 +147,21 @@ impl Skill {
                         default = Some(e.meta.path().span());
                     }
                 }
+                "scopes" => {
+                    scopes = e.strings(errors).unwrap_or_default();
+                    for scope in &scopes {
+                        if let StrValue::Lit(lit) = scope {
+                            let v = lit.value();
+                            if v.is_empty() || v.chars().any(char::is_whitespace) {
+                                errors.spanned(
+                                    lit,
+                                    "a scope must be non-empty and contain no whitespace (OAuth scopes are space-separated tokens)",
+                                );
+                            }
+                        }
+                    }
+                }
+                "extended_only" => extended_only = e.flag(errors) == Some(true),
                 _ => unreachable!("key list and match agree"),
             }
         }
@@ -260,6 +283,8 @@ impl Skill {
             input_modes,
             output_modes,
             default,
+            scopes,
+            extended_only,
             streaming,
             args,
             ret,
@@ -293,6 +318,8 @@ impl Skill {
         let examples = str_slice(&self.examples);
         let input_modes = str_slice(&self.input_modes);
         let output_modes = str_slice(&self.output_modes);
+        let scopes = str_slice(&self.scopes);
+        let extended_only = self.extended_only;
         let default = default.is_some();
         let input_fn = format_ident!("__a2a_input_schema_{}", index);
         let arg_schemas = self.args.iter().map(|ty| {
@@ -338,6 +365,8 @@ impl Skill {
                 output_schema: #output,
                 argument_media_types: &[#(#argument_media_types),*],
                 result_media_types: #result_media_types,
+                scopes: #scopes,
+                extended_only: #extended_only,
             }
         };
         (items, info)

@@ -214,7 +214,11 @@ pub fn a2a_with(agent: ConformanceAgent, flags: &ConformanceFlags) -> AgentServi
         let mut card = ConformanceAgent::agent_card("http://placeholder");
         card.name = "a2a-kit conformance agent (extended)".into();
         card.description = "The extended card: visible to authenticated clients.".into();
-        a2a = a2a.extended_card(card);
+        // The suite calls GetExtendedAgentCard without credentials: a test agent, standing in
+        // for one behind an authenticating gateway.
+        a2a = a2a
+            .extended_card(card)
+            .extended_card_authenticated_upstream();
     }
     if flags.push {
         a2a = enable_push(a2a);

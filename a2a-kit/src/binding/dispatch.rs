@@ -214,9 +214,18 @@ pub(super) async fn call(
                 .await?;
             append(out, &serde_json::json!({}))
         }
-        A2aMethod::GetExtendedAgentCard => append(
-            out,
-            &service.get_extended_agent_card(params.parse()?).await?,
-        ),
+        A2aMethod::GetExtendedAgentCard => {
+            // The request's origin, for a card built without a public URL (rare: built here).
+            let base_url = service.public_url().is_none().then(|| {
+                let mut head = http::Request::new(());
+                *head.headers_mut() = headers.clone();
+                let (parts, ()) = head.into_parts();
+                super::card::request_base_url(&parts, "", service.trusts_forwarded_headers()).ok()
+            });
+            let card = service
+                .get_extended_agent_card_as(params.parse()?, caller, base_url.flatten().as_deref())
+                .await?;
+            append(out, &card)
+        }
     }
 }

@@ -240,6 +240,15 @@ pub fn failure(id: &Value, err: &A2aError) -> Bytes {
 }
 
 fn error_response(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
+    if let A2aError::PermissionDenied(why) = err {
+        // An authorization failure is HTTP's, as at the edge (no JSON-RPC code for it).
+        return super::response::edge_refusal(
+            http::StatusCode::FORBIDDEN,
+            "PERMISSION_DENIED",
+            why,
+            None,
+        );
+    }
     let mut resp = json(http::StatusCode::OK, failure(id, err));
     // The envelope carries the error (HTTP 200, as JSON-RPC over HTTP does); a busy server
     // still says when to come back, as the HTTP+JSON binding's 503 does.

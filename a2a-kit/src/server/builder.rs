@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use super::card::{CardJson, PER_REQUEST_URL};
 use super::{AgentService, ServiceInner};
-use crate::protocol::{AgentCard, AgentExtension, SecurityRequirement, StringList};
+use std::collections::BTreeMap;
+
+use crate::protocol::{AgentCard, AgentExtension, SecurityRequirement, SecurityScheme, StringList};
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
-use crate::skill::{BoundBlock, DynAgent, SkillRouter, SkillSet, SkillTable};
+use crate::skill::{BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillSet, SkillTable};
 use crate::store::{InMemoryTaskManager, TaskManager};
 
 /// The default request body limit (1 MiB).
@@ -47,6 +49,17 @@ pub enum BuildError {
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
+    /// An extended card (or a skill for it only) without an authenticator: the spec requires
+    /// GetExtendedAgentCard to be authenticated.
+    #[error(
+        "the extended agent card must be served to authenticated callers only: add an authenticator (AgentServiceBuilder::authenticate), or say that the host authenticates in front of the agent (extended_card_authenticated_upstream)"
+    )]
+    ExtendedCardWithoutAuthenticator,
+    /// A skill requires scopes but there is no authenticator to name callers and their scopes.
+    #[error(
+        "skill `{0}` requires scopes, which only an authenticator can grant (AgentServiceBuilder::authenticate)"
+    )]
+    ScopesWithoutAuthenticator(String),
     /// `task_ownership` was set without an authenticator: without callers every task is
     /// everyone's, so the setting would do nothing.
     #[error(
@@ -113,6 +126,8 @@ pub struct AgentServiceBuilder {
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
     ownership: Option<super::TaskOwnership>,
+    extended_card_for: Option<super::ExtendedCardHook>,
+    extended_card_upstream: bool,
 }
 
 impl AgentServiceBuilder {
@@ -143,6 +158,8 @@ impl AgentServiceBuilder {
             authenticator: None,
             caller_quota: None,
             ownership: None,
+            extended_card_for: None,
+            extended_card_upstream: false,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
@@ -266,9 +283,45 @@ impl AgentServiceBuilder {
         self.router = Some(Arc::new(router));
         self
     }
-    /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`).
+    /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`) to
+    /// authenticated callers. Without it, an agent with `#[skill(extended_only)]` skills or
+    /// an [`extended_card_for`](Self::extended_card_for) hook serves its own card with every
+    /// skill. Needs an [`authenticate`](Self::authenticate)r (the spec requires the call to
+    /// be authenticated), or [`extended_card_authenticated_upstream`](Self::extended_card_authenticated_upstream).
     pub fn extended_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
+        self
+    }
+
+    /// Build the extended card per request: `f` sees the caller (`None` only when the host
+    /// authenticates upstream), the request's tenant and the extended card, and may change it
+    /// (add what this caller may use, remove what it may not: a per-tenant card).
+    ///
+    /// ```
+    /// # fn demo(agent: impl a2a_kit::skill::Agent) -> Result<(), a2a_kit::server::BuildError> {
+    /// use a2a_kit::auth::ApiKeys;
+    /// let service = a2a_kit::server::AgentService::builder(agent)
+    ///     .authenticate(ApiKeys::header("X-API-Key").key("k", "alice"))
+    ///     .extended_card_for(|caller, tenant, card| {
+    ///         let who = caller.map_or("someone", |c| c.subject.as_str());
+    ///         card.description = format!("{} (for {who} in {})", card.description, tenant.unwrap_or("no tenant"));
+    ///     })
+    ///     .build()?;
+    /// # let _ = service; Ok(()) }
+    /// ```
+    pub fn extended_card_for(
+        mut self,
+        f: impl Fn(Option<&crate::auth::Caller>, Option<&str>, &mut AgentCard) + Send + Sync + 'static,
+    ) -> Self {
+        self.extended_card_for = Some(Arc::new(f));
+        self
+    }
+
+    /// The host authenticates requests in front of the agent (middleware of its own, a
+    /// gateway), so an extended card may be configured without an
+    /// [`authenticate`](Self::authenticate)r. The kit then cannot tell callers apart.
+    pub fn extended_card_authenticated_upstream(mut self) -> Self {
+        self.extended_card_upstream = true;
         self
     }
     /// Declare an extension as required: requests that do not activate it through
@@ -335,14 +388,40 @@ impl AgentServiceBuilder {
         let info = self.agent.info();
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
             .map_err(BuildError::Skills)?;
+        if self.authenticator.is_none() {
+            if let Some(s) = skills.skills().iter().find(|s| !s.scopes.is_empty()) {
+                return Err(BuildError::ScopesWithoutAuthenticator(s.id.to_string()));
+            }
+        }
         let base_url = self.public_url.as_deref().unwrap_or(PER_REQUEST_URL);
-        let mut card = info.card_with(skills.skills(), base_url);
+        let public_skills: Vec<SkillInfo> = skills
+            .skills()
+            .iter()
+            .filter(|s| !s.extended_only)
+            .copied()
+            .collect();
+        let has_extended_skills = public_skills.len() < skills.skills().len();
+        let mut card = info.card_with(&public_skills, base_url);
+        // The extended card: as configured, else this agent's own card with every skill.
+        let own_extended_card = self.extended_card.is_none();
+        let mut extended_card = match self.extended_card {
+            Some(card) => Some(card),
+            None if has_extended_skills || self.extended_card_for.is_some() => {
+                let mut full = info.card_with(skills.skills(), base_url);
+                self.agent.customize_card(&mut full);
+                Some(full)
+            }
+            None => None,
+        };
+        if extended_card.is_some() && self.authenticator.is_none() && !self.extended_card_upstream {
+            return Err(BuildError::ExtendedCardWithoutAuthenticator);
+        }
         self.agent.customize_card(&mut card);
         let streaming = self.streaming.unwrap_or(info.streaming);
         let push = self.push.unwrap_or(info.push_notifications);
         card.capabilities.streaming = Some(streaming);
         card.capabilities.push_notifications = Some(push);
-        card.capabilities.extended_agent_card = Some(self.extended_card.is_some());
+        card.capabilities.extended_agent_card = Some(extended_card.is_some());
         for uri in &self.required_extensions {
             match card
                 .capabilities
@@ -359,12 +438,17 @@ impl AgentServiceBuilder {
                 }),
             }
         }
+        if let Some(extended) = extended_card.as_mut().filter(|_| own_extended_card) {
+            extended.capabilities = card.capabilities.clone();
+        }
         if let Some(auth) = &self.authenticator {
-            for (name, scheme) in auth.security_schemes() {
-                card.security_requirements.push(SecurityRequirement {
-                    schemes: [(name.clone(), StringList::default())].into(),
-                });
-                card.security_schemes.insert(name, scheme);
+            let schemes = auth.security_schemes();
+            secure(&mut card, &schemes, skills.skills());
+            if let Some(extended) = extended_card
+                .as_mut()
+                .filter(|c| c.security_schemes.is_empty())
+            {
+                secure(extended, &schemes, skills.skills());
             }
         }
         for f in self.customize {
@@ -403,7 +487,8 @@ impl AgentServiceBuilder {
                 card_last_modified,
                 public_url: self.public_url,
                 trust_forwarded: self.trust_forwarded,
-                extended_card: self.extended_card,
+                extended_card,
+                extended_card_for: self.extended_card_for,
                 required_extensions: self.required_extensions,
                 supported_extensions,
                 streaming,
@@ -418,6 +503,34 @@ impl AgentServiceBuilder {
                 ownership: self.ownership.unwrap_or_default(),
             }),
         })
+    }
+}
+
+/// The card's security fields from the authenticator's `schemes` (any one of them), and each
+/// skill's scopes as its own requirements (any scheme, with those scopes).
+fn secure(card: &mut AgentCard, schemes: &BTreeMap<String, SecurityScheme>, skills: &[SkillInfo]) {
+    for (name, scheme) in schemes {
+        card.security_requirements.push(SecurityRequirement {
+            schemes: [(name.clone(), StringList::default())].into(),
+        });
+        card.security_schemes.insert(name.clone(), scheme.clone());
+    }
+    for skill in &mut card.skills {
+        let Some(info) = skills.iter().find(|s| s.id == skill.id) else {
+            continue;
+        };
+        if info.scopes.is_empty() {
+            continue;
+        }
+        let list = StringList {
+            list: info.scopes.iter().map(|s| s.to_string()).collect(),
+        };
+        skill.security_requirements = schemes
+            .keys()
+            .map(|name| SecurityRequirement {
+                schemes: [(name.clone(), list.clone())].into(),
+            })
+            .collect();
     }
 }
 

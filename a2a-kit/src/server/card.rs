@@ -98,21 +98,49 @@ impl AgentService {
         self.inner.trust_forwarded
     }
 
-    /// GetExtendedAgentCard. Authentication is the host application's job (axum middleware);
-    /// without an extended card the capability is off and this is UnsupportedOperationError.
+    /// GetExtendedAgentCard, as an anonymous caller (see
+    /// [`get_extended_agent_card_as`](Self::get_extended_agent_card_as)).
     pub async fn get_extended_agent_card(
         &self,
-        _req: GetExtendedAgentCardRequest,
+        req: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, A2aError> {
-        match (
+        self.get_extended_agent_card_as(req, None, None).await
+    }
+
+    /// GetExtendedAgentCard for `caller`: the extended card (configured, or this agent's card
+    /// with every skill, `extended_only` ones too), through the
+    /// [`extended_card_for`](super::AgentServiceBuilder::extended_card_for) hook if there is
+    /// one. The service is built with an authenticator (or says the host authenticates), so
+    /// only authenticated callers get here. Without an extended card the capability is off
+    /// and this is UnsupportedOperationError. `base_url` names the agent in a card built
+    /// without a public URL (the request's origin, as the public card does).
+    pub async fn get_extended_agent_card_as(
+        &self,
+        req: GetExtendedAgentCardRequest,
+        caller: Option<&std::sync::Arc<crate::auth::Caller>>,
+        base_url: Option<&str>,
+    ) -> Result<AgentCard, A2aError> {
+        let mut card = match (
             &self.inner.extended_card,
             self.inner.card.capabilities.extended_agent_card,
         ) {
-            (Some(card), _) => Ok(card.clone()),
-            (None, Some(true)) => Err(A2aError::ExtendedAgentCardNotConfigured),
-            (None, _) => Err(A2aError::unsupported(
-                "this agent has no extended agent card",
-            )),
+            (Some(card), _) => card.clone(),
+            (None, Some(true)) => return Err(A2aError::ExtendedAgentCardNotConfigured),
+            (None, _) => {
+                return Err(A2aError::unsupported(
+                    "this agent has no extended agent card",
+                ));
+            }
+        };
+        if let (None, Some(base)) = (&self.inner.public_url, base_url) {
+            let base = base.trim_end_matches('/');
+            for iface in &mut card.supported_interfaces {
+                iface.url = iface.url.replace(PER_REQUEST_URL, base);
+            }
         }
+        if let Some(hook) = &self.inner.extended_card_for {
+            hook(caller.map(|c| &**c), req.tenant.as_deref(), &mut card);
+        }
+        Ok(card)
     }
 }

@@ -28,6 +28,11 @@ use crate::runtime::Runtime;
 use crate::skill::{Agent, SkillRouter, SkillTable};
 use crate::store::{Owner, Seq, TaskManager, TaskView};
 
+/// Builds the extended card per request: see
+/// [`AgentServiceBuilder::extended_card_for`].
+pub(crate) type ExtendedCardHook =
+    Arc<dyn Fn(Option<&crate::auth::Caller>, Option<&str>, &mut AgentCard) + Send + Sync>;
+
 /// One item of an event stream: the event and its sequence number in the task's log (the SSE
 /// `id:`). A direct-message stream has no sequence number.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +70,7 @@ struct ServiceInner {
     public_url: Option<String>,
     trust_forwarded: bool,
     extended_card: Option<AgentCard>,
+    extended_card_for: Option<ExtendedCardHook>,
     required_extensions: Vec<String>,
     supported_extensions: Vec<String>,
     streaming: bool,

@@ -14,7 +14,9 @@ use crate::protocol::{
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use crate::runtime::{BusSubscription, Ending, TaskRun};
-use crate::skill::{Routed, SkillCall, SkillRequest, TaskContext, continued_skill, route_new};
+use crate::skill::{
+    Routed, SkillCall, SkillInfo, SkillRequest, TaskContext, continued_skill, route_new,
+};
 use crate::store::{Owner, ReplyRoute, Seq, TaskView};
 
 impl AgentService {
@@ -327,7 +329,10 @@ impl AgentService {
         let skills = self.inner.skills.skills();
         let router = self.inner.router.as_deref();
         let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
-            Routed::Skill(skill) => skill,
+            Routed::Skill(skill) => {
+                check_scopes(skill, caller)?;
+                skill
+            }
             Routed::Reply(reply) => {
                 let context_id = message.context_id.clone().unwrap_or_else(new_id);
                 return Ok(Started::Message(direct_reply(reply, context_id)));
@@ -490,6 +495,10 @@ impl AgentService {
         let context_id = rec.task.context_id.clone();
         let skills = self.inner.skills.skills();
         let skill_id = rec.skill_id.clone().unwrap_or_default();
+        // Scopes are checked again: the caller's may have shrunk since the task began.
+        if let Some(skill) = skills.iter().find(|s| s.id == skill_id) {
+            check_scopes(skill, caller)?;
+        }
         let after = rec.last_seq;
 
         if state.is_interrupted() {
@@ -613,6 +622,35 @@ fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
         },
         metadata: None,
     }
+}
+
+/// PermissionDenied unless `caller` holds every scope `skill` requires. Before a task exists:
+/// a caller without the right leaves nothing behind.
+fn check_scopes(skill: &SkillInfo, caller: Option<&Arc<Caller>>) -> Result<(), A2aError> {
+    if skill.scopes.is_empty() {
+        return Ok(());
+    }
+    let held = caller.map_or(&[][..], |c| c.scopes.as_slice());
+    let missing: Vec<&str> = skill
+        .scopes
+        .iter()
+        .copied()
+        .filter(|s| !held.iter().any(|h| h == s))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    tracing::info!(
+        skill = skill.id,
+        ?missing,
+        "refused a skill: missing scopes"
+    );
+    Err(A2aError::PermissionDenied(format!(
+        "skill `{}` requires scope{} {}",
+        skill.id,
+        if missing.len() == 1 { "" } else { "s" },
+        missing.join(" ")
+    )))
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {

@@ -56,6 +56,12 @@ pub struct SkillInfo {
     /// The media types of the result ([`IntoOutcome::MEDIA_TYPES`](super::IntoOutcome::MEDIA_TYPES)):
     /// the card's `outputModes` when `output_modes` is empty.
     pub result_media_types: &'static [&'static str],
+    /// Scopes a caller must hold, all of them, to start or continue the skill's tasks
+    /// (checked before a task is created; the card lists them in the skill's
+    /// `securityRequirements`).
+    pub scopes: &'static [&'static str],
+    /// Listed on the authenticated extended card only, not on the public one.
+    pub extended_only: bool,
 }
 
 impl SkillInfo {
@@ -79,6 +85,8 @@ impl SkillInfo {
             output_schema: none,
             argument_media_types: &[],
             result_media_types: &[],
+            scopes: &[],
+            extended_only: false,
         }
     }
 
