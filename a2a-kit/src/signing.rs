@@ -683,9 +683,14 @@ impl Verifier {
         };
         let mut payloads = vec![card_json_payload(card)];
         if let Ok(typed) = serde_json::from_value::<AgentCard>(card.clone()) {
-            let p = card_payload(&typed);
-            if p != payloads[0] {
-                payloads.push(p);
+            // Only when the typed form drops nothing but defaults: an unknown field is
+            // always covered.
+            let typed_value = serde_json::to_value(&typed).unwrap_or(Value::Null);
+            if only_defaults_dropped(card, &typed_value) {
+                let p = card_payload(&typed);
+                if p != payloads[0] {
+                    payloads.push(p);
+                }
             }
         }
         self.verify_signatures(&signatures, &payloads)
@@ -785,6 +790,31 @@ impl Verifier {
             }
         }
         Err(VerifyError::BadSignature { kid })
+    }
+}
+
+/// Whether `typed` (a document re-serialized through the card type) lacks only members of
+/// `raw` that hold a default value (`null`, `false`, `0`, `""`, `[]`, `{}`).
+fn only_defaults_dropped(raw: &Value, typed: &Value) -> bool {
+    fn is_default(v: &Value) -> bool {
+        match v {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+        }
+    }
+    match (raw, typed) {
+        (Value::Object(r), Value::Object(t)) => r.iter().all(|(k, v)| match t.get(k) {
+            Some(tv) => only_defaults_dropped(v, tv),
+            None => k == "signatures" || is_default(v),
+        }),
+        (Value::Array(r), Value::Array(t)) => {
+            r.len() == t.len() && r.iter().zip(t).all(|(a, b)| only_defaults_dropped(a, b))
+        }
+        _ => true,
     }
 }
 
