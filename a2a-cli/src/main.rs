@@ -1,7 +1,7 @@
 //! `a2a`: talk to any A2A (Agent2Agent) v1.0 agent from the command line.
 //!
 //! ```text
-//! a2a card http://127.0.0.1:3000
+//! a2a card http://127.0.0.1:3000 [--verify KEY.pem|JWK|JWKS|https://host/.well-known/jwks.json]
 //! a2a send http://127.0.0.1:3000 "Hello" --stream
 //! a2a send http://127.0.0.1:3000 --skill book --data '{"from":"LIS","to":"AMS"}'
 //! a2a get|cancel|subscribe http://127.0.0.1:3000 TASK_ID
@@ -61,6 +61,7 @@ use a2a_kit::protocol::{
     AuthenticationInfo, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageResponse,
     TaskPushNotificationConfig, TaskState,
 };
+use a2a_kit::signing::Verifier;
 use clap::{Args, Parser, Subcommand};
 use futures::{StreamExt, TryStreamExt};
 
@@ -119,6 +120,10 @@ enum Cmd {
         /// Fetch the authenticated extended card (GetExtendedAgentCard).
         #[arg(long)]
         extended: bool,
+        /// Require a valid card signature from a trusted key: a file (PEM public key, JWK or
+        /// JWKS) or an http(s) URL of a JWKS. Exits 3 with the reason when it does not verify.
+        #[arg(long, value_name = "KEY|JWKS")]
+        verify: Option<String>,
     },
     /// Send a message (blocking by default; --stream for a live view).
     Send(SendArgs),
@@ -331,13 +336,29 @@ fn main() -> ExitCode {
 async fn run(cli: &Cli, out: &Out) -> Res {
     let g = &cli.global;
     match &cli.cmd {
-        Cmd::Card { url, extended } => {
-            let client = connect(g, url).await?;
+        Cmd::Card {
+            url,
+            extended,
+            verify,
+        } => {
+            let verifier = match verify {
+                Some(source) => Some(load_verifier(source).await?),
+                None => None,
+            };
+            let client = connect_verified(g, url, verifier).await?;
             if *extended {
                 let card = client.extended_card().await?;
                 out.card(&card, &client);
             } else {
                 out.card(&client.card(), &client);
+            }
+            if let Some(kid) = client.card_verified_by() {
+                let kid = if kid.is_empty() { "none" } else { kid.as_str() };
+                if g.json {
+                    eprintln!("signature verified (kid {kid})");
+                } else {
+                    outln!("signature verified (kid {kid})");
+                }
             }
             Ok(())
         }
@@ -380,7 +401,28 @@ async fn run(cli: &Cli, out: &Out) -> Res {
     }
 }
 
+/// The keys `--verify` names: a JWKS URL, or a file holding a PEM public key, a JWK or a
+/// JWKS.
+async fn load_verifier(source: &str) -> Res<Verifier> {
+    let usage = |e: String| Failure::Usage(format!("--verify {source}: {e}"));
+    if source.starts_with("https://") || source.starts_with("http://") {
+        return Verifier::new()
+            .fetch_jwks(source)
+            .await
+            .map_err(|e| usage(e.to_string()));
+    }
+    let bytes = std::fs::read(source).map_err(|e| usage(e.to_string()))?;
+    Verifier::new()
+        .trust(&bytes)
+        .map_err(|e| usage(e.to_string()))
+}
+
 async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
+    connect_verified(g, url, None).await
+}
+
+/// Connect; with a verifier, the card must carry a signature it accepts.
+async fn connect_verified(g: &Global, url: &str, verifier: Option<Verifier>) -> Res<A2aClient> {
     let cache = CardCache::new();
     let ca_cert = match &g.ca_cert {
         Some(path) => Some(
@@ -397,6 +439,9 @@ async fn connect(g: &Global, url: &str) -> Res<A2aClient> {
             .extensions(g.extensions.clone());
         if let Some(binding) = g.binding {
             b = b.binding(binding);
+        }
+        if let Some(v) = &verifier {
+            b = b.verify_card(v.clone());
         }
         if let (Some(pem), Some(path)) = (&ca_cert, &g.ca_cert) {
             b = b

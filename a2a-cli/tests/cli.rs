@@ -367,3 +367,57 @@ async fn an_answer_is_printed_once() {
         assert_eq!(out.matches("slept 7").count(), 1, "stream: {stream}\n{out}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn card_verify_accepts_a_trusted_signature_and_refuses_others() {
+    use a2a_kit::server::AgentService;
+    use a2a_kit::signing::Signer;
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/signing");
+    let pem = std::fs::read_to_string(format!("{fixtures}/es256.pem")).unwrap();
+    let signer = Signer::from_pem(pem, "card-es256").unwrap();
+    let s = a2a_tests::serve(AgentService::builder(a2a_tests::TestAgent).sign_card(signer)).await;
+
+    // Good: a PEM file, a JWKS file, the agent's JWKS URL.
+    let jwks_url = format!("{}/.well-known/jwks.json", s.base);
+    for key in [
+        format!("{fixtures}/es256.pub.pem"),
+        format!("{fixtures}/jwks.json"),
+        jwks_url,
+    ] {
+        let o = a2a(&["card", &s.base, "--verify", &key]).await;
+        assert_eq!(code(&o), 0, "{key}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("signature verified (kid card-es256)"),
+            "{}",
+            stdout(&o)
+        );
+    }
+
+    // Bad: a key that did not sign it, an unsigned agent, a key file that is no key.
+    let other = format!("{fixtures}/ed25519.pub.jwk.json");
+    let o = a2a(&["card", &s.base, "--verify", &other]).await;
+    assert_eq!(code(&o), 3, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no trusted key has kid `card-es256`"),
+        "{}",
+        stderr(&o)
+    );
+    let unsigned = serve_test_agent().await;
+    let o = a2a(&[
+        "card",
+        &unsigned.base,
+        "--verify",
+        &format!("{fixtures}/es256.pub.pem"),
+    ])
+    .await;
+    assert_eq!(code(&o), 3);
+    assert!(stderr(&o).contains("no signature"), "{}", stderr(&o));
+    let o = a2a(&[
+        "card",
+        &s.base,
+        "--verify",
+        &format!("{fixtures}/README.md"),
+    ])
+    .await;
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}

@@ -40,7 +40,9 @@ pub use server::{RateLimit, ServerLimits};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use a2a_kit::binding::{A2aBody, A2aHttpService, LEGACY_AGENT_CARD_PATH, card_response};
+use a2a_kit::binding::{
+    A2aBody, A2aHttpService, LEGACY_AGENT_CARD_PATH, card_response, jwks_response,
+};
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use a2a_kit::skill::Agent;
 use axum::Router;
@@ -50,21 +52,46 @@ use axum::routing::get;
 
 /// The well-known path of the agent card.
 pub use a2a_kit::binding::AGENT_CARD_PATH;
+/// The well-known path of the agent's public signing keys (a JWKS).
+pub use a2a_kit::signing::JWKS_PATH;
 
 /// How long working tasks get to finish when a standalone server shuts down.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The agent's endpoints: JSON-RPC at `/`, HTTP+JSON below it and its card at
-/// [`AGENT_CARD_PATH`] below it. Nest it where the agent lives: nested at `/agents/travel`, the
+/// [`AGENT_CARD_PATH`] below it (and its signing keys at [`JWKS_PATH`] when it publishes any). Nest it where the agent lives: nested at `/agents/travel`, the
 /// card is at `/agents/travel/.well-known/agent-card.json` and, without a public URL, names
 /// `http://HOST/agents/travel`. Several agents nest side by side.
 pub fn router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
     let http = A2aHttpService::new(service.clone());
-    Router::new()
-        .route(AGENT_CARD_PATH, get(nested_card(service.clone())))
-        .route(LEGACY_AGENT_CARD_PATH, get(nested_card(service.clone())))
-        .route_service("/", http.clone())
-        .fallback_service(http)
+    with_jwks(
+        Router::new()
+            .route(AGENT_CARD_PATH, get(nested_card(service.clone())))
+            .route(LEGACY_AGENT_CARD_PATH, get(nested_card(service.clone()))),
+        service,
+    )
+    .route_service("/", http.clone())
+    .fallback_service(http)
+}
+
+/// `GET` [`JWKS_PATH`]: the public keys the agent signs its card and push deliveries with
+/// (so a signature's `jku` can point there), cached and revalidated like the card. Added
+/// only when the agent publishes a key.
+fn with_jwks<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
+    service: &AgentService,
+) -> Router<S> {
+    if service.jwks_document().is_none() {
+        return router;
+    }
+    let service = service.clone();
+    router.route(
+        JWKS_PATH,
+        get(move |request: Request| {
+            let (parts, _) = request.into_parts();
+            std::future::ready(jwks_response(&service, &parts))
+        }),
+    )
 }
 
 /// The card, naming the path the router is nested at (what the outer routers stripped).
@@ -87,14 +114,16 @@ fn nested_card(
 /// the host's root, so for a nested agent set one, or let clients use the card under the
 /// agent's own path.
 pub fn well_known_router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
+    let jwks_service = service;
     let service = service.clone();
     let handler = move |request: Request| {
         let (parts, _) = request.into_parts();
         std::future::ready(card_response(&service, &parts, ""))
     };
-    Router::new()
+    let card_routes = Router::new()
         .route(AGENT_CARD_PATH, get(handler.clone()))
-        .route(LEGACY_AGENT_CARD_PATH, get(handler))
+        .route(LEGACY_AGENT_CARD_PATH, get(handler));
+    with_jwks(card_routes, jwks_service)
 }
 
 /// The agent at the root, card included: a complete standalone app.

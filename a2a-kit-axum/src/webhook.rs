@@ -11,7 +11,8 @@
 //! 3. Mount [`WebhookReceiver::router`] (or use the [`VerifiedNotification`] extractor in your
 //!    own handler). Each POST is checked and answered:
 //!    - **401** when `Authorization: Bearer <token>` is missing or is not the task's token
-//!      (compared in constant time);
+//!      (compared in constant time), or, with [`verify_signatures`](WebhookReceiver::verify_signatures),
+//!      when the `X-A2A-Signature` is missing, does not verify, is stale or replayed;
 //!    - **400** when the body is not a `StreamResponse` (a bare `Task`, as older senders post, is
 //!      accepted too);
 //!    - **404** when the task is not one of yours;
@@ -458,15 +459,29 @@ pub enum WebhookRejection {
     Duplicate,
     /// The app could not take the update now (503; the sender retries).
     Unavailable,
+    /// The receiver [verifies signatures](WebhookReceiver::verify_signatures) and the
+    /// delivery has no `X-A2A-Signature` header (401).
+    MissingSignature,
+    /// The signature does not verify against a trusted key, or cannot be read (401); the
+    /// reason says which.
+    BadSignature(String),
+    /// The signature's `iat` is missing or outside the [replay
+    /// window](WebhookReceiver::replay_window) (401).
+    StaleSignature,
+    /// The signature's `jti` was seen within the replay window: a replayed delivery (401).
+    Replayed,
 }
 
 impl WebhookRejection {
     /// The HTTP status it answers with.
     pub fn status(&self) -> StatusCode {
         match self {
-            WebhookRejection::MissingToken | WebhookRejection::WrongToken => {
-                StatusCode::UNAUTHORIZED
-            }
+            WebhookRejection::MissingToken
+            | WebhookRejection::WrongToken
+            | WebhookRejection::MissingSignature
+            | WebhookRejection::BadSignature(_)
+            | WebhookRejection::StaleSignature
+            | WebhookRejection::Replayed => StatusCode::UNAUTHORIZED,
             WebhookRejection::MalformedBody(_) => StatusCode::BAD_REQUEST,
             WebhookRejection::UnknownTask(_) => StatusCode::NOT_FOUND,
             WebhookRejection::Duplicate => StatusCode::NO_CONTENT,
@@ -486,6 +501,12 @@ impl std::fmt::Display for WebhookRejection {
             WebhookRejection::Unavailable => {
                 f.write_str("the receiver is not accepting notifications")
             }
+            WebhookRejection::MissingSignature => f.write_str("missing X-A2A-Signature"),
+            WebhookRejection::BadSignature(why) => write!(f, "invalid signature: {why}"),
+            WebhookRejection::StaleSignature => {
+                f.write_str("the signature's iat is missing or outside the replay window")
+            }
+            WebhookRejection::Replayed => f.write_str("replayed delivery (jti already seen)"),
         }
     }
 }
@@ -517,6 +538,44 @@ pub struct WebhookReceiver {
     callback: Option<Callback>,
     sender: Option<mpsc::Sender<Notification>>,
     seen: Arc<Mutex<Seen>>,
+    verifier: Option<a2a_kit::signing::Verifier>,
+    replay_window: Duration,
+    jtis: Arc<Mutex<Jtis>>,
+}
+
+/// The default [`WebhookReceiver::replay_window`]: 5 minutes.
+pub const DEFAULT_REPLAY_WINDOW: Duration = Duration::from_secs(300);
+
+/// The most `jti`s remembered (the oldest are forgotten first), so memory stays bounded.
+const MAX_JTIS: usize = 100_000;
+
+/// The `jti`s of signed deliveries accepted within the replay window, with their `iat`.
+#[derive(Default)]
+struct Jtis {
+    seen: HashMap<String, i64>,
+    order: VecDeque<(i64, String)>,
+}
+
+impl Jtis {
+    /// Record `jti`; false if it was seen within the window.
+    fn insert(&mut self, jti: &str, iat: i64, now: i64, window: i64) -> bool {
+        while let Some((at, _)) = self.order.front() {
+            if *at >= now - window && self.order.len() < MAX_JTIS {
+                break;
+            }
+            if let Some((_, old)) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        if self.seen.contains_key(jti) {
+            return false;
+        }
+        self.seen.insert(jti.to_string(), iat);
+        // Forgotten when its `iat` leaves the window (kept in arrival order; an early `iat`
+        // is forgotten a little late, never early).
+        self.order.push_back((iat.max(now), jti.to_string()));
+        true
+    }
 }
 
 impl std::fmt::Debug for WebhookReceiver {
@@ -526,6 +585,8 @@ impl std::fmt::Debug for WebhookReceiver {
             .field("store", &self.store.is_some())
             .field("callback", &self.callback.is_some())
             .field("channel", &self.sender.is_some())
+            .field("verifier", &self.verifier)
+            .field("replay_window", &self.replay_window)
             .finish()
     }
 }
@@ -578,7 +639,64 @@ impl WebhookReceiver {
             callback: None,
             sender: None,
             seen: Arc::default(),
+            verifier: None,
+            replay_window: DEFAULT_REPLAY_WINDOW,
+            jtis: Arc::default(),
         }
+    }
+
+    /// Accept only deliveries signed by a key `verifier` trusts (what an agent sends with
+    /// a2a-kit's `PushConfig::sign`): the `X-A2A-Signature` header must be a detached JWS
+    /// over the exact body whose `iat` is within the [replay window](Self::replay_window) and
+    /// whose `jti` was not seen within it. Anything else is 401, before the body is applied.
+    /// The bearer token is checked as before: a signature names the sender, the token the
+    /// task.
+    pub fn verify_signatures(mut self, verifier: a2a_kit::signing::Verifier) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+
+    /// How old (or how far in the future, for clock skew) a signature's `iat` may be, and how
+    /// long its `jti` is remembered against replays (default [`DEFAULT_REPLAY_WINDOW`], 5
+    /// minutes). At most 100 000 `jti`s are remembered.
+    pub fn replay_window(mut self, window: Duration) -> Self {
+        self.replay_window = window;
+        self
+    }
+
+    /// The signature check: the delivery's header verifies over `body`, its `iat` is recent
+    /// and its `jti` new.
+    fn check_signature(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), WebhookRejection> {
+        let Some(verifier) = &self.verifier else {
+            return Ok(());
+        };
+        let jws = headers
+            .get(a2a_kit::signing::SIGNATURE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .ok_or(WebhookRejection::MissingSignature)?;
+        let verified = verifier
+            .verify_detached(jws, body)
+            .map_err(|e| WebhookRejection::BadSignature(e.to_string()))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let window = self.replay_window.as_secs() as i64;
+        let iat = verified
+            .header
+            .get("iat")
+            .and_then(serde_json::Value::as_i64)
+            .filter(|iat| (now - iat).abs() <= window)
+            .ok_or(WebhookRejection::StaleSignature)?;
+        let jti = verified
+            .header
+            .get("jti")
+            .and_then(serde_json::Value::as_str)
+            .filter(|j| !j.is_empty())
+            .ok_or_else(|| WebhookRejection::BadSignature("the signature has no `jti`".into()))?;
+        if !lock(&self.jtis).insert(jti, iat, now, window) {
+            return Err(WebhookRejection::Replayed);
+        }
+        Ok(())
     }
 
     /// Keep `store` up to date with every verified notification.
@@ -629,6 +747,7 @@ impl WebhookReceiver {
         body: &[u8],
     ) -> Result<(Notification, u64), WebhookRejection> {
         let presented = bearer_token(headers).ok_or(WebhookRejection::MissingToken)?;
+        self.check_signature(headers, body)?;
         let (event, bare_task) = parse_body(body)?;
         let task_id = event
             .task_id()

@@ -51,6 +51,8 @@ pub mod protocol;
 pub mod push;
 pub mod runtime;
 pub mod server;
+#[cfg(feature = "jose")]
+pub mod signing;
 pub mod skill;
 pub mod store;
 pub mod task;

@@ -42,6 +42,41 @@ pub fn card_response(
         },
     };
     let (json_bytes, etag, last_modified) = service.card_document(&base_url);
+    let mut resp = cacheable_json(request, json_bytes, &etag, last_modified);
+    if service.public_url().is_none() && service.trusts_forwarded_headers() {
+        // A cache in front must not serve one proxy's view of the URL to another.
+        resp.headers_mut().insert(
+            http::header::VARY,
+            http::HeaderValue::from_static(
+                "Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix",
+            ),
+        );
+    }
+    resp
+}
+
+/// The agent's public signing keys as a JWKS (feature `jose`; see
+/// [`AgentService::jwks_document`]), cached and revalidated like the card; 404 when the agent
+/// publishes no key.
+#[cfg(feature = "jose")]
+pub fn jwks_response(
+    service: &AgentService,
+    request: &http::request::Parts,
+) -> http::Response<A2aBody> {
+    match service.jwks_document() {
+        Some((json, etag, last_modified)) => cacheable_json(request, json, &etag, last_modified),
+        None => response(http::StatusCode::NOT_FOUND, Full::default()),
+    }
+}
+
+/// `json` with `ETag`, `Last-Modified` and a five-minute `Cache-Control`, or 304 when the
+/// client's copy is current.
+fn cacheable_json(
+    request: &http::request::Parts,
+    json_bytes: bytes::Bytes,
+    etag: &str,
+    last_modified: &str,
+) -> http::Response<A2aBody> {
     let header = |name| {
         request
             .headers
@@ -65,20 +100,11 @@ pub fn card_response(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("public, max-age=300"),
     );
-    if let Ok(v) = http::HeaderValue::from_str(&etag) {
+    if let Ok(v) = http::HeaderValue::from_str(etag) {
         h.insert(http::header::ETAG, v);
     }
     if let Ok(v) = http::HeaderValue::from_str(last_modified) {
         h.insert(http::header::LAST_MODIFIED, v);
-    }
-    if service.public_url().is_none() && service.trusts_forwarded_headers() {
-        // A cache in front must not serve one proxy's view of the URL to another.
-        h.insert(
-            http::header::VARY,
-            http::HeaderValue::from_static(
-                "Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix",
-            ),
-        );
     }
     resp
 }

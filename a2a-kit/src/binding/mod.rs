@@ -17,6 +17,8 @@ mod rest;
 mod service;
 pub mod sse;
 
+#[cfg(feature = "jose")]
+pub use card::jwks_response;
 pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_base_url};
 pub use dispatch::A2aMethod;
 pub use params::RequestMeta;

@@ -40,6 +40,8 @@ impl std::fmt::Debug for CardCache {
 #[derive(Clone)]
 struct CachedCard {
     card: Arc<AgentCard>,
+    /// The document as received: what its signatures cover.
+    raw: Arc<Value>,
     url: Url,
     etag: Option<String>,
     last_modified: Option<String>,
@@ -50,6 +52,9 @@ struct CachedCard {
 #[derive(Debug, Clone)]
 pub(crate) struct FetchedCard {
     pub card: Arc<AgentCard>,
+    /// The document as received (for signature checks).
+    #[cfg_attr(not(feature = "jose"), allow(dead_code))]
+    pub raw: Arc<Value>,
     pub url: Url,
     /// Whether this came from the network (200), rather than the cache or a 304.
     pub changed: bool,
@@ -83,6 +88,7 @@ impl CardCache {
             if !force && Instant::now() < c.fresh_until {
                 return Ok(FetchedCard {
                     card: c.card.clone(),
+                    raw: c.raw.clone(),
                     url: c.url.clone(),
                     changed: false,
                 });
@@ -147,6 +153,7 @@ impl CardCache {
                 c.fresh_until = fresh_until;
                 let out = FetchedCard {
                     card: c.card.clone(),
+                    raw: c.raw.clone(),
                     url: c.url.clone(),
                     changed: false,
                 };
@@ -191,8 +198,10 @@ impl CardCache {
         })?;
         let card = parse_card(&value).map_err(not_agent)??;
         let card = Arc::new(card);
+        let raw = Arc::new(value);
         let entry = CachedCard {
             card: card.clone(),
+            raw: raw.clone(),
             url: url.clone(),
             etag: headers
                 .get(ETAG)
@@ -207,6 +216,7 @@ impl CardCache {
         self.lock().insert(base.to_string(), entry);
         Ok(FetchedCard {
             card,
+            raw,
             url: url.clone(),
             changed: true,
         })

@@ -298,6 +298,12 @@ pub enum ClientError {
     /// A certificate given to trust is not one.
     #[error("invalid certificate: {0}")]
     Certificate(String),
+    /// The card was refused: the client verifies cards
+    /// ([`ClientBuilder::verify_card`](super::ClientBuilder::verify_card)) and no signature of
+    /// this one verifies against a trusted key.
+    #[cfg(feature = "jose")]
+    #[error("agent card refused: {0}")]
+    CardSignature(crate::signing::VerifyError),
 }
 
 impl ClientError {

@@ -268,6 +268,8 @@ struct Config {
     stream_idle_timeout: Option<Duration>,
     resume: ResumePolicy,
     card_ttl: Duration,
+    #[cfg(feature = "jose")]
+    card_verifier: Option<crate::signing::Verifier>,
 }
 
 /// Configures an [`A2aClient`].
@@ -299,6 +301,8 @@ impl Default for ClientBuilder {
                 stream_idle_timeout: Some(Duration::from_secs(120)),
                 resume: ResumePolicy::default(),
                 card_ttl: Duration::from_secs(300),
+                #[cfg(feature = "jose")]
+                card_verifier: None,
             },
             connect_timeout: Duration::from_secs(10),
             cache: CardCache::default(),
@@ -404,6 +408,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Accept only signed cards (feature `jose`): every card this client fetches or
+    /// revalidates (and one given to [`from_card`](Self::from_card)) must carry a signature
+    /// that verifies against one of `verifier`'s keys, over the card as received; otherwise
+    /// the card is refused with [`ClientError::CardSignature`] saying why (no signature,
+    /// unknown `kid`, bad signature, an `alg` its key does not take). The key that verified
+    /// it: [`A2aClient::card_verified_by`].
+    #[cfg(feature = "jose")]
+    pub fn verify_card(mut self, verifier: crate::signing::Verifier) -> Self {
+        self.config.card_verifier = Some(verifier);
+        self
+    }
+
     /// Share a card cache between clients.
     pub fn card_cache(mut self, cache: CardCache) -> Self {
         self.cache = cache;
@@ -476,13 +492,14 @@ impl ClientBuilder {
             .cache
             .resolve(&http, &base, self.config.card_ttl, false)
             .await?;
+        let verified_by = self.config.check_card(&fetched.raw)?;
         let selected = card::select_interface(
             &fetched.card,
             &fetched.url,
             &self.config.bindings,
             self.config.client_order,
         )?;
-        Ok(self.finish(http, base, fetched.card, fetched.url, selected))
+        Ok(self.finish(http, base, fetched.card, fetched.url, selected, verified_by))
     }
 
     /// Build a client from a card already in hand; `card_url` resolves relative interface
@@ -491,9 +508,19 @@ impl ClientBuilder {
         let http = self.http(card_url)?;
         let url = Url::parse(card_url)
             .map_err(|e| ClientError::InvalidUrl(format!("`{card_url}`: {e}")))?;
+        let verified_by = self
+            .config
+            .check_card(&serde_json::to_value(&card).unwrap_or_default())?;
         let selected =
             card::select_interface(&card, &url, &self.config.bindings, self.config.client_order)?;
-        Ok(self.finish(http, card_url.to_string(), Arc::new(card), url, selected))
+        Ok(self.finish(
+            http,
+            card_url.to_string(),
+            Arc::new(card),
+            url,
+            selected,
+            verified_by,
+        ))
     }
 
     fn finish(
@@ -503,6 +530,7 @@ impl ClientBuilder {
         card: Arc<AgentCard>,
         card_url: Url,
         s: card::Selected,
+        verified_by: Option<String>,
     ) -> A2aClient {
         let timeout = self.config.timeout;
         A2aClient {
@@ -517,6 +545,7 @@ impl ClientBuilder {
                     interface: s.interface,
                     binding: s.binding,
                     endpoint: s.endpoint,
+                    verified_by,
                 })),
                 next_id: AtomicU64::new(1),
                 rest_subscribe_post: AtomicBool::new(false),
@@ -561,6 +590,24 @@ struct Resolved {
     interface: AgentInterface,
     binding: Binding,
     endpoint: Url,
+    /// The `kid` of the key that verified the card, when the client verifies cards.
+    verified_by: Option<String>,
+}
+
+impl Config {
+    /// The key that verified `raw`, when this client verifies cards (`None` when it does
+    /// not); the refusal otherwise.
+    fn check_card(&self, raw: &serde_json::Value) -> Result<Option<String>, ClientError> {
+        #[cfg(feature = "jose")]
+        if let Some(v) = &self.card_verifier {
+            return v
+                .verify_card_json(raw)
+                .map(Some)
+                .map_err(ClientError::CardSignature);
+        }
+        let _ = raw;
+        Ok(None)
+    }
 }
 
 /// A client for one agent. Cheap to clone; clones share the connection pool and card.
@@ -664,10 +711,23 @@ impl A2aClient {
         if Arc::ptr_eq(&f.card, &current.card) || (!f.changed && *f.card == *current.card) {
             return Ok(current.card.clone());
         }
-        self.adopt(f.card, f.url)
+        // A changed card is verified before it replaces the one in use.
+        let verified_by = self.config().check_card(&f.raw)?;
+        self.adopt(f.card, f.url, verified_by)
     }
 
-    fn adopt(&self, card: Arc<AgentCard>, card_url: Url) -> Result<Arc<AgentCard>, ClientError> {
+    /// The `kid` of the key whose signature verified the card in use, when the client
+    /// verifies cards ([`ClientBuilder::verify_card`]); `None` otherwise.
+    pub fn card_verified_by(&self) -> Option<String> {
+        self.resolved().verified_by.clone()
+    }
+
+    fn adopt(
+        &self,
+        card: Arc<AgentCard>,
+        card_url: Url,
+        verified_by: Option<String>,
+    ) -> Result<Arc<AgentCard>, ClientError> {
         let s = card::select_interface(
             &card,
             &card_url,
@@ -680,6 +740,7 @@ impl A2aClient {
             interface: s.interface,
             binding: s.binding,
             endpoint: s.endpoint,
+            verified_by,
         };
         *self
             .inner
@@ -1010,7 +1071,9 @@ impl A2aClient {
     }
 
     /// GetExtendedAgentCard (authenticated). The extended card replaces the public one in
-    /// this client (as the spec recommends) when it still offers the chosen interface.
+    /// this client (as the spec recommends) when it still offers the chosen interface. A
+    /// client that [verifies cards](ClientBuilder::verify_card) refuses an extended card
+    /// without a valid signature too.
     pub async fn extended_card(&self) -> Result<Arc<AgentCard>, ClientError> {
         let req = GetExtendedAgentCardRequest {
             tenant: self.tenant(None),
@@ -1020,6 +1083,10 @@ impl A2aClient {
                 Rest::Get(vec!["extendedAgentCard".into()], Vec::new())
             }))
             .await?;
+        // A client that verifies cards verifies this one too (the agent signs it per caller).
+        let verified_by = self
+            .config()
+            .check_card(&serde_json::to_value(&card).unwrap_or_default())?;
         let card = Arc::new(card);
         let r = self.resolved();
         if card::select_interface(
@@ -1030,7 +1097,7 @@ impl A2aClient {
         )
         .is_ok()
         {
-            let _ = self.adopt(card.clone(), r.card_url.clone());
+            let _ = self.adopt(card.clone(), r.card_url.clone(), verified_by);
         }
         Ok(card)
     }

@@ -220,6 +220,9 @@ pub struct PushConfig {
     pub max_statuses: usize,
     /// The `User-Agent` of deliveries.
     pub user_agent: String,
+    /// Sign every delivery (feature `jose`; see [`sign`](Self::sign)). Default none.
+    #[cfg(feature = "jose")]
+    pub signer: Option<crate::signing::Signer>,
 }
 
 impl Default for PushConfig {
@@ -235,6 +238,8 @@ impl Default for PushConfig {
             late_config_window: Duration::from_secs(1),
             max_statuses: 10_000,
             user_agent: concat!("a2a-kit/", env!("CARGO_PKG_VERSION")).to_string(),
+            #[cfg(feature = "jose")]
+            signer: None,
         }
     }
 }
@@ -262,6 +267,17 @@ impl PushConfig {
     /// The per-attempt timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+    /// Sign every delivery with `signer` (feature `jose`): each attempt carries
+    /// [`SIGNATURE_HEADER`](crate::signing::SIGNATURE_HEADER), a detached JWS over the exact
+    /// body bytes whose protected header names `alg`, `kid`, `iat` and a fresh `jti`, so a
+    /// receiver can check who sent it, that it is unchanged, recent, and not a replay
+    /// (a2a-kit-axum's `WebhookReceiver::verify_signatures`). The credentials of each push
+    /// config are sent as before. The key is published in the agent's JWKS.
+    #[cfg(feature = "jose")]
+    pub fn sign(mut self, signer: crate::signing::Signer) -> Self {
+        self.signer = Some(signer);
         self
     }
 }
@@ -539,7 +555,14 @@ impl AgentServiceBuilder {
     pub fn push_dispatcher(self, dispatcher: &PushDispatcher) -> Self {
         let observer = dispatcher.clone();
         let validator = dispatcher.clone();
-        self.push_notifications(true)
+        #[cfg(feature = "jose")]
+        let this = match &dispatcher.config().signer {
+            Some(signer) => self.publish_key(signer),
+            None => self,
+        };
+        #[cfg(not(feature = "jose"))]
+        let this = self;
+        this.push_notifications(true)
             .observe_with(move |store| observer.observer(store.clone()))
             .webhook_validator(move |url| validator.check_url(url))
     }
@@ -1305,10 +1328,28 @@ async fn send_with_retries(
     }
     loop {
         attempt += 1;
+        #[allow(unused_mut)]
+        let mut headers = headers.clone();
+        #[cfg(feature = "jose")]
+        if let Some(signer) = &cfg.signer {
+            // Signed per attempt: a retry is a new delivery with its own `iat` and `jti`.
+            match signer
+                .sign_delivery(&out.body)
+                .map(|s| reqwest::header::HeaderValue::from_str(&s))
+            {
+                Ok(Ok(v)) => {
+                    headers.insert(crate::signing::SIGNATURE_HEADER, v);
+                }
+                _ => {
+                    let reason = "the delivery could not be signed".to_string();
+                    return (attempt - 1, DeliveryOutcome::Invalid { reason });
+                }
+            }
+        }
         let sent = inner
             .client
             .post(url.clone())
-            .headers(headers.clone())
+            .headers(headers)
             .body(out.body.clone())
             .send()
             .await;

@@ -83,6 +83,16 @@ pub enum BuildError {
     /// The card cannot be serialized (a card edit put something unserializable in it).
     #[error("the agent card cannot be serialized: {0}")]
     Card(String),
+    /// A card is signed ([`AgentServiceBuilder::sign_card`]) but the agent has no public
+    /// URL: a card naming each request's own URL would differ per request and break its
+    /// signature.
+    #[error(
+        "a signed agent card needs a fixed URL: set public_url (a card naming each request's URL would break its signature)"
+    )]
+    SignedCardNeedsPublicUrl,
+    /// The card could not be signed with a configured key.
+    #[error("the agent card cannot be signed: {0}")]
+    CardSigning(String),
     /// A store shared by several processes needs a Tokio runtime when the service is built
     /// (it listens for the other processes' changes from then on).
     #[error("a store shared by several processes needs `build()` to run inside a Tokio runtime")]
@@ -128,6 +138,10 @@ pub struct AgentServiceBuilder {
     ownership: Option<super::TaskOwnership>,
     extended_card_for: Option<super::ExtendedCardHook>,
     extended_card_upstream: bool,
+    #[cfg(feature = "jose")]
+    card_signers: Vec<crate::signing::Signer>,
+    #[cfg(feature = "jose")]
+    published_keys: Vec<crate::signing::Signer>,
 }
 
 impl AgentServiceBuilder {
@@ -161,6 +175,10 @@ impl AgentServiceBuilder {
             extended_card_for: None,
             extended_card_upstream: false,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            #[cfg(feature = "jose")]
+            card_signers: Vec::new(),
+            #[cfg(feature = "jose")]
+            published_keys: Vec::new(),
         }
     }
 
@@ -347,6 +365,34 @@ impl AgentServiceBuilder {
         self
     }
 
+    /// Sign the card with `signer` (feature `jose`): a detached JWS over the card's JCS form,
+    /// added to its `signatures` after every other card edit. Call it again with another key
+    /// to carry several signatures (a key rotation: clients trusting either key accept the
+    /// card). The signer's public key is published in the JWKS at
+    /// [`JWKS_PATH`](crate::signing::JWKS_PATH). Needs a [`public_url`](Self::public_url)
+    /// (else [`BuildError::SignedCardNeedsPublicUrl`]): a card naming each request's URL
+    /// could not carry one signature.
+    ///
+    /// The extended card is signed too: once, when built, if it is the same for every
+    /// caller; after the [`extended_card_for`](Self::extended_card_for) hook on every
+    /// request when there is one (the hook may change anything, so only a signature made
+    /// after it covers what the caller receives).
+    #[cfg(feature = "jose")]
+    pub fn sign_card(mut self, signer: crate::signing::Signer) -> Self {
+        self.card_signers.push(signer);
+        self
+    }
+
+    /// Publish `signer`'s public key in the agent's JWKS (feature `jose`), served at
+    /// [`JWKS_PATH`](crate::signing::JWKS_PATH) by a2a-kit-axum's routers: for keys that sign
+    /// something else than the card (push deliveries do it themselves with
+    /// `push_delivery`). Card signers are published without it.
+    #[cfg(feature = "jose")]
+    pub fn publish_key(mut self, signer: &crate::signing::Signer) -> Self {
+        self.published_keys.push(signer.clone());
+        self
+    }
+
     /// Check the configuration and build the service; the error names what is wrong.
     pub fn build(self) -> Result<AgentService, BuildError> {
         if let Some(url) = &self.public_url {
@@ -384,6 +430,10 @@ impl AgentServiceBuilder {
         }
         if self.ownership.is_some() && self.authenticator.is_none() {
             return Err(BuildError::OwnershipWithoutAuthenticator);
+        }
+        #[cfg(feature = "jose")]
+        if !self.card_signers.is_empty() && self.public_url.is_none() {
+            return Err(BuildError::SignedCardNeedsPublicUrl);
         }
         let info = self.agent.info();
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
@@ -454,6 +504,33 @@ impl AgentServiceBuilder {
         for f in self.customize {
             f(&mut card);
         }
+        // Signed last: nothing changes the cards after this.
+        #[cfg(feature = "jose")]
+        for signer in &self.card_signers {
+            let failed = |e: crate::signing::KeyError| BuildError::CardSigning(e.to_string());
+            signer.sign_card(&mut card).map_err(failed)?;
+            if let Some(extended) = extended_card
+                .as_mut()
+                .filter(|_| self.extended_card_for.is_none())
+            {
+                signer.sign_card(extended).map_err(failed)?;
+            }
+        }
+        #[cfg(feature = "jose")]
+        let has_hook = self.extended_card_for.is_some();
+        #[cfg(feature = "jose")]
+        let jwks = {
+            let keys: Vec<_> = self
+                .card_signers
+                .iter()
+                .chain(&self.published_keys)
+                .collect();
+            (!keys.is_empty()).then(|| {
+                super::card::JwksJson::new(
+                    serde_json::to_vec(&crate::signing::jwks(keys)).unwrap_or_default(),
+                )
+            })
+        };
         let card_json = CardJson::new(&card, self.public_url.is_none())
             .map_err(|e| BuildError::Card(e.to_string()))?;
         let card_last_modified = chrono::Utc::now()
@@ -501,6 +578,14 @@ impl AgentServiceBuilder {
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
                 ownership: self.ownership.unwrap_or_default(),
+                #[cfg(feature = "jose")]
+                extended_card_signers: if has_hook {
+                    self.card_signers
+                } else {
+                    Vec::new()
+                },
+                #[cfg(feature = "jose")]
+                jwks,
             }),
         })
     }

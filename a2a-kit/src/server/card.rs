@@ -42,6 +42,24 @@ impl CardJson {
     }
 }
 
+/// The published keys as a JWKS document, with its `ETag`.
+#[cfg(feature = "jose")]
+pub(super) struct JwksJson {
+    json: Bytes,
+    etag: String,
+}
+
+#[cfg(feature = "jose")]
+impl JwksJson {
+    pub(super) fn new(json: Vec<u8>) -> Self {
+        let etag = etag(&json);
+        JwksJson {
+            json: Bytes::from(json),
+            etag,
+        }
+    }
+}
+
 /// A strong `ETag` over the served bytes (FNV-1a: a fingerprint, not a security measure).
 fn etag(bytes: &[u8]) -> String {
     let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
@@ -85,6 +103,21 @@ impl AgentService {
             CardJson::PerRequest { .. } => serde_json::from_slice(&self.card_document(base_url).0)
                 .unwrap_or_else(|_| self.inner.card.clone()),
         }
+    }
+
+    /// The JWKS of the keys this agent publishes (its card signers' and those given to
+    /// [`publish_key`](super::AgentServiceBuilder::publish_key)), with its `ETag` and
+    /// `Last-Modified`, served at [`JWKS_PATH`](crate::signing::JWKS_PATH); `None` when it
+    /// publishes none.
+    #[cfg(feature = "jose")]
+    pub fn jwks_document(&self) -> Option<(Bytes, String, &str)> {
+        self.inner.jwks.as_ref().map(|j| {
+            (
+                j.json.clone(),
+                j.etag.clone(),
+                self.inner.card_last_modified.as_str(),
+            )
+        })
     }
 
     /// The configured public URL; `None` when each request's own URL is served instead.
@@ -140,6 +173,17 @@ impl AgentService {
         }
         if let Some(hook) = &self.inner.extended_card_for {
             hook(caller.map(|c| &**c), req.tenant.as_deref(), &mut card);
+            // The hook may have changed anything: only a signature made now covers it.
+            #[cfg(feature = "jose")]
+            if !self.inner.extended_card_signers.is_empty() {
+                card.signatures.clear();
+            }
+            #[cfg(feature = "jose")]
+            for signer in &self.inner.extended_card_signers {
+                signer
+                    .sign_card(&mut card)
+                    .map_err(|e| A2aError::Internal(format!("signing the extended card: {e}")))?;
+            }
         }
         Ok(card)
     }

@@ -81,6 +81,12 @@ struct ServiceInner {
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
     ownership: TaskOwnership,
+    /// Re-sign the extended card after the per-request hook.
+    #[cfg(feature = "jose")]
+    extended_card_signers: Vec<crate::signing::Signer>,
+    /// The published public keys, served at `signing::JWKS_PATH`.
+    #[cfg(feature = "jose")]
+    jwks: Option<card::JwksJson>,
 }
 
 impl std::fmt::Debug for AgentService {
