@@ -227,34 +227,46 @@ impl Signer {
             .filter(|k| !k.is_empty())
             .ok_or_else(|| KeyError::new("the JWK has no `kid`"))?
             .to_string();
+        let der_err = |e: &dyn std::fmt::Display| KeyError::new(format!("the JWK's key: {e}"));
         let (alg, key) = match (str_of("kty"), str_of("crv")) {
-            (Some("EC"), Some(crv @ ("P-256" | "P-384"))) => {
-                let (alg, oid, size) = if crv == "P-256" {
-                    (Algorithm::ES256, &P256_OID[..], 32)
-                } else {
-                    (Algorithm::ES384, &P384_OID[..], 48)
-                };
-                let d = left_pad(bytes_of("d")?, size)?;
-                (alg, EncodingKey::from_ec_der(&ec_pkcs8(oid, &d)))
+            (Some("EC"), Some("P-256")) => {
+                use p256::pkcs8::EncodePrivateKey;
+                let der = p256::SecretKey::from_slice(&bytes_of("d")?)
+                    .map_err(|e| der_err(&e))?
+                    .to_pkcs8_der()
+                    .map_err(|e| der_err(&e))?;
+                (Algorithm::ES256, EncodingKey::from_ec_der(der.as_bytes()))
+            }
+            (Some("EC"), Some("P-384")) => {
+                use p384::pkcs8::EncodePrivateKey;
+                let der = p384::SecretKey::from_slice(&bytes_of("d")?)
+                    .map_err(|e| der_err(&e))?
+                    .to_pkcs8_der()
+                    .map_err(|e| der_err(&e))?;
+                (Algorithm::ES384, EncodingKey::from_ec_der(der.as_bytes()))
             }
             (Some("OKP"), Some("Ed25519")) => {
-                let d = bytes_of("d")?;
-                if d.len() != 32 {
-                    return Err(KeyError::new("an Ed25519 `d` is 32 bytes"));
-                }
-                let mut der = ED25519_PKCS8_PREFIX.to_vec();
-                der.extend_from_slice(&d);
-                (Algorithm::EdDSA, EncodingKey::from_ed_der(&der))
+                use ed25519_dalek::pkcs8::EncodePrivateKey;
+                let d: [u8; 32] = bytes_of("d")?
+                    .try_into()
+                    .map_err(|_| KeyError::new("an Ed25519 `d` is 32 bytes"))?;
+                let der = ed25519_dalek::SigningKey::from_bytes(&d)
+                    .to_pkcs8_der()
+                    .map_err(|e| der_err(&e))?;
+                (Algorithm::EdDSA, EncodingKey::from_ed_der(der.as_bytes()))
             }
             (Some("RSA"), _) => {
-                let mut parts = Vec::new();
-                for name in ["n", "e", "d", "p", "q", "dp", "dq", "qi"] {
-                    parts.push(bytes_of(name)?);
-                }
-                (
-                    Algorithm::RS256,
-                    EncodingKey::from_rsa_der(&rsa_pkcs1(&parts)),
+                use rsa::pkcs1::EncodeRsaPrivateKey;
+                let big = |name: &str| bytes_of(name).map(|b| rsa::BigUint::from_bytes_be(&b));
+                let key = rsa::RsaPrivateKey::from_components(
+                    big("n")?,
+                    big("e")?,
+                    big("d")?,
+                    vec![big("p")?, big("q")?],
                 )
+                .map_err(|e| der_err(&e))?;
+                let der = key.to_pkcs1_der().map_err(|e| der_err(&e))?;
+                (Algorithm::RS256, EncodingKey::from_rsa_der(der.as_bytes()))
             }
             (kty, crv) => {
                 return Err(KeyError::new(format!(
@@ -389,75 +401,6 @@ impl Signer {
         extra.insert("jti".into(), uuid::Uuid::new_v4().to_string().into());
         self.sign_detached(body, extra)
     }
-}
-
-const P256_OID: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
-const P384_OID: [u8; 7] = [0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22];
-const EC_PUBLIC_KEY_OID: [u8; 9] = [0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
-const ED25519_PKCS8_PREFIX: [u8; 16] = [
-    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
-];
-
-fn left_pad(mut d: Vec<u8>, size: usize) -> Result<Vec<u8>, KeyError> {
-    if d.len() > size {
-        return Err(KeyError::new(format!(
-            "the JWK's `d` is longer than {size} bytes"
-        )));
-    }
-    while d.len() < size {
-        d.insert(0, 0);
-    }
-    Ok(d)
-}
-
-/// A DER length.
-fn der_len(len: usize, out: &mut Vec<u8>) {
-    if len < 0x80 {
-        out.push(len as u8);
-    } else {
-        let bytes: Vec<u8> = len
-            .to_be_bytes()
-            .into_iter()
-            .skip_while(|b| *b == 0)
-            .collect();
-        out.push(0x80 | bytes.len() as u8);
-        out.extend(bytes);
-    }
-}
-
-fn der(tag: u8, content: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    der_len(content.len(), &mut out);
-    out.extend_from_slice(content);
-    out
-}
-
-/// A DER INTEGER of an unsigned big-endian number.
-fn der_uint(bytes: &[u8]) -> Vec<u8> {
-    let mut v: Vec<u8> = bytes.iter().copied().skip_while(|b| *b == 0).collect();
-    if v.first().is_none_or(|b| b & 0x80 != 0) {
-        v.insert(0, 0);
-    }
-    der(0x02, &v)
-}
-
-/// PKCS#8 of an EC private scalar (RFC 5915 inside RFC 5208), without the optional public key.
-fn ec_pkcs8(curve_oid: &[u8], d: &[u8]) -> Vec<u8> {
-    let ec_private = der(0x30, &[&[0x02, 0x01, 0x01][..], &der(0x04, d)].concat());
-    let algorithm = der(0x30, &[&EC_PUBLIC_KEY_OID[..], curve_oid].concat());
-    der(
-        0x30,
-        &[&[0x02, 0x01, 0x00][..], &algorithm, &der(0x04, &ec_private)].concat(),
-    )
-}
-
-/// PKCS#1 RSAPrivateKey from n, e, d, p, q, dp, dq, qi.
-fn rsa_pkcs1(parts: &[Vec<u8>]) -> Vec<u8> {
-    let mut content = vec![0x02, 0x01, 0x00];
-    for p in parts {
-        content.extend(der_uint(p));
-    }
-    der(0x30, &content)
 }
 
 fn family_of(alg: Algorithm) -> u8 {
@@ -929,14 +872,5 @@ mod tests {
             v.verify_detached(&detached, b"body").unwrap();
             let _ = pem;
         }
-    }
-
-    #[test]
-    fn der_integers() {
-        assert_eq!(der_uint(&[0x00, 0x7f]), vec![0x02, 0x01, 0x7f]);
-        assert_eq!(der_uint(&[0x80]), vec![0x02, 0x02, 0x00, 0x80]);
-        let mut out = Vec::new();
-        der_len(300, &mut out);
-        assert_eq!(out, vec![0x82, 0x01, 0x2c]);
     }
 }
