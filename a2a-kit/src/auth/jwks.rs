@@ -172,10 +172,12 @@ mod remote {
             self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
         }
 
-        /// Whether the cached set is older than `ttl` (or was never fetched).
-        pub async fn stale(&self, ttl: Duration) -> bool {
-            let state = self.state.lock().await;
-            state.fetched_at.is_none_or(|at| at.elapsed() >= ttl)
+        /// Whether the cached set is older than `ttl` (or was never fetched); not while a
+        /// fetch is under way.
+        pub fn stale(&self, ttl: Duration) -> bool {
+            self.state
+                .try_lock()
+                .is_ok_and(|state| state.fetched_at.is_none_or(|at| at.elapsed() >= ttl))
         }
 
         /// Fetch the set again unless a fetch started less than `cooldown` ago (then the

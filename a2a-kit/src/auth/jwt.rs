@@ -290,7 +290,7 @@ impl Jwt {
                 let mut keys = remote.keys();
                 if keys.is_empty() {
                     keys = remote.refresh(self.refetch_cooldown, "first use").await;
-                } else if remote.stale(self.jwks_ttl).await {
+                } else if remote.stale(self.jwks_ttl) {
                     // The cached keys answer this request; the set is renewed beside it.
                     let (remote, cooldown) = (remote.clone(), self.refetch_cooldown);
                     tokio::spawn(async move { remote.refresh(cooldown, "TTL").await });
@@ -457,7 +457,7 @@ fn header(token: &str) -> Result<(Algorithm, Option<String>), AuthError> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
     let parts: Vec<&str> = token.split('.').collect();
-    if !well_formed || parts.len() != 3 || parts.iter().any(|p| p.is_empty()) {
+    if !well_formed || parts.len() != 3 || parts[0].is_empty() {
         return Err(invalid(
             "a malformed token (not three base64url parts: not a signed JWT)",
         ));
@@ -480,6 +480,9 @@ fn header(token: &str) -> Result<(Algorithm, Option<String>), AuthError> {
             alg.chars().take(16).collect::<String>()
         ))
     })?;
+    if parts[1].is_empty() || parts[2].is_empty() {
+        return Err(invalid("a malformed token (no payload or no signature)"));
+    }
     if head.contains_key("crit") {
         return Err(invalid("a token with critical header extensions (crit)"));
     }
