@@ -570,3 +570,93 @@ impl Authenticator for Jwt {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(auth: &[&str]) -> http::request::Parts {
+        let mut b = http::Request::get("/");
+        for a in auth {
+            b = b.header("authorization", *a);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    fn b64(json: &str) -> String {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    #[test]
+    fn bearer_tokens_are_found_once_or_refused() {
+        assert_eq!(bearer(&head(&[])), Err(AuthError::Missing));
+        assert_eq!(bearer(&head(&["Basic eDp5"])), Err(AuthError::Missing));
+        assert_eq!(bearer(&head(&["bearer  a.b.c "])), Ok("a.b.c"));
+        assert_eq!(bearer(&head(&["Basic eDp5", "Bearer t"])), Ok("t"));
+        assert!(matches!(
+            bearer(&head(&["Bearer a", "Bearer b"])),
+            Err(AuthError::Invalid(_))
+        ));
+        assert!(matches!(
+            bearer(&head(&["Bearer "])),
+            Err(AuthError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn headers_are_read_without_trust() {
+        let token = |h: &str| format!("{}.e30.c2ln", b64(h));
+        assert_eq!(
+            header(&token(r#"{"alg":"ES256","kid":"k"}"#)).unwrap(),
+            (Algorithm::ES256, Some("k".to_string()))
+        );
+        for (h, why) in [
+            (r#"{"alg":"NONE"}"#, "alg none"),
+            (r#"{"alg":"HS1"}"#, "unsupported alg"),
+            (r#"{"typ":"JWT"}"#, "without `alg`"),
+            (r#"{"alg":"HS256","crit":["b64"]}"#, "crit"),
+            (r#"{"alg":"HS256","kid":7}"#, "`kid` is not a string"),
+            ("[]", "not a JSON object"),
+        ] {
+            match header(&token(h)) {
+                Err(AuthError::Invalid(r)) => assert!(r.contains(why), "{h}: {r}"),
+                other => panic!("{h}: {other:?}"),
+            }
+        }
+        assert!(header("a.b").is_err());
+        assert!(header(&format!("{}.e30.", b64(r#"{"alg":"HS256"}"#))).is_err());
+    }
+
+    #[test]
+    fn scopes_come_from_scope_and_scp() {
+        let claims = serde_json::json!({"scope": "a b  a", "scp": ["b", "c", 3]});
+        assert_eq!(scopes(claims.as_object().unwrap()), ["a", "b", "c"]);
+        let claims = serde_json::json!({"scp": "x y"});
+        assert_eq!(scopes(claims.as_object().unwrap()), ["x", "y"]);
+    }
+
+    #[tokio::test]
+    async fn any_of_prefers_an_acceptance_then_a_refusal_then_missing() {
+        use crate::auth::{AnyOf, ApiKeys};
+        let jwt = Jwt::hmac([7u8; 32]).unwrap();
+        let auth = AnyOf::new(ApiKeys::header("X-Key").key("k", "key-user")).or(jwt);
+        assert_eq!(auth.authenticate(&head(&[])).await, Err(AuthError::Missing));
+        assert!(matches!(
+            auth.authenticate(&head(&["Bearer x.y.z"])).await,
+            Err(AuthError::Invalid(_))
+        ));
+        let mut parts = head(&["Bearer x.y.z"]);
+        parts.headers.insert("x-key", "k".parse().unwrap());
+        assert_eq!(auth.authenticate(&parts).await.unwrap().subject, "key-user");
+        assert_eq!(
+            auth.security_schemes().keys().collect::<Vec<_>>(),
+            ["apiKey", "bearer"]
+        );
+        let twice = AnyOf::new(Jwt::hmac([1u8; 32]).unwrap().issuer("a"))
+            .or(Jwt::hmac([2u8; 32]).unwrap().issuer("b"));
+        assert_eq!(
+            twice.security_schemes().keys().collect::<Vec<_>>(),
+            ["bearer", "bearer-2"]
+        );
+    }
+}
