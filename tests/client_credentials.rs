@@ -116,6 +116,16 @@ async fn credentials_stay_with_the_agents_origin() {
         A2aClient::builder().trust_origin("not a url").is_err(),
         "a bad URL is refused"
     );
+
+    // A token provider's tokens follow the same rule.
+    let client = A2aClient::builder()
+        .bearer_token_provider(|| async { Ok::<_, a2a_kit::client::ClientError>("fresh".into()) })
+        .connect(&a)
+        .await
+        .expect("connects");
+    let _ = client.get_task("t1").await;
+    assert_eq!(a_seen.lock().unwrap()[2], ("card".to_string(), true, false));
+    assert_eq!(b_seen.lock().unwrap()[2], ("/".to_string(), false, false));
 }
 
 #[tokio::test]

@@ -3,7 +3,11 @@
 //!
 //! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
 //! the agent card JSON and exit), `--public-url URL` and
-//! `--store memory|sqlite:PATH|postgres://USER@HOST:PORT/DB` (or `A2A_STORE`).
+//! `--store memory|sqlite:PATH|postgres://USER@HOST:PORT/DB` (or `A2A_STORE`), and
+//! authentication: `--api-key KEY` (repeatable) and bearer JWTs, `--jwt-secret SECRET` (or
+//! `A2A_JWT_SECRET`) or `--jwt-jwks URL`, with `--jwt-issuer ISS` and `--jwt-audience AUD`;
+//! API keys and JWTs together are accepted either way. The first log line says which
+//! authentication is on, or that the agent is open.
 
 #![forbid(unsafe_code)]
 
@@ -52,6 +56,51 @@ pub struct Cli {
     /// `key-1`, `key-2`, ...). Without any, the agent is open to whoever reaches it.
     #[arg(long = "api-key", value_name = "KEY")]
     pub api_keys: Vec<String>,
+    /// Accept bearer JWTs signed with a key of the JWKS at this URL (an identity provider's
+    /// `jwks_uri`: fetched on first use, cached, fetched again for a new key id).
+    #[arg(long, value_name = "URL")]
+    pub jwt_jwks: Option<String>,
+    /// Accept bearer JWTs signed (HS256/384/512) with this shared secret of at least 32
+    /// bytes. Prefer the environment variable: a command line is visible to other users.
+    #[arg(
+        long,
+        env = "A2A_JWT_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true
+    )]
+    pub jwt_secret: Option<Secret>,
+    /// Accept only JWTs issued by this issuer (`iss`); needs --jwt-secret or --jwt-jwks.
+    #[arg(long, value_name = "ISS")]
+    pub jwt_issuer: Option<String>,
+    /// Accept only JWTs for this audience (`aud`); needs --jwt-secret or --jwt-jwks.
+    /// Without it, `aud` is not checked.
+    #[arg(long, value_name = "AUD")]
+    pub jwt_audience: Option<String>,
+}
+
+/// A secret from the command line or environment, never shown by `Debug` (a parsed [`Cli`]
+/// may end up in a log).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The secret itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_string()))
+    }
 }
 
 /// Where tasks are kept.
@@ -100,17 +149,9 @@ impl Cli {
             Some(url) => a2a.public_url(url),
             None => a2a,
         };
-        if self.api_keys.iter().any(|k| k.trim().is_empty()) {
-            return Err("--api-key needs a non-empty key".into());
-        }
-        let a2a = if self.api_keys.is_empty() {
-            a2a
-        } else {
-            let keys = self.api_keys.iter().enumerate().fold(
-                a2a_kit::auth::ApiKeys::header("X-API-Key"),
-                |keys, (i, key)| keys.key(key, format!("key-{}", i + 1)),
-            );
-            a2a.authenticate(keys)
+        let a2a = match self.authentication()? {
+            Some((auth, _)) => a2a.authenticate(auth),
+            None => a2a,
         };
         match &self.store {
             // Printing the card needs no tasks: no database is opened for it.
@@ -119,6 +160,66 @@ impl Cli {
             StoreSpec::Sqlite(path) => open_sqlite(a2a, path).await,
             StoreSpec::Postgres(url) => open_postgres(a2a, url, self.lease).await,
         }
+    }
+}
+
+impl Cli {
+    /// The authenticator the options ask for (API keys, a JWT key source, or both, any one
+    /// accepted) and a description of it for the log; `None` for an open agent. An error
+    /// names a bad combination or a key that cannot be used.
+    pub fn authentication(
+        &self,
+    ) -> Result<Option<(a2a_kit::auth::AnyOf, String)>, Box<dyn std::error::Error>> {
+        use a2a_kit::auth::{AnyOf, ApiKeys, Jwt};
+        if self.api_keys.iter().any(|k| k.trim().is_empty()) {
+            return Err("--api-key needs a non-empty key".into());
+        }
+        let mut auth = AnyOf::default();
+        let mut described = Vec::new();
+        if !self.api_keys.is_empty() {
+            let keys = self
+                .api_keys
+                .iter()
+                .enumerate()
+                .fold(ApiKeys::header("X-API-Key"), |keys, (i, key)| {
+                    keys.key(key, format!("key-{}", i + 1))
+                });
+            described.push(format!(
+                "API keys in X-API-Key ({} key{})",
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" }
+            ));
+            auth = auth.or(keys);
+        }
+        let jwt = match (&self.jwt_secret, &self.jwt_jwks) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "--jwt-secret and --jwt-jwks are two sources of JWT keys: pick one".into(),
+                );
+            }
+            (Some(secret), None) => Some(
+                Jwt::hmac(secret.expose())
+                    .map_err(|e| format!("--jwt-secret (or A2A_JWT_SECRET): {e}"))?,
+            ),
+            (None, Some(url)) => Some(Jwt::jwks_url(url).map_err(|e| format!("--jwt-jwks: {e}"))?),
+            (None, None) => {
+                if self.jwt_issuer.is_some() || self.jwt_audience.is_some() {
+                    return Err("--jwt-issuer and --jwt-audience need a key to verify tokens with: --jwt-secret SECRET (or A2A_JWT_SECRET) or --jwt-jwks URL".into());
+                }
+                None
+            }
+        };
+        if let Some(mut jwt) = jwt {
+            if let Some(iss) = &self.jwt_issuer {
+                jwt = jwt.issuer(iss);
+            }
+            if let Some(aud) = &self.jwt_audience {
+                jwt = jwt.audience(aud);
+            }
+            described.push(jwt.describe());
+            auth = auth.or(jwt);
+        }
+        Ok((!auth.is_empty()).then(|| (auth, described.join(" or "))))
     }
 }
 
@@ -257,10 +358,12 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         );
         a2a_kit::store::retention::spawn_retention(service.task_manager().clone(), ttl, every);
     }
-    if service.authenticator().is_none() {
-        tracing::warn!(
-            "no authentication: anyone who reaches this agent can use it and read its tasks (--api-key KEY)"
-        );
+    match (service.authenticator(), cli.authentication().ok().flatten()) {
+        (None, _) => tracing::warn!(
+            "no authentication: anyone who reaches this agent can use it and read its tasks (--api-key KEY, --jwt-secret SECRET, --jwt-jwks URL)"
+        ),
+        (Some(_), Some((_, described))) => tracing::info!("authentication: {described}"),
+        (Some(_), None) => tracing::info!("authentication: configured by the agent"),
     }
     let listener = listen(cli.bind).await?;
     let local = format!("http://{}", listener.local_addr()?);

@@ -153,7 +153,7 @@ fn refused(
         "authentication required: see the agent card's securitySchemes",
         None,
     );
-    if let Ok(v) = http::HeaderValue::from_str(&auth.challenge()) {
+    if let Ok(v) = http::HeaderValue::from_str(&auth.challenge_for(err)) {
         resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
     }
     resp

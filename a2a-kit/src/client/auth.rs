@@ -5,7 +5,8 @@
 //! that a client fills in with a static secret: [`BearerAuth`] (`httpAuthSecurityScheme`
 //! Bearer, or an OAuth2 / OIDC access token obtained elsewhere), [`ApiKeyAuth`]
 //! (`apiKeySecurityScheme` in a header, query parameter or cookie) and [`StaticHeaders`].
-//! Anything else (token refresh, request signing) is a custom implementation:
+//! A token that expires comes from a [`TokenProvider`] instead, asked before every request
+//! ([`BearerTokenProvider`]). Anything else (request signing) is a custom implementation:
 //!
 //! ```
 //! use a2a_kit::client::{CallInfo, ClientError, Interceptor};
@@ -114,6 +115,83 @@ impl Interceptor for BearerAuth {
     ) -> Result<(), ClientError> {
         req.headers_mut()
             .insert(reqwest::header::AUTHORIZATION, self.value.clone());
+        Ok(())
+    }
+}
+
+/// Where fresh bearer tokens come from: asked before every request to the agent (so a
+/// provider that caches its token and renews it before it expires, e.g. an OAuth2 client
+/// credentials flow, keeps the client authenticated however long it lives). An `Err` aborts
+/// the call.
+///
+/// An async closure returning `Result<String, ClientError>` is a provider:
+///
+/// ```
+/// use a2a_kit::client::{A2aClient, ClientError};
+///
+/// async fn current_token() -> Result<String, ClientError> {
+///     Ok("eyJhbGciOi...".to_string()) // e.g. from a token cache that refreshes itself
+/// }
+/// let builder = A2aClient::builder().bearer_token_provider(current_token);
+/// ```
+#[async_trait]
+pub trait TokenProvider: Send + Sync + 'static {
+    /// A token valid for the next request (without the `Bearer ` prefix).
+    async fn token(&self) -> Result<String, ClientError>;
+}
+
+#[async_trait]
+impl<F, Fut> TokenProvider for F
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<String, ClientError>> + Send + 'static,
+{
+    async fn token(&self) -> Result<String, ClientError> {
+        (self)().await
+    }
+}
+
+/// `Authorization: Bearer <token>` with a token asked from a [`TokenProvider`] for each
+/// request (the interceptor behind
+/// [`ClientBuilder::bearer_token_provider`](super::ClientBuilder::bearer_token_provider)).
+#[derive(Clone)]
+pub struct BearerTokenProvider {
+    provider: std::sync::Arc<dyn TokenProvider>,
+}
+
+impl BearerTokenProvider {
+    /// Bearer tokens from `provider`.
+    pub fn new(provider: impl TokenProvider) -> Self {
+        BearerTokenProvider {
+            provider: std::sync::Arc::new(provider),
+        }
+    }
+}
+
+impl std::fmt::Debug for BearerTokenProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerTokenProvider(..)")
+    }
+}
+
+#[async_trait]
+impl Interceptor for BearerTokenProvider {
+    async fn intercept(
+        &self,
+        _call: &CallInfo<'_>,
+        req: &mut reqwest::Request,
+    ) -> Result<(), ClientError> {
+        let token = self.provider.token().await?;
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(ClientError::Interceptor(
+                "the token provider gave an empty token".into(),
+            ));
+        }
+        req.headers_mut().insert(
+            reqwest::header::AUTHORIZATION,
+            header_value(&format!("Bearer {token}"))?,
+        );
         Ok(())
     }
 }

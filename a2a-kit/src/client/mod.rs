@@ -39,7 +39,8 @@
 //! - **Service parameters**: `A2A-Version: 1.0` on every request, `A2A-Extensions` when
 //!   configured, and the interface's `tenant` copied into every request (JSON-RPC `params`,
 //!   REST path prefix).
-//! - **Auth**: [`Interceptor`]s see every request; [`BearerAuth`], [`ApiKeyAuth`] and
+//! - **Auth**: [`Interceptor`]s see every request; [`BearerAuth`], [`BearerTokenProvider`]
+//!   (a fresh token per request from a [`TokenProvider`]), [`ApiKeyAuth`] and
 //!   [`StaticHeaders`] are built in.
 //! - **Errors**: [`ClientError`]; errors the agent sent are [`ClientError::Agent`] with the A2A
 //!   code, `ErrorInfo.reason` and message.
@@ -65,7 +66,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use auth::{
-    ApiKeyAuth, ApiKeyLocation, BearerAuth, CallInfo, FnInterceptor, Interceptor, StaticHeaders,
+    ApiKeyAuth, ApiKeyLocation, BearerAuth, BearerTokenProvider, CallInfo, FnInterceptor,
+    Interceptor, StaticHeaders, TokenProvider,
 };
 pub use card::{AGENT_CARD_PATH, CardCache};
 pub use delegate::{DelegateOptions, DelegationResult, RemoteAgent};
@@ -357,6 +359,13 @@ impl ClientBuilder {
     /// `Authorization: Bearer <token>` on every request to the agent.
     pub fn bearer_token(self, token: impl AsRef<str>) -> Result<Self, ClientError> {
         Ok(self.interceptor(BearerAuth::new(token)?))
+    }
+
+    /// `Authorization: Bearer <token>` on every request to the agent, the token asked from
+    /// `provider` each time (tokens that expire and are renewed). Sent to the agent's origin
+    /// only, as every credential (see [`interceptor`](Self::interceptor)).
+    pub fn bearer_token_provider(self, provider: impl TokenProvider) -> Self {
+        self.interceptor(BearerTokenProvider::new(provider))
     }
 
     /// An API key in header `name`.

@@ -26,6 +26,7 @@ impl Example {
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG")
             .env_remove("A2A_STORE")
+            .env_remove("A2A_JWT_SECRET")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

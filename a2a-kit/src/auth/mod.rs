@@ -5,8 +5,10 @@
 //! without the right is 403, in both bindings, before the body is read or any task exists.
 //! The agent card's `securitySchemes` and `securityRequirements` are generated from it
 //! ([`AgentServiceBuilder::authenticate`](crate::server::AgentServiceBuilder::authenticate)).
-//! [`ApiKeys`] is built in; anything else (tokens, a fronting proxy's mTLS identity) is an
-//! implementation of the trait.
+//! [`ApiKeys`] and, with the `jose` feature, [`Jwt`] (bearer JWTs: a shared secret, a PEM
+//! key or a JWKS) are built in, and [`AnyOf`] accepts a request any of several accepts;
+//! anything else (a fronting proxy's mTLS identity, opaque tokens) is an implementation of
+//! the trait.
 //!
 //! ```
 //! use a2a_kit::auth::ApiKeys;
@@ -17,11 +19,19 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use subtle::ConstantTimeEq;
 
 use crate::protocol::{ApiKeySecurityScheme, SecurityScheme};
+
+#[cfg(feature = "jose")]
+mod jwks;
+#[cfg(feature = "jose")]
+mod jwt;
+#[cfg(feature = "jose")]
+pub use jwt::{Jwt, JwtError, MAX_TOKEN_BYTES, MIN_HMAC_SECRET_BYTES};
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -32,6 +42,9 @@ pub struct Caller {
     pub tenant: Option<String>,
     /// What it may do (a token's scopes).
     pub scopes: Vec<String>,
+    /// Every claim of the caller's token (a JWT's payload), for decisions the fields above do
+    /// not cover (roles, email, custom claims); empty for callers without a token.
+    pub claims: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Caller {
@@ -71,6 +84,128 @@ pub trait Authenticator: Send + Sync + 'static {
 
     /// The `WWW-Authenticate` value of a 401 (RFC 9110 §11.6.1): how to authenticate.
     fn challenge(&self) -> String;
+
+    /// The `WWW-Authenticate` value of a 401 refusing a request with `error`: by default
+    /// [`challenge`](Self::challenge); a bearer scheme adds `error="invalid_token"` for a bad
+    /// token (RFC 6750 §3.1), never the reason itself.
+    fn challenge_for(&self, error: &AuthError) -> String {
+        let _ = error;
+        self.challenge()
+    }
+}
+
+/// Several authenticators, one request accepted if any accepts it (e.g. API keys for scripts
+/// and JWTs for users). Without credentials for any, the request is
+/// [`AuthError::Missing`]; with bad ones, the first member's refusal (a `Forbidden` first).
+/// The card lists every member's schemes (any one will do) and a 401's `WWW-Authenticate`
+/// carries every member's challenge.
+///
+/// Callers of all members share one namespace of subjects, so tasks are scoped by subject
+/// whichever way the caller came in: give callers of different members distinct subjects
+/// (an API key's subject and a token's `sub` should never coincide by accident).
+///
+/// ```
+/// use a2a_kit::auth::{AnyOf, ApiKeys};
+/// # fn demo(agent: impl a2a_kit::skill::Agent, jwt: impl a2a_kit::auth::Authenticator) -> Result<(), a2a_kit::server::BuildError> {
+/// let auth = AnyOf::new(ApiKeys::header("X-API-Key").key("s3cret", "ops-script")).or(jwt);
+/// let service = a2a_kit::server::AgentService::builder(agent).authenticate(auth).build()?;
+/// # let _ = service; Ok(()) }
+/// ```
+#[derive(Clone, Default)]
+pub struct AnyOf {
+    members: Vec<Arc<dyn Authenticator>>,
+}
+
+impl std::fmt::Debug for AnyOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnyOf")
+            .field("members", &self.members.len())
+            .finish()
+    }
+}
+
+impl AnyOf {
+    /// Start with `first` (more with [`or`](Self::or)).
+    pub fn new(first: impl Authenticator) -> Self {
+        AnyOf::default().or(first)
+    }
+
+    /// Accept what `other` accepts too (tried after the ones before it).
+    pub fn or(mut self, other: impl Authenticator) -> Self {
+        self.members.push(Arc::new(other));
+        self
+    }
+
+    /// How many authenticators it tries.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether it has none (then every request is refused as without credentials).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    fn challenges(&self, each: impl Fn(&dyn Authenticator) -> String) -> String {
+        self.members
+            .iter()
+            .map(|m| each(m.as_ref()))
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[async_trait]
+impl Authenticator for AnyOf {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError> {
+        let (mut invalid, mut forbidden) = (None, None);
+        for member in &self.members {
+            match member.authenticate(request).await {
+                Ok(caller) => return Ok(caller),
+                Err(AuthError::Missing) => {}
+                Err(e @ AuthError::Invalid(_)) => {
+                    invalid.get_or_insert(e);
+                }
+                Err(e @ AuthError::Forbidden(_)) => {
+                    forbidden.get_or_insert(e);
+                }
+            }
+        }
+        Err(forbidden.or(invalid).unwrap_or(AuthError::Missing))
+    }
+
+    /// Every member's schemes; a name two members use for different schemes gets a suffix
+    /// (`bearer-2`).
+    fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {
+        let mut all = BTreeMap::new();
+        for member in &self.members {
+            for (name, scheme) in member.security_schemes() {
+                match all.get(&name) {
+                    None => {
+                        all.insert(name, scheme);
+                    }
+                    Some(same) if *same == scheme => {}
+                    Some(_) => {
+                        let free = (2..)
+                            .map(|n| format!("{name}-{n}"))
+                            .find(|n| !all.contains_key(n))
+                            .unwrap_or_default();
+                        all.insert(free, scheme);
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    fn challenge(&self) -> String {
+        self.challenges(|m| m.challenge())
+    }
+
+    fn challenge_for(&self, error: &AuthError) -> String {
+        self.challenges(|m| m.challenge_for(error))
+    }
 }
 
 /// Where an API key is read from.
