@@ -548,38 +548,27 @@ async fn official_clients_against_the_conformance_agent() {
     );
 }
 
-/// The JS SDK's own credential support (a fetch that carries the key, through
-/// `createAuthenticatingFetchWithRetry`) reaches an agent that takes API keys, and its card
-/// resolver reads the card's security fields; without credentials it is refused.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_js_sdk_client_authenticates_with_an_api_key() {
-    let Some(js) = tokio::task::spawn_blocking(js_dir).await.unwrap() else {
-        return;
-    };
-    let keys = a2a_kit::auth::ApiKeys::header("X-API-Key").key("js-key", "js");
+/// Runs js_auth_client.mjs against an agent built with `auth`, the client's fetch carrying
+/// `header: value`; `None` without Node.js (as the other JS tests).
+async fn js_auth_summary(
+    auth: impl a2a_kit::auth::Authenticator,
+    header: &str,
+    value: &str,
+) -> Option<Value> {
+    let js = tokio::task::spawn_blocking(js_dir).await.unwrap()?;
     let server = a2a_tests::serve(
-        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).authenticate(keys),
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).authenticate(auth),
     )
     .await;
     let mut cmd = Command::new("node");
     cmd.arg(js.join("js_auth_client.mjs"))
         .current_dir(&js)
-        .args([server.base.as_str(), "js-key"]);
+        .args([server.base.as_str(), value, header]);
     let outcome = run_script(cmd, "js auth".into()).await;
     let summary = outcome
         .summary
         .unwrap_or_else(|| panic!("{}", outcome.error.unwrap_or_default()));
     println!("{}", serde_json::to_string_pretty(&summary).unwrap());
-    assert_eq!(
-        summary["card"]["schemes"]["apiKey"]["scheme"]["value"]["name"], "X-API-Key",
-        "the card's scheme as the SDK read it: {summary}"
-    );
-    assert!(
-        summary["card"]["requirements"]
-            .to_string()
-            .contains("apiKey"),
-        "{summary}"
-    );
     for binding in ["JSONRPC", "HTTP+JSON"] {
         let r = &summary["bindings"][binding];
         assert_eq!(
@@ -594,4 +583,55 @@ async fn the_js_sdk_client_authenticates_with_an_api_key() {
             "{binding}: {r}"
         );
     }
+    Some(summary)
+}
+
+/// The JS SDK's own credential support (a fetch that carries the key, through
+/// `createAuthenticatingFetchWithRetry`) reaches an agent that takes API keys, and its card
+/// resolver reads the card's security fields; without credentials it is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_js_sdk_client_authenticates_with_an_api_key() {
+    let keys = a2a_kit::auth::ApiKeys::header("X-API-Key").key("js-key", "js");
+    let Some(summary) = js_auth_summary(keys, "X-API-Key", "js-key").await else {
+        return;
+    };
+    assert_eq!(
+        summary["card"]["schemes"]["apiKey"]["scheme"]["value"]["name"], "X-API-Key",
+        "the card's scheme as the SDK read it: {summary}"
+    );
+    assert!(
+        summary["card"]["requirements"]
+            .to_string()
+            .contains("apiKey"),
+        "{summary}"
+    );
+}
+
+/// The same with a bearer JWT: the SDK's card resolver reads the bearer scheme, and its
+/// authenticating fetch sends the token.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_js_sdk_client_authenticates_with_a_bearer_jwt() {
+    let secret = b"interop-secret-of-at-least-32-bytes!";
+    let jwt = a2a_kit::auth::Jwt::hmac(secret).expect("a secret");
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": "js", "exp": exp}),
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .expect("signs");
+    let Some(summary) = js_auth_summary(jwt, "Authorization", &format!("Bearer {token}")).await
+    else {
+        return;
+    };
+    let schemes = summary["card"]["schemes"].as_object().expect("schemes");
+    assert_eq!(schemes.len(), 1, "{summary}");
+    let scheme = &schemes.values().next().unwrap()["scheme"];
+    assert_eq!(scheme["$case"], "httpAuthSecurityScheme", "{summary}");
+    assert_eq!(scheme["value"]["scheme"], "Bearer", "{summary}");
+    assert_eq!(scheme["value"]["bearerFormat"], "JWT", "{summary}");
 }

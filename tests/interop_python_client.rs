@@ -209,3 +209,58 @@ async fn the_python_sdk_client_authenticates_with_an_api_key() {
         assert!(refused.contains("401"), "{binding}: {r}");
     }
 }
+
+/// A JWT for `sub` signed with `secret` (HS256), valid for ten minutes.
+fn hs256_token(secret: &[u8], sub: &str) -> String {
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &serde_json::json!({"sub": sub, "exp": exp, "iss": "interop"}),
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .expect("signs")
+}
+
+/// The SDK's `AuthInterceptor` also speaks HTTP bearer: it reads the card's bearer scheme and
+/// sends a JWT the agent accepts; without one it is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_authenticates_with_a_bearer_jwt() {
+    let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let secret = b"interop-secret-of-at-least-32-bytes!";
+    let jwt = a2a_kit::auth::Jwt::hmac(secret)
+        .expect("a secret")
+        .issuer("interop");
+    let server = a2a_tests::serve(
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent).authenticate(jwt),
+    )
+    .await;
+    let token = hs256_token(secret, "python");
+    let summary = run_script(&py, "auth_client.py", &[&server.base, &token]).await;
+    let schemes = summary["card"]["schemes"].as_object().expect("schemes");
+    assert_eq!(schemes.len(), 1, "{summary}");
+    let (name, scheme) = schemes.iter().next().unwrap();
+    assert_eq!(
+        scheme,
+        &serde_json::json!({"kind": "http_auth_security_scheme", "scheme": "Bearer", "bearer_format": "JWT"}),
+        "{summary}"
+    );
+    assert_eq!(summary["card"]["requirements"], serde_json::json!([[name]]));
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let r = &summary["bindings"][binding];
+        assert_eq!(
+            r["with_key"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {r}"
+        );
+        let refused = r["without_key"]["message"].as_str().unwrap_or_default();
+        assert!(refused.contains("401"), "{binding}: {r}");
+    }
+}

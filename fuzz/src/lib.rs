@@ -614,3 +614,79 @@ fn client_runtime() -> &'static tokio::runtime::Runtime {
             .expect("a runtime")
     })
 }
+
+/// The keys the signature cases sign and verify with (the tests' fixtures).
+fn card_keys() -> &'static (a2a_kit::signing::Signer, a2a_kit::signing::Verifier) {
+    static KEYS: OnceLock<(a2a_kit::signing::Signer, a2a_kit::signing::Verifier)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let signer = a2a_kit::signing::Signer::from_pem(
+            include_str!("../../tests/fixtures/signing/es256.pem"),
+            "fuzz",
+        )
+        .expect("the fixture key");
+        let verifier = a2a_kit::signing::Verifier::new()
+            .trust_jwk(&signer.public_jwk().to_string())
+            .expect("its public JWK");
+        (signer, verifier)
+    })
+}
+
+/// A client verifying a card's signatures: any document is verified or refused, never a
+/// panic; and any card that parses, once signed, verifies, both typed and as the JSON a
+/// client receives (the signature covers what goes over the wire).
+pub fn card_signature(data: &[u8]) {
+    let (signer, verifier) = card_keys();
+    if let Ok(value) = serde_json::from_slice::<Value>(data) {
+        let _ = verifier.verify_card_json(&value);
+    }
+    if let Ok(mut card) = fuzzing::card(data) {
+        let _ = verifier.verify_card(&card);
+        card.signatures.clear();
+        signer.sign_card(&mut card).expect("a card signs");
+        assert_eq!(verifier.verify_card(&card).as_deref(), Ok("fuzz"));
+        let json = serde_json::to_value(&card).expect("a card serializes");
+        assert_eq!(verifier.verify_card_json(&json).as_deref(), Ok("fuzz"));
+    }
+}
+
+/// A webhook receiver checking `X-A2A-Signature`: the input is the header, a newline, the
+/// body. Any header is verified or refused; a signature the key made verifies only its body.
+pub fn webhook_signature(data: &[u8]) {
+    let (signer, verifier) = card_keys();
+    let (header, body) = match data.iter().position(|b| *b == b'\n') {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    if let Ok(header) = std::str::from_utf8(header) {
+        let _ = verifier.verify_detached(header, body);
+    }
+    let signed = signer.sign_delivery(body).expect("a body signs");
+    assert!(verifier.verify_detached(&signed, body).is_ok());
+    let mut other = body.to_vec();
+    other.push(b'!');
+    assert!(verifier.verify_detached(&signed, &other).is_err());
+}
+
+/// An agent reading `Authorization: Bearer <token>`: any header value is a caller or a
+/// refusal (never a panic), and only a token the configured secret signed names a caller.
+pub fn bearer_jwt(data: &[u8]) {
+    use a2a_kit::auth::{AuthError, Authenticator, Jwt};
+    static JWT: OnceLock<Jwt> = OnceLock::new();
+    let jwt = JWT.get_or_init(|| {
+        Jwt::hmac("a fuzzing secret of at least thirty-two bytes").expect("a secret")
+    });
+    let Ok(value) = http::HeaderValue::from_bytes(data) else {
+        return;
+    };
+    let (parts, ()) = http::Request::post("/")
+        .header(http::header::AUTHORIZATION, value)
+        .body(())
+        .expect("a request")
+        .into_parts();
+    let runtime = client_runtime();
+    match runtime.block_on(jwt.authenticate(&parts)) {
+        Ok(caller) => panic!("a token nobody signed named a caller: {caller:?}"),
+        Err(AuthError::Missing | AuthError::Invalid(_)) => {}
+        Err(other) => panic!("a bad token is 401, not {other:?}"),
+    }
+}

@@ -54,3 +54,18 @@ fn client_card() {
 fn client_stream() {
     replay("client_stream", a2a_fuzz::client_stream);
 }
+
+#[test]
+fn card_signature() {
+    replay("card_signature", a2a_fuzz::card_signature);
+}
+
+#[test]
+fn webhook_signature() {
+    replay("webhook_signature", a2a_fuzz::webhook_signature);
+}
+
+#[test]
+fn bearer_jwt() {
+    replay("bearer_jwt", a2a_fuzz::bearer_jwt);
+}

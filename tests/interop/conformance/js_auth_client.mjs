@@ -1,7 +1,8 @@
 // The official JS client (@a2a-js/sdk 1.3.0) with its credential support against an a2a-kit
-// agent that takes API keys, for tests/interop_conformance.rs.
+// agent that takes API keys or bearer tokens, for tests/interop_conformance.rs.
 //
-// Usage: node js_auth_client.mjs BASE_URL API_KEY
+// Usage: node js_auth_client.mjs BASE_URL VALUE [HEADER]   (HEADER defaults to X-API-Key;
+//        for a bearer token: VALUE "Bearer <jwt>", HEADER Authorization)
 //
 // Reads the public card with the SDK's resolver (its securitySchemes and
 // securityRequirements), then over JSON-RPC and HTTP+JSON: a client whose fetch carries the
@@ -19,10 +20,10 @@ import {
 } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 
-const [base, key] = process.argv.slice(2);
+const [base, key, header = 'X-API-Key'] = process.argv.slice(2);
 
 const withKey = createAuthenticatingFetchWithRetry(fetch, {
-  headers: async () => ({ 'X-API-Key': key }),
+  headers: async () => ({ [header]: key }),
   shouldRetryWithHeaders: async () => undefined,
 });
 

@@ -1,7 +1,10 @@
 """The official Python client (a2a-sdk 1.3.0) with its credential support against an a2a-kit
-agent that takes API keys, for tests/interop_python_client.rs.
+agent that takes API keys or bearer tokens, for tests/interop_python_client.rs.
 
-Usage: python auth_client.py BASE_URL API_KEY
+Usage: python auth_client.py BASE_URL CREDENTIAL
+
+CREDENTIAL is what the SDK's CredentialService returns for the card's scheme: an API key, or
+a JWT the AuthInterceptor sends as `Authorization: Bearer ...`.
 
 Reads the public card (its securitySchemes and securityRequirements must parse into the
 SDK's types), then over JSON-RPC and HTTP+JSON: a client whose AuthInterceptor finds the key
@@ -25,7 +28,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
 
 class OneKey(CredentialService):
-    """The key for every scheme the card names (the agent has one)."""
+    """The credential for every scheme the card names (the agent has one)."""
 
     def __init__(self, key):
         self.key = key
@@ -54,14 +57,22 @@ async def main():
     base, key = sys.argv[1], sys.argv[2]
     async with httpx.AsyncClient(timeout=60) as hx:
         card = await A2ACardResolver(hx, base).get_agent_card()
-        schemes = {
-            name: {
-                'kind': s.WhichOneof('scheme'),
-                'location': s.api_key_security_scheme.location,
-                'name': s.api_key_security_scheme.name,
-            }
-            for name, s in card.security_schemes.items()
-        }
+        schemes = {}
+        for name, s in card.security_schemes.items():
+            kind = s.WhichOneof('scheme')
+            if kind == 'api_key_security_scheme':
+                fields = {
+                    'location': s.api_key_security_scheme.location,
+                    'name': s.api_key_security_scheme.name,
+                }
+            elif kind == 'http_auth_security_scheme':
+                fields = {
+                    'scheme': s.http_auth_security_scheme.scheme,
+                    'bearer_format': s.http_auth_security_scheme.bearer_format,
+                }
+            else:
+                fields = {}
+            schemes[name] = {'kind': kind, **fields}
         requirements = [sorted(r.schemes.keys()) for r in card.security_requirements]
         out = {'card': {'schemes': schemes, 'requirements': requirements}, 'bindings': {}}
         for binding in ['JSONRPC', 'HTTP+JSON']:
