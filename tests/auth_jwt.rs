@@ -285,14 +285,7 @@ async fn good_tokens_of_every_key_type_name_their_caller() {
     assert_eq!(list["totalSize"], 0, "bob's task is not carol's: {list}");
 
     // The card is public and names the scheme.
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(
         card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"],
         json!({"description": "A JWT bearer token.", "scheme": "Bearer", "bearerFormat": "JWT"}),
@@ -744,14 +737,7 @@ async fn any_of_takes_api_keys_and_jwts() {
         );
         assert!(logs.text().contains("a token from another issuer"));
     }
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(
         card["securityRequirements"],
         json!([{"schemes": {"apiKey": {}}}, {"schemes": {"bearer": {}}}]),

@@ -115,14 +115,7 @@ async fn tampered_card_unknown_kid_and_unsigned_card_are_refused() {
             .unwrap()
     };
     // Tampered: the served card with one field changed, signature kept.
-    let mut doc: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mut doc: Value = a2a_tests::public_card(&s.base).await;
     assert!(trusted().verify_card_json(&doc).is_ok());
     doc["description"] = json!("a friendlier agent");
     let (tampered, _t) = serve_card_json(doc.clone()).await;

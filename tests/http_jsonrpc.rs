@@ -355,14 +355,7 @@ async fn capabilities_off_give_the_spec_errors() {
     assert_eq!(code(&v), -32003);
     let v = rpc(&s.base, "GetExtendedAgentCard", json!({})).await;
     assert_eq!(code(&v), -32004);
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(card["capabilities"]["streaming"], false);
     assert_eq!(card["capabilities"]["pushNotifications"], false);
 }
@@ -401,14 +394,7 @@ async fn extended_card_and_required_extensions() {
     );
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["result"]["name"], "Test Agent (extended)");
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(card["capabilities"]["extendedAgentCard"], true);
     assert_eq!(card["capabilities"]["extensions"][0]["required"], true);
 }

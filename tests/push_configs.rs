@@ -44,14 +44,7 @@ async fn new_task(base: &str) -> String {
 #[tokio::test]
 async fn jsonrpc_operations() {
     let s = serve_push().await;
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     let task = new_task(&s.base).await;
 
@@ -378,14 +371,7 @@ async fn ssrf_refusals_are_invalid_params_with_the_reason_on_both_bindings() {
 #[tokio::test]
 async fn capability_off_is_push_notification_not_supported() {
     let s = serve(AgentService::builder(TestAgent)).await;
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     assert_eq!(card["capabilities"]["pushNotifications"], false);
     let task = rpc(
         &s.base,

@@ -142,14 +142,7 @@ async fn extended_only_skills_are_on_the_extended_card_only() {
             }),
     )
     .await;
-    let card: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = a2a_tests::public_card(&s.base).await;
     let ids: Vec<&str> = card["skills"]
         .as_array()
         .unwrap()

@@ -317,14 +317,7 @@ async fn skill_sets_dispatch_over_http() {
     let s = serve(travel()).await;
 
     // The served card has every block's skills.
-    let served: Value = client()
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let served: Value = a2a_tests::public_card(&s.base).await;
     let ids: Vec<&str> = served["skills"]
         .as_array()
         .unwrap()

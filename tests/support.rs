@@ -73,6 +73,18 @@ pub fn client() -> reqwest::Client {
         .expect("client")
 }
 
+/// The public agent card an agent at `base` serves, as JSON.
+pub async fn public_card(base: &str) -> Value {
+    client()
+        .get(format!("{base}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .expect("the card answers")
+        .json()
+        .await
+        .expect("the card is JSON")
+}
+
 /// POST a JSON-RPC request; returns the whole response envelope.
 pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});

@@ -268,25 +268,9 @@ impl Signer {
                 let der = key.to_pkcs1_der().map_err(|e| der_err(&e))?;
                 (Algorithm::RS256, EncodingKey::from_rsa_der(der.as_bytes()))
             }
-            (kty, crv) => {
-                return Err(KeyError::new(format!(
-                    "unsupported JWK (kty {kty:?}, crv {crv:?}): EC P-256/P-384, OKP Ed25519 or RSA"
-                )));
-            }
+            (kty, crv) => return Err(unsupported_jwk(kty, crv)),
         };
-        let alg = match str_of("alg") {
-            Some(name) => {
-                let named = asymmetric_alg(name)
-                    .ok_or_else(|| KeyError::new(format!("alg `{name}` is not allowed")))?;
-                if family_of(named) != family_of(alg) {
-                    return Err(KeyError::new(format!(
-                        "alg `{name}` does not fit the key type"
-                    )));
-                }
-                named
-            }
-            None => alg,
-        };
+        let alg = jwk_alg(str_of("alg"), alg)?;
         let mut public = v.clone();
         if let Some(obj) = public.as_object_mut() {
             for private in ["d", "p", "q", "dp", "dq", "qi", "oth"] {
@@ -401,6 +385,28 @@ impl Signer {
         extra.insert("jti".into(), uuid::Uuid::new_v4().to_string().into());
         self.sign_detached(body, extra)
     }
+}
+
+/// The algorithm of a JWK: its `alg` if it names one that fits the key type's `default`,
+/// else the key type's.
+fn jwk_alg(named: Option<&str>, default: Algorithm) -> Result<Algorithm, KeyError> {
+    let Some(name) = named else {
+        return Ok(default);
+    };
+    let alg = asymmetric_alg(name)
+        .ok_or_else(|| KeyError::new(format!("alg `{name}` is not allowed")))?;
+    if family_of(alg) != family_of(default) {
+        return Err(KeyError::new(format!(
+            "alg `{name}` does not fit the key type"
+        )));
+    }
+    Ok(alg)
+}
+
+fn unsupported_jwk(kty: Option<&str>, crv: Option<&str>) -> KeyError {
+    KeyError::new(format!(
+        "unsupported JWK (kty {kty:?}, crv {crv:?}): EC P-256/P-384, OKP Ed25519 or RSA"
+    ))
 }
 
 fn family_of(alg: Algorithm) -> u8 {
@@ -785,25 +791,9 @@ fn public_jwk(v: &Value) -> Result<TrustedKey, KeyError> {
             Algorithm::RS256,
             DecodingKey::from_rsa_components(need("n")?, need("e")?).map_err(bad)?,
         ),
-        (kty, crv) => {
-            return Err(KeyError::new(format!(
-                "unsupported JWK (kty {kty:?}, crv {crv:?}): EC P-256/P-384, OKP Ed25519 or RSA"
-            )));
-        }
+        (kty, crv) => return Err(unsupported_jwk(kty, crv)),
     };
-    let alg = match str_of("alg") {
-        Some(name) => {
-            let named = asymmetric_alg(name)
-                .ok_or_else(|| KeyError::new(format!("alg `{name}` is not allowed")))?;
-            if family_of(named) != family_of(alg) {
-                return Err(KeyError::new(format!(
-                    "alg `{name}` does not fit the key type"
-                )));
-            }
-            named
-        }
-        None => alg,
-    };
+    let alg = jwk_alg(str_of("alg"), alg)?;
     Ok(TrustedKey { kid, alg, key })
 }
 
