@@ -55,6 +55,10 @@ pub struct ServerCli {
     /// `--rate-limit`: the abuse workload's server.
     #[arg(long)]
     pub rate_limit: Option<u32>,
+    /// Authenticate every request but the card's with this `X-API-Key` (the W1 row with
+    /// authentication).
+    #[arg(long)]
+    pub api_key: Option<String>,
 }
 
 impl ServerCli {
@@ -63,7 +67,10 @@ impl ServerCli {
         &self,
         a2a: AgentServiceBuilder,
     ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
-        let a2a = a2a.public_url(format!("http://{}", self.bind));
+        let mut a2a = a2a.public_url(format!("http://{}", self.bind));
+        if let Some(key) = &self.api_key {
+            a2a = a2a.authenticate(a2a_kit::auth::ApiKeys::header("X-API-Key").key(key, "bench"));
+        }
         if self.store == "memory" {
             return Ok(match self.max_tasks {
                 None => a2a,

@@ -515,7 +515,7 @@ fn reason(e: &jsonwebtoken::errors::Error) -> AuthError {
 
 #[async_trait]
 impl Authenticator for Jwt {
-    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError> {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
         let token = bearer(request)?;
         if token.len() > MAX_TOKEN_BYTES {
             return Err(AuthError::Invalid(format!(
@@ -533,7 +533,7 @@ impl Authenticator for Jwt {
         }))
         .map_err(|_| invalid("a token the key could not verify (the verifier panicked)"))?;
         let claims = decoded.map_err(|e| reason(&e))?.claims;
-        self.caller(claims)
+        self.caller(claims).map(Arc::new)
     }
 
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {

@@ -18,6 +18,7 @@
 //! # let _ = service; Ok(()) }
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -75,8 +76,10 @@ pub enum AuthError {
 /// Names the caller of a request from its head, or refuses it.
 #[async_trait]
 pub trait Authenticator: Send + Sync + 'static {
-    /// The caller of the request whose head this is.
-    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError>;
+    /// The caller of the request whose head this is. Shared (an `Arc`): the request, its task
+    /// and the skill all see the one caller, and an authenticator that knows its callers in
+    /// advance (API keys) hands out the same one each time.
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError>;
 
     /// The card's security schemes, by name, that this authenticator accepts; a client may
     /// use any one of them.
@@ -158,7 +161,7 @@ impl AnyOf {
 
 #[async_trait]
 impl Authenticator for AnyOf {
-    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError> {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
         let (mut invalid, mut forbidden) = (None, None);
         for member in &self.members {
             match member.authenticate(request).await {
@@ -209,9 +212,10 @@ impl Authenticator for AnyOf {
 }
 
 /// Where an API key is read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum KeyIn {
-    Header,
+    /// The header's name parsed once (`None`: not a header name, so no request carries it).
+    Header(Option<http::HeaderName>),
     Query,
 }
 
@@ -221,7 +225,7 @@ enum KeyIn {
 pub struct ApiKeys {
     location: KeyIn,
     name: String,
-    keys: Vec<(Vec<u8>, Caller)>,
+    keys: Vec<(Vec<u8>, Arc<Caller>)>,
 }
 
 impl std::fmt::Debug for ApiKeys {
@@ -240,9 +244,10 @@ const MAX_KEY_BYTES: usize = 1024;
 impl ApiKeys {
     /// Keys in request header `name` (e.g. `X-API-Key`).
     pub fn header(name: impl Into<String>) -> Self {
+        let name = name.into();
         ApiKeys {
-            location: KeyIn::Header,
-            name: name.into(),
+            location: KeyIn::Header(http::HeaderName::try_from(name.as_str()).ok()),
+            name,
             keys: Vec::new(),
         }
     }
@@ -263,7 +268,7 @@ impl ApiKeys {
 
     /// Accept `key` as `caller`.
     pub fn key_for(mut self, key: impl Into<String>, caller: Caller) -> Self {
-        self.keys.push((key.into().into_bytes(), caller));
+        self.keys.push((key.into().into_bytes(), Arc::new(caller)));
         self
     }
 
@@ -279,22 +284,25 @@ impl ApiKeys {
 
     /// The card's name for where the key goes.
     fn location(&self) -> &'static str {
-        match self.location {
-            KeyIn::Header => "header",
+        match &self.location {
+            KeyIn::Header(_) => "header",
             KeyIn::Query => "query",
         }
     }
 
-    fn presented(&self, request: &http::request::Parts) -> Option<Vec<u8>> {
-        match self.location {
-            KeyIn::Header => request
+    fn presented<'r>(&self, request: &'r http::request::Parts) -> Option<Cow<'r, [u8]>> {
+        match &self.location {
+            KeyIn::Header(name) => request
                 .headers
-                .get(self.name.as_str())
-                .map(|v| v.as_bytes().to_vec()),
+                .get(name.as_ref()?)
+                .map(|v| Cow::Borrowed(v.as_bytes())),
             KeyIn::Query => request.uri.query().and_then(|q| {
                 form_urlencoded::parse(q.as_bytes())
                     .find(|(k, _)| k == self.name.as_str())
-                    .map(|(_, v)| v.into_owned().into_bytes())
+                    .map(|(_, v)| match v {
+                        Cow::Borrowed(v) => Cow::Borrowed(v.as_bytes()),
+                        Cow::Owned(v) => Cow::Owned(v.into_bytes()),
+                    })
             }),
         }
     }
@@ -302,7 +310,7 @@ impl ApiKeys {
 
 #[async_trait]
 impl Authenticator for ApiKeys {
-    async fn authenticate(&self, request: &http::request::Parts) -> Result<Caller, AuthError> {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
         let Some(presented) = self.presented(request) else {
             return Err(AuthError::Missing);
         };
@@ -314,7 +322,7 @@ impl Authenticator for ApiKeys {
         }
         let mut found = None;
         for (key, caller) in &self.keys {
-            if bool::from(key.as_slice().ct_eq(presented.as_slice())) {
+            if bool::from(key.as_slice().ct_eq(&presented)) {
                 found = Some(caller);
             }
         }

@@ -55,7 +55,7 @@ impl A2aHttpService {
         B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let (mut parts, body) = req.into_parts();
+        let (parts, body) = req.into_parts();
         let jsonrpc = matches!(parts.uri.path(), "" | "/");
         if !jsonrpc
             && is_card_path(parts.uri.path())
@@ -70,6 +70,7 @@ impl A2aHttpService {
                 .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
             return resp;
         }
+        let mut caller = None;
         if let Some(auth) = self.service.authenticator() {
             // Before the body is read: an unknown caller costs the agent nothing more.
             let refusal = match auth.authenticate(&parts).await {
@@ -87,14 +88,13 @@ impl A2aHttpService {
                     None => Ok(caller),
                 },
             };
-            let caller = match refusal {
-                Ok(caller) => caller,
+            match refusal {
+                Ok(known) => caller = Some(known),
                 Err(mut resp) => {
                     close_if_unread(&mut resp, parts.version);
                     return resp;
                 }
-            };
-            parts.extensions.insert(std::sync::Arc::new(caller));
+            }
         }
         let limits = (self.service.body_limit(), self.service.body_read_timeout());
         let body = match read_body(body, limits, jsonrpc).await {
@@ -105,13 +105,7 @@ impl A2aHttpService {
             }
         };
         let (uri, headers) = (&parts.uri, &parts.headers);
-        // Only an authenticator puts a caller there: no lookup without one.
-        let caller = match self.service.authenticator() {
-            Some(_) => parts
-                .extensions
-                .get::<std::sync::Arc<crate::auth::Caller>>(),
-            None => None,
-        };
+        let caller = caller.as_ref();
         if jsonrpc {
             jsonrpc::handle(&self.service, headers, uri.query(), caller, &body).await
         } else {

@@ -94,14 +94,24 @@ impl Owner {
         if tenant.is_none() && principal.is_none() {
             return None;
         }
-        let mut key = String::new();
-        key.extend(form_urlencoded::byte_serialize(
-            tenant.unwrap_or("").as_bytes(),
-        ));
+        let (tenant, principal) = (tenant.unwrap_or(""), principal.unwrap_or(""));
+        // Most names need no escape: copied as they are, into the key's one allocation.
+        let plain = |s: &str| {
+            s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'*'))
+        };
+        let mut buf = [0u8; 128];
+        let len = tenant.len() + 1 + principal.len();
+        if len <= buf.len() && plain(tenant) && plain(principal) {
+            buf[..tenant.len()].copy_from_slice(tenant.as_bytes());
+            buf[tenant.len()] = b'/';
+            buf[tenant.len() + 1..len].copy_from_slice(principal.as_bytes());
+            let key = std::str::from_utf8(&buf[..len]).expect("ASCII");
+            return Some(Owner(key.into()));
+        }
+        let mut key: String = form_urlencoded::byte_serialize(tenant.as_bytes()).collect();
         key.push('/');
-        key.extend(form_urlencoded::byte_serialize(
-            principal.unwrap_or("").as_bytes(),
-        ));
+        key.extend(form_urlencoded::byte_serialize(principal.as_bytes()));
         Some(Owner(key.into()))
     }
 

@@ -75,7 +75,7 @@ struct Opts {
     /// Cross-replica latency: events per stream (one every 10 ms).
     #[arg(long, default_value_t = 150)]
     xrep_events: usize,
-    /// Servers to run (keys: hello, hello-sqlite, hello-postgres, hello-manual, limit, python,
+    /// Servers to run (keys: hello, hello-apikey, hello-sqlite, hello-postgres, hello-manual, limit, python,
     /// python-postgres, stream, stream-sqlite, stream-postgres).
     #[arg(long, value_delimiter = ',')]
     servers: Option<Vec<String>>,
@@ -131,6 +131,7 @@ struct Spec {
     args: Vec<String>,
     sqlite: bool,
     postgres: bool,
+    api_key: Option<&'static str>,
 }
 
 struct Server {
@@ -138,7 +139,12 @@ struct Server {
     pid: u32,
     url: String,
     db: Option<PathBuf>,
+    /// The API key every request carries (`X-API-Key`), for a server started with one.
+    api_key: Option<&'static str>,
 }
+
+/// The key of the `hello-apikey` server (W1 with authentication).
+const BENCH_API_KEY: &str = "bench-api-key-0123456789abcdef";
 
 struct Env {
     opts: Opts,
@@ -177,6 +183,13 @@ impl Env {
                 Kind::Ours,
                 bin("bench-hello"),
                 vec!["--store".into(), self.opts.postgres.clone()],
+                false,
+            ),
+            "hello-apikey" => (
+                "ours: macro hello, in-memory store, API-key authentication",
+                Kind::Ours,
+                bin("bench-hello"),
+                vec!["--api-key".into(), BENCH_API_KEY.into()],
                 false,
             ),
             "hello-manual" => (
@@ -255,6 +268,7 @@ impl Env {
             args,
             sqlite,
             postgres: key.ends_with("-postgres"),
+            api_key: (key == "hello-apikey").then_some(BENCH_API_KEY),
         }
     }
 
@@ -335,6 +349,7 @@ impl Env {
             pid,
             url,
             db,
+            api_key: spec.api_key,
         }
     }
 
@@ -409,8 +424,17 @@ async fn post(
 }
 
 /// One SendMessage; checks the task completed. Returns the raw body.
-async fn check_unary(env: &Env, url: &str) -> Result<Vec<u8>, String> {
-    let r = post(&env.client, url, unary_body()).await?;
+async fn check_unary(env: &Env, server: &Server) -> Result<Vec<u8>, String> {
+    let mut req = env
+        .client
+        .post(&server.url)
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(unary_body());
+    if let Some(key) = server.api_key {
+        req = req.header("X-API-Key", key);
+    }
+    let r = req.send().await.map_err(|e| e.to_string())?;
     let body = r.bytes().await.map_err(|e| e.to_string())?.to_vec();
     let v: Value = serde_json::from_slice(&body)
         .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))?;
@@ -433,26 +457,29 @@ struct OhaResult {
     other: u64,
 }
 
-async fn oha(env: &Env, url: &str, how: &[String]) -> OhaResult {
+async fn oha(env: &Env, server: &Server, how: &[String]) -> OhaResult {
     let body = unary_body();
     let c = env.opts.connections.to_string();
     let mut cmd = Command::new(&env.opts.oha);
-    cmd.args(how)
-        .args([
-            "-c",
-            &c,
-            "-m",
-            "POST",
-            "-H",
-            "A2A-Version: 1.0",
-            "-T",
-            "application/json",
-            "-d",
-            &body,
-        ])
-        .args(["--no-tui", "--output-format", "json", url])
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit());
+    cmd.args(how);
+    if let Some(key) = server.api_key {
+        cmd.args(["-H".to_string(), format!("X-API-Key: {key}")]);
+    }
+    cmd.args([
+        "-c",
+        &c,
+        "-m",
+        "POST",
+        "-H",
+        "A2A-Version: 1.0",
+        "-T",
+        "application/json",
+        "-d",
+        &body,
+    ])
+    .args(["--no-tui", "--output-format", "json", &server.url])
+    .stdin(Stdio::null())
+    .stderr(Stdio::inherit());
     let out = cmd.output().await.expect("oha runs");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -477,12 +504,12 @@ async fn oha(env: &Env, url: &str, how: &[String]) -> OhaResult {
 
 async fn w1_once(env: &Env, spec: &Spec) -> OhaResult {
     let server = env.start(spec, &[]).await;
-    if let Err(e) = check_unary(env, &server.url).await {
+    if let Err(e) = check_unary(env, &server).await {
         panic!("{}: {e}", spec.key);
     }
     let dur = |s: u64| vec!["-z".to_string(), format!("{s}s")];
-    oha(env, &server.url, &dur(env.opts.warmup)).await;
-    let r = oha(env, &server.url, &dur(env.opts.duration)).await;
+    oha(env, &server, &dur(env.opts.warmup)).await;
+    let r = oha(env, &server, &dur(env.opts.duration)).await;
     env.stop(server).await;
     r
 }
@@ -502,7 +529,7 @@ async fn instr_once(env: &Env, spec: &Spec) -> Option<f64> {
     )))
     .ok()?;
     let server = env.start_with(spec, &[], Some(&out)).await;
-    if let Err(e) = check_unary(env, &server.url).await {
+    if let Err(e) = check_unary(env, &server).await {
         panic!("{}: {e}", spec.key);
     }
     let n = |k: u64| vec!["-n".to_string(), k.to_string()];
@@ -519,9 +546,9 @@ async fn instr_once(env: &Env, spec: &Spec) -> Option<f64> {
                 .is_ok_and(|s| s.success())
         }
     };
-    oha(env, &server.url, &n(INSTR_REQUESTS)).await;
+    oha(env, &server, &n(INSTR_REQUESTS)).await;
     let zeroed = control("-z").await;
-    let r = oha(env, &server.url, &n(INSTR_REQUESTS)).await;
+    let r = oha(env, &server, &n(INSTR_REQUESTS)).await;
     let dumped = control("-d").await;
     env.stop(server).await;
     let dump = std::path::PathBuf::from(format!("{}.1", out.display()));
@@ -638,15 +665,15 @@ async fn w3_tasks_once(env: &Env, spec: &Spec) -> (f64, usize) {
         vec![]
     };
     let server = env.start(spec, &extra).await;
-    check_unary(env, &server.url)
+    check_unary(env, &server)
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", spec.key));
     // Warm-up: allocator arenas, buffers, connection state for 64 connections.
     let warm = (tasks / 50).max(1000).to_string();
-    oha(env, &server.url, &["-n".into(), warm]).await;
+    oha(env, &server, &["-n".into(), warm]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let before = rss(server.pid);
-    let r = oha(env, &server.url, &["-n".into(), tasks.to_string()]).await;
+    let r = oha(env, &server, &["-n".into(), tasks.to_string()]).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = rss(server.pid);
     if r.ok < tasks as u64 {
@@ -823,7 +850,7 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
 
 async fn capture(env: &Env) {
     let hello = env.start(&env.spec("hello"), &[]).await;
-    let body = check_unary(env, &hello.url).await.expect("hello answers");
+    let body = check_unary(env, &hello).await.expect("hello answers");
     std::fs::write(env.opts.work.join("unary-response.json"), &body).expect("write");
     env.stop(hello).await;
 
@@ -1207,7 +1234,7 @@ fn report(
             "| server | instructions/request | limit/ours |\n|---|---:|---:|"
         );
         let lim = med(&res.instr, "limit");
-        for k in ["hello", "hello-manual", "limit"] {
+        for k in ["hello", "hello-manual", "hello-apikey", "limit"] {
             if !res.instr.contains_key(k) {
                 continue;
             }
@@ -1424,7 +1451,7 @@ fn report(
     }
 
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3, #17, #18)\n");
+    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19)\n");
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -1454,7 +1481,17 @@ fn report(
             );
         }
     }
+    let ki = med(&res.instr, "hello-apikey");
     let (mi, hi) = (med(&res.instr, "hello"), med(&res.instr, "hello-manual"));
+    if !mi.is_nan() && !ki.is_nan() {
+        let d = ki / mi - 1.0;
+        let _ = writeln!(
+            s,
+            "| W1 with API-key authentication within 5% of W1 without, in instructions/request | {:+.1}% | {} |",
+            100.0 * d,
+            yes(d <= 0.05)
+        );
+    }
     if !mi.is_nan() && !hi.is_nan() {
         let d = mi / hi - 1.0;
         let _ = writeln!(
@@ -1632,6 +1669,7 @@ async fn main() {
     let keys = [
         "hello",
         "hello-manual",
+        "hello-apikey",
         "hello-sqlite",
         "hello-postgres",
         "limit",
@@ -1684,7 +1722,7 @@ async fn main() {
             continue;
         }
         if on("instr") {
-            for k in ["hello", "hello-manual", "limit"]
+            for k in ["hello", "hello-manual", "hello-apikey", "limit"]
                 .into_iter()
                 .filter(|k| wanted(k))
             {
