@@ -5,7 +5,7 @@
 use a2a_kit::auth::ApiKeys;
 use a2a_kit::client::A2aClient;
 use a2a_kit::server::AgentService;
-use a2a_tests::{TestAgent, client, serve, to_skill};
+use a2a_tests::{TestAgent, client, send_message, serve, to_skill};
 use serde_json::{Value, json};
 
 fn keys() -> ApiKeys {
@@ -15,23 +15,8 @@ fn keys() -> ApiKeys {
 }
 
 async fn send(base: &str, key: Option<&str>, rest: bool) -> reqwest::Response {
-    let (url, body) = if rest {
-        (
-            format!("{base}/message:send"),
-            json!({"message": to_skill("echo", "hi")}),
-        )
-    } else {
-        (
-            base.to_string(),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": {"message": to_skill("echo", "hi")}}),
-        )
-    };
-    let mut req = client().post(url).header("A2A-Version", "1.0").json(&body);
-    if let Some(key) = key {
-        req = req.header("X-API-Key", key);
-    }
-    req.send().await.expect("answered")
+    let credential = key.map(|k| ("X-API-Key", k));
+    send_message(base, rest, to_skill("echo", "hi"), credential).await
 }
 
 async fn get_json(url: String, key: Option<&str>) -> Value {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use a2a_kit::auth::{AnyOf, ApiKeys, AuthError, Authenticator, Jwt};
 use a2a_kit::client::{A2aClient, ClientError};
 use a2a_kit::server::AgentService;
-use a2a_tests::{client, serve, to_skill};
+use a2a_tests::{CapturedLogs, capture_logs, client, send_message, serve, to_skill};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
@@ -102,23 +102,9 @@ impl WhoAmI {
 }
 
 async fn send(base: &str, token: Option<&str>, rest: bool) -> reqwest::Response {
-    let (url, body) = if rest {
-        (
-            format!("{base}/message:send"),
-            json!({"message": to_skill("whoami", "x")}),
-        )
-    } else {
-        (
-            base.to_string(),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": {"message": to_skill("whoami", "x")}}),
-        )
-    };
-    let mut req = client().post(url).header("A2A-Version", "1.0").json(&body);
-    if let Some(token) = token {
-        req = req.header("Authorization", format!("Bearer {token}"));
-    }
-    req.send().await.expect("answered")
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let credential = bearer.as_deref().map(|b| ("Authorization", b));
+    send_message(base, rest, to_skill("whoami", "x"), credential).await
 }
 
 /// The caller the agent saw, through either binding.
@@ -137,41 +123,9 @@ async fn whoami(base: &str, token: &str, rest: bool) -> String {
         .to_string()
 }
 
-/// A writer the subscriber appends to.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-/// The log of this test's (single-threaded) runtime, where the server's tasks run too.
-fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    (logs, tracing::subscriber::set_default(subscriber))
-}
-
 /// `token` is refused in both bindings: 401, a Bearer challenge (with `invalid_token` when a
 /// token was sent), the edge's error body, and `reason` in the log.
-async fn assert_refused(base: &str, token: Option<&str>, reason: &str, logs: &Captured) {
+async fn assert_refused(base: &str, token: Option<&str>, reason: &str, logs: &CapturedLogs) {
     for rest in [false, true] {
         let before = logs.text().len();
         let resp = send(base, token, rest).await;
@@ -299,7 +253,7 @@ async fn good_tokens_of_every_key_type_name_their_caller() {
 
 #[tokio::test]
 async fn bad_tokens_are_refused_with_a_bearer_challenge_and_a_logged_reason() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let jwt = Jwt::hmac(SECRET).unwrap().issuer(ISS).audience(AUD);
     let s = serve(AgentService::builder(WhoAmI).authenticate(jwt)).await;
     let with = |f: &dyn Fn(&mut Value)| {
@@ -529,7 +483,7 @@ fn jwk(alg: Algorithm, key: &EncodingKey, kid: &str) -> Value {
 
 #[tokio::test]
 async fn a_jwks_url_is_cached_refetched_for_new_kids_at_most_once_per_cooldown() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let rsa2 = EncodingKey::from_rsa_pem(RSA2_PRIVATE.as_bytes()).unwrap();
     let ec = EncodingKey::from_ec_pem(EC_PRIVATE.as_bytes()).unwrap();
     let jwks = JwksServer::start(json!({"keys": [
@@ -616,7 +570,7 @@ async fn a_jwks_url_is_cached_refetched_for_new_kids_at_most_once_per_cooldown()
 
 #[tokio::test]
 async fn a_jwks_refreshes_after_its_ttl_and_a_down_provider_refuses_without_500() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let jwks = JwksServer::start(json!({"keys": [jwk(Algorithm::RS256, &rsa_key(), "k1")]})).await;
     jwks.failing.store(true, Ordering::SeqCst);
     let jwt = Jwt::jwks_url(&jwks.url)
@@ -656,7 +610,7 @@ async fn a_jwks_document_in_configuration_picks_keys_by_kid() {
     ]});
     let jwt = Jwt::jwks_json(&doc.to_string()).unwrap();
     let s = serve(AgentService::builder(WhoAmI).authenticate(jwt)).await;
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     assert!(
         whoami(
             &s.base,
@@ -690,7 +644,7 @@ async fn a_jwks_document_in_configuration_picks_keys_by_kid() {
 
 #[tokio::test]
 async fn any_of_takes_api_keys_and_jwts() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let auth = AnyOf::new(ApiKeys::header("X-API-Key").key("ops-key", "ops"))
         .or(Jwt::hmac(SECRET).unwrap().issuer(ISS));
     let s = serve(AgentService::builder(WhoAmI).authenticate(auth)).await;

@@ -2,45 +2,12 @@
 //! Captured with a `tracing` subscriber on the test's (single-threaded) runtime, where the
 //! server's tasks run too.
 
-use std::sync::{Arc, Mutex};
-
 use a2a_tests::*;
 use serde_json::json;
 
-/// A writer the subscriber appends to.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    (logs, tracing::subscriber::set_default(subscriber))
-}
-
 #[tokio::test]
 async fn a_failed_task_is_logged_with_its_reason() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let s = serve_test_agent().await;
     let r = rpc(
         &s.base,
@@ -65,7 +32,7 @@ async fn a_failed_task_is_logged_with_its_reason() {
 
 #[tokio::test]
 async fn a_refused_push_url_is_logged() {
-    let (logs, _guard) = capture();
+    let (logs, _guard) = capture_logs();
     let s = serve_test_agent().await;
     let r = rpc(
         &s.base,

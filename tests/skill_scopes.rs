@@ -6,7 +6,7 @@
 use a2a_kit::auth::{ApiKeys, Caller};
 use a2a_kit::prelude::*;
 use a2a_kit::server::{AgentService, BuildError};
-use a2a_tests::{client, serve};
+use a2a_tests::{client, send_message, serve};
 use serde_json::{Value, json};
 
 struct Travel;
@@ -62,22 +62,9 @@ fn to(skill: &str, text: &str) -> Value {
 
 /// SendMessage over one binding: (status, body).
 async fn send(base: &str, rest: bool, key: &str, skill: &str) -> (u16, Value) {
-    if rest {
-        post(
-            format!("{base}/message:send"),
-            Some(key),
-            json!({"message": to(skill, "Lisbon")}),
-        )
-        .await
-    } else {
-        post(
-            base.to_string(),
-            Some(key),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                "params": {"message": to(skill, "Lisbon")}}),
-        )
-        .await
-    }
+    let resp = send_message(base, rest, to(skill, "Lisbon"), Some(("X-API-Key", key))).await;
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
 }
 
 async fn list_total(base: &str, key: &str) -> i64 {

@@ -73,6 +73,64 @@ pub fn client() -> reqwest::Client {
         .expect("client")
 }
 
+/// SendMessage of `message` over one binding (HTTP+JSON when `rest`, else JSON-RPC), with a
+/// credential header if given.
+pub async fn send_message(
+    base: &str,
+    rest: bool,
+    message: Value,
+    credential: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let (url, body) = if rest {
+        (format!("{base}/message:send"), json!({"message": message}))
+    } else {
+        (
+            base.to_string(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                "params": {"message": message}}),
+        )
+    };
+    let mut req = client().post(url).header("A2A-Version", "1.0").json(&body);
+    if let Some((name, value)) = credential {
+        req = req.header(name, value);
+    }
+    req.send().await.expect("answered")
+}
+
+/// What the library logged while the guard lives, captured by a `tracing` subscriber on the
+/// test's (single-threaded) runtime, where the server's tasks run too.
+#[derive(Clone, Default)]
+pub struct CapturedLogs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CapturedLogs {
+    /// Everything logged so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// Capture this thread's `info` log (and above) until the guard drops.
+pub fn capture_logs() -> (CapturedLogs, tracing::subscriber::DefaultGuard) {
+    let logs = CapturedLogs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
 /// The public agent card an agent at `base` serves, as JSON.
 pub async fn public_card(base: &str) -> Value {
     client()

@@ -575,22 +575,21 @@ impl Verifier {
     }
 
     /// Fetch a JWKS the application names (`https://...`, e.g. an agent's [`JWKS_PATH`]) and
-    /// trust its signing keys. Fetched once, here: keep the verifier, or fetch again to
+    /// trust its signing keys (a document of at most 1 MiB, read as the JWT authenticator
+    /// reads one). Fetched once, here: keep the verifier, or fetch again to
     /// follow a rotation.
     #[cfg(feature = "client")]
     pub async fn fetch_jwks(self, url: &str) -> Result<Self, KeyError> {
         let fail = |e: String| KeyError::new(format!("JWKS at {url}: {e}"));
-        let resp = reqwest::Client::new()
-            .get(url)
-            .header(reqwest::header::ACCEPT, "application/json")
+        let url_parsed = reqwest::Url::parse(url).map_err(|e| fail(e.to_string()))?;
+        let http = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(30))
-            .send()
-            .await
+            .build()
             .map_err(|e| fail(e.to_string()))?;
-        if !resp.status().is_success() {
-            return Err(fail(format!("HTTP {}", resp.status().as_u16())));
-        }
-        let body = resp.text().await.map_err(|e| fail(e.to_string()))?;
+        let body = crate::auth::read_jwks(&http, url_parsed)
+            .await
+            .map_err(fail)?;
+        let body = String::from_utf8(body).map_err(|_| fail("not UTF-8".into()))?;
         self.trust_jwks(&body).map_err(|e| fail(e.0))
     }
 

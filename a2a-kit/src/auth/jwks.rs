@@ -115,6 +115,8 @@ fn key_of(value: serde_json::Value, secrets: bool) -> Result<VerifyKey, String> 
 
 #[cfg(any(feature = "client", feature = "push"))]
 pub(super) use remote::RemoteJwks;
+#[cfg(any(feature = "client", feature = "push"))]
+pub(crate) use remote::read_jwks;
 
 #[cfg(any(feature = "client", feature = "push"))]
 mod remote {
@@ -125,6 +127,36 @@ mod remote {
 
     /// The largest JWKS document read.
     const MAX_JWKS_BYTES: usize = 1024 * 1024;
+
+    /// GET a JWKS document at `url`: a success status, at most [`MAX_JWKS_BYTES`] read.
+    pub(crate) async fn read_jwks(
+        http: &reqwest::Client,
+        url: reqwest::Url,
+    ) -> Result<Vec<u8>, String> {
+        let mut resp = http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !resp.status().is_success() {
+            return Err(format!("HTTP {}", resp.status()));
+        }
+        if resp
+            .content_length()
+            .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
+        {
+            return Err(format!("a JWKS over {MAX_JWKS_BYTES} bytes"));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+            if body.len() + chunk.len() > MAX_JWKS_BYTES {
+                return Err(format!("a JWKS over {MAX_JWKS_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
 
     /// A JWKS fetched from a URL: the last good set, and when it was fetched (tried).
     pub(in crate::auth) struct RemoteJwks {
@@ -203,29 +235,7 @@ mod remote {
         }
 
         async fn fetch(&self) -> Result<Vec<VerifyKey>, String> {
-            let mut resp = self
-                .http
-                .get(self.url.clone())
-                .header(reqwest::header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
-            if !resp.status().is_success() {
-                return Err(format!("HTTP {}", resp.status()));
-            }
-            if resp
-                .content_length()
-                .is_some_and(|n| n > MAX_JWKS_BYTES as u64)
-            {
-                return Err(format!("a JWKS over {MAX_JWKS_BYTES} bytes"));
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-                if body.len() + chunk.len() > MAX_JWKS_BYTES {
-                    return Err(format!("a JWKS over {MAX_JWKS_BYTES} bytes"));
-                }
-                body.extend_from_slice(&chunk);
-            }
+            let body = read_jwks(&self.http, self.url.clone()).await?;
             let (keys, skipped) = parse_jwks(&body, false)?;
             for why in &skipped {
                 tracing::debug!(url = %self.url, "JWKS {why}");

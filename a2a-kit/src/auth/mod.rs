@@ -29,6 +29,8 @@ use crate::protocol::{ApiKeySecurityScheme, SecurityScheme};
 
 #[cfg(feature = "jose")]
 mod jwks;
+#[cfg(all(feature = "jose", any(feature = "client", feature = "push")))]
+pub(crate) use jwks::read_jwks;
 #[cfg(feature = "jose")]
 mod jwt;
 #[cfg(feature = "jose")]
