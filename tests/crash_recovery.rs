@@ -6,82 +6,24 @@
 //! event logs are intact; `Last-Event-ID` replay continues the logs written before the crash;
 //! a push delivery being retried at the kill is made after the restart, once.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use a2a_tests::*;
 use serde_json::{Value, json};
 
 /// A `store_server` process.
-struct Server {
-    child: Child,
-    base: String,
-}
+struct Server;
 
 impl Server {
     /// Start the server on `db` and wait until it prints its address.
-    fn start(db: &Path) -> Server {
+    fn start(db: &Path) -> StoreServer {
         Self::start_with(&["--store".into(), format!("sqlite:{}", db.display())])
     }
 
     /// Start the server with these store arguments.
-    fn start_with(store: &[String]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_store_server"))
-            .args(store)
-            .args(["--bind", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn store_server");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        // Keep draining stdout for the life of the process, so it never writes to a closed pipe.
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(first)) = lines.next() {
-                let _ = tx.send(first);
-            }
-            for _ in lines {}
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) => line,
-            Err(e) => {
-                let _ = child.kill();
-                panic!("store_server did not report its address: {e}");
-            }
-        };
-        let base = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Server { child, base }
-    }
-
-    /// SIGTERM: a graceful stop; waits for the process to exit and returns its status.
-    fn stop(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-        self.child.wait().expect("wait")
-    }
-
-    /// SIGKILL: no shutdown hook runs, nothing is flushed beyond what SQLite committed.
-    fn kill9(mut self) {
-        self.child.kill().expect("SIGKILL");
-        let status = self.child.wait().expect("wait");
-        assert!(
-            !status.success(),
-            "the server was killed, not stopped: {status:?}"
-        );
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn start_with(store: &[String]) -> StoreServer {
+        StoreServer::start(env!("CARGO_BIN_EXE_store_server"), store)
     }
 }
 
@@ -352,7 +294,7 @@ async fn a_second_process_on_the_file_is_refused() {
     );
 
     // Another server: it exits with the same reason instead of recovering the first's tasks.
-    let out = Command::new(env!("CARGO_BIN_EXE_store_server"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_store_server"))
         .arg("--store")
         .arg(format!("sqlite:{}", db.display()))
         .args(["--bind", "127.0.0.1:0"])

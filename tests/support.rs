@@ -573,3 +573,91 @@ impl RecordingWebhook {
         self.hits.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+
+/// A server process (`tests/bin/store_server`), for tests that kill, pause or restart one.
+pub struct StoreServer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+}
+
+impl StoreServer {
+    /// Start `bin` (the test's `env!("CARGO_BIN_EXE_store_server")`) with `args` on a random
+    /// port and wait until it prints its address.
+    pub fn start(bin: &str, args: &[String]) -> StoreServer {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(bin)
+            .args(args)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("spawn store_server");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Keep draining stdout for the life of the process, so it never writes to a closed pipe.
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(first)) = lines.next() {
+                let _ = tx.send(first);
+            }
+            for _ in lines {}
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => line,
+            Err(e) => {
+                let _ = child.kill();
+                panic!("store_server did not report its address: {e}");
+            }
+        };
+        let base = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        StoreServer { child, base }
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill {signal} {pid}");
+    }
+
+    /// SIGTERM: a graceful stop; waits for the process to exit and returns its status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        self.signal("-TERM");
+        self.child.wait().expect("wait")
+    }
+
+    /// SIGSTOP: the process is frozen, its connections stay open (it looks alive, but answers
+    /// nothing and renews nothing).
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after [`pause`](Self::pause).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    /// SIGKILL: no shutdown hook runs; the kernel closes its sockets.
+    pub fn kill9(mut self) {
+        self.child.kill().expect("SIGKILL");
+        let status = self.child.wait().expect("wait");
+        assert!(
+            !status.success(),
+            "the server was killed, not stopped: {status:?}"
+        );
+    }
+}
+
+impl Drop for StoreServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -66,6 +66,11 @@ struct Running {
     abort: Option<AbortHandle>,
 }
 
+/// How a runtime continues a reply handed to it for a task no skill of it waits for: the
+/// service runs the task's skill again with the history (the runtime cannot: skills are a
+/// floor above it).
+pub(crate) type ContinueReply = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
+
 /// The shared execution state behind an `server::AgentService`.
 pub(crate) struct Runtime {
     pub(crate) store: Arc<dyn TaskManager>,
@@ -597,13 +602,12 @@ impl Runtime {
     }
 
     /// Give the skill waiting in `ask` here the reply another process recorded for it (the
-    /// task's last message). If no skill waits any more, let go of the task, so that a reply
-    /// continues it wherever it arrives.
-    async fn resume_handed_reply(&self, task_id: &str) {
+    /// task's last message). If no skill waits for it here (the skill stopped, or this
+    /// replica took over the question of one that died), `continue_reply` runs the task's
+    /// skill again with the history.
+    async fn resume_handed_reply(&self, task_id: &str, continue_reply: &ContinueReply) {
         let Some(waiter) = self.take_waiter(task_id) else {
-            if let Err(e) = self.store.release(task_id).await {
-                tracing::warn!(task_id, error = %e, "could not let go of a task");
-            }
+            continue_reply(task_id.to_string()).await;
             return;
         };
         let view = TaskView {
@@ -634,7 +638,7 @@ impl Runtime {
     /// process's readers, stop a skill running here whose task ended elsewhere (a CancelTask
     /// that reached another replica), and resume a skill waiting in `ask` here with a reply
     /// that reached another replica. Ends with the runtime.
-    pub(crate) fn follow_store_changes(self: &Arc<Self>) {
+    pub(crate) fn follow_store_changes(self: &Arc<Self>, continue_reply: ContinueReply) {
         let Some(mut changes) = self.store.changes() else {
             return;
         };
@@ -658,7 +662,7 @@ impl Runtime {
                     }
                     crate::store::StoreChange::Resync => rt.bus.resync(),
                     crate::store::StoreChange::Reply { task_id } => {
-                        rt.resume_handed_reply(&task_id).await
+                        rt.resume_handed_reply(&task_id, &continue_reply).await
                     }
                 }
             }

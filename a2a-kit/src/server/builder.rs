@@ -548,13 +548,10 @@ impl AgentServiceBuilder {
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         let runtime = Arc::new(runtime);
-        if store.is_shared() {
-            if tokio::runtime::Handle::try_current().is_err() {
-                return Err(BuildError::NoRuntime);
-            }
-            runtime.follow_store_changes();
+        if store.is_shared() && tokio::runtime::Handle::try_current().is_err() {
+            return Err(BuildError::NoRuntime);
         }
-        Ok(AgentService {
+        let service = AgentService {
             inner: Arc::new(ServiceInner {
                 skills,
                 runtime,
@@ -587,7 +584,24 @@ impl AgentServiceBuilder {
                 #[cfg(feature = "jose")]
                 jwks,
             }),
-        })
+        };
+        if store.is_shared() {
+            // Replies handed to this replica with no skill waiting for them here are
+            // continued by the service (the runtime does not know skills).
+            let weak = Arc::downgrade(&service.inner);
+            service
+                .inner
+                .runtime
+                .follow_store_changes(Arc::new(move |task_id: String| {
+                    let service = weak.upgrade().map(|inner| AgentService { inner });
+                    Box::pin(async move {
+                        if let Some(service) = service {
+                            service.continue_handed_reply(&task_id).await;
+                        }
+                    })
+                }));
+        }
+        Ok(service)
     }
 }
 

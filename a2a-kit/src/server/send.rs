@@ -530,18 +530,16 @@ impl AgentService {
             let skill = continued_skill(skills, &task_id, &skill_id)?;
             let mut history = rec.task.history;
             history.push(message.clone());
-            // A skill that asked in `ctx.ask` (its process stopped meanwhile) runs again from
-            // the task's first message, and each `ask` it repeats returns the reply recorded
-            // for it; a skill that returned INPUT_REQUIRED takes the reply as its message.
-            let replay =
-                crate::runtime::recorded_answers(rec.task.status.message.as_ref(), &history);
-            let first = replay.as_ref().map_or(&message, |(first, _)| first).clone();
-            let run = rt.run(task_id.clone(), context_id.clone(), skill.id, first);
-            if let Some((_, answers)) = replay {
-                run.replay_answers(answers);
-            }
-            let ctx = TaskContext::for_run(run.clone());
-            let call = self.prepare(skill.id, metadata, Some(history), &ctx, caller)?;
+            let (run, future) = self.rerun(
+                &rec.task.id,
+                &context_id,
+                rec.task.status.message.as_ref(),
+                history,
+                skill,
+                &message,
+                metadata,
+                caller,
+            )?;
             self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message).await?;
             rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
@@ -551,7 +549,7 @@ impl AgentService {
                 after,
                 launch: Launch::Spawn {
                     run,
-                    future: call.future,
+                    future,
                     emit_working: false,
                 },
             });
@@ -564,6 +562,99 @@ impl AgentService {
             after,
             launch: Launch::Nothing,
         })
+    }
+}
+
+impl AgentService {
+    /// The run of a task's skill invoked again for a reply nobody waits for, with the whole
+    /// `history` (ending with `reply`). A skill that asked in `ctx.ask` (its process stopped
+    /// meanwhile) runs again from the task's first message, and each `ask` it repeats returns
+    /// the reply recorded for it; a skill that returned INPUT_REQUIRED takes the reply as its
+    /// message.
+    #[allow(clippy::too_many_arguments)]
+    fn rerun(
+        &self,
+        task_id: &str,
+        context_id: &str,
+        question: Option<&Message>,
+        history: Vec<Message>,
+        skill: &SkillInfo,
+        reply: &Message,
+        metadata: Option<Metadata>,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<(Arc<TaskRun>, BoxFuture<'static, Ending>), A2aError> {
+        let rt = self.rt();
+        let replay = crate::runtime::recorded_answers(question, &history);
+        let first = replay.as_ref().map_or(reply, |(first, _)| first).clone();
+        let run = rt.run(task_id.to_string(), context_id.to_string(), skill.id, first);
+        if let Some((_, answers)) = replay {
+            run.replay_answers(answers);
+        }
+        let ctx = TaskContext::for_run(run.clone());
+        let call = self.prepare(skill.id, metadata, Some(history), &ctx, caller)?;
+        Ok((run, call.future))
+    }
+
+    /// Continue a task whose reply this replica was handed with no skill waiting for it here
+    /// (a replica sharing the store took it over from one that died, or the skill that asked
+    /// stopped): the reply is the task's last message. Exactly one replica is handed a reply
+    /// (the store decides under the task's lock), so it is continued once. The caller who
+    /// replied is not known here: a skill that reads `Caller` sees none.
+    pub(super) async fn continue_handed_reply(&self, task_id: &str) {
+        let rt = self.rt();
+        let rec = match rt.store.get_task(task_id, TaskView::FULL).await {
+            Ok(Some(rec)) if rec.task.status.state.is_interrupted() => rec,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(task_id, error = %e, "could not read a reply handed over");
+                return;
+            }
+        };
+        let Some(reply) = rec.task.history.last().cloned() else {
+            return;
+        };
+        let context_id = rec.task.context_id.clone();
+        let skill_id = rec.skill_id.clone().unwrap_or_default();
+        let started =
+            continued_skill(self.inner.skills.skills(), task_id, &skill_id).and_then(|skill| {
+                self.rerun(
+                    task_id,
+                    &context_id,
+                    rec.task.status.message.as_ref(),
+                    rec.task.history.clone(),
+                    skill,
+                    &reply,
+                    None,
+                    None,
+                )
+            });
+        let (state, message) = match &started {
+            Ok(_) => (TaskState::Working, None),
+            Err(e) => (
+                TaskState::Failed,
+                Some(
+                    Message::agent_text(format!("could not continue the task: {e}"))
+                        .with_task_id(task_id)
+                        .with_context_id(&context_id),
+                ),
+            ),
+        };
+        if let Err(e) = rt
+            .emit_status_for(task_id, &context_id, state, message)
+            .await
+        {
+            tracing::warn!(task_id, error = %e, "could not continue a reply handed over");
+            return;
+        }
+        match started {
+            Ok((run, future)) => {
+                tracing::info!(task_id, skill = skill_id, "continuing a reply handed over");
+                rt.spawn(run, future, false);
+            }
+            Err(e) => {
+                tracing::warn!(task_id, error = %e, "ended FAILED a task whose reply could not be continued")
+            }
+        }
     }
 }
 

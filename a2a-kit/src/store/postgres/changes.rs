@@ -71,20 +71,59 @@ async fn connect(pool: &PgPool, channel: &str) -> PgListener {
     }
 }
 
+/// Take a reply handed to this replica (`instance`), unless it is no longer ours: a survivor
+/// that took this replica for dead may have continued it (`lease::reap`). Under the row's
+/// lock, so exactly one replica continues a reply.
+async fn accept_reply(
+    pool: &PgPool,
+    instance: &str,
+    lease_ms: i64,
+    task_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let taken = sqlx::query(
+        "UPDATE tasks SET reply_after = NULL, lease_until = $3 \
+         WHERE id = $1 AND owner = $2 AND reply_after IS NOT NULL",
+    )
+    .bind(task_id)
+    .bind(instance)
+    .bind(super::now_millis() + lease_ms)
+    .execute(pool)
+    .await?;
+    Ok(taken.rows_affected() == 1)
+}
+
 /// Other processes' changes on `channel`. After the listening connection drops, the stream
 /// says [`StoreChange::Resync`] once it listens again, since changes in between were missed.
+/// A reply handed to this replica is taken (`accept_reply`) before it is announced.
 pub(super) fn listen(
     pool: PgPool,
     channel: String,
     instance: String,
+    lease_ms: i64,
 ) -> BoxStream<'static, StoreChange> {
     Box::pin(async_stream::stream! {
         let mut listener = connect(&pool, &channel).await;
         loop {
             match listener.try_recv().await {
                 Ok(Some(n)) => {
-                    if let Some(change) = parse(n.payload(), &instance) {
-                        yield change;
+                    match parse(n.payload(), &instance) {
+                        Some(StoreChange::Reply { task_id }) => {
+                            match accept_reply(&pool, &instance, lease_ms, &task_id).await {
+                                Ok(true) => yield StoreChange::Reply { task_id },
+                                Ok(false) => tracing::info!(
+                                    task_id,
+                                    "a reply handed to this replica was continued by another"
+                                ),
+                                Err(e) => tracing::warn!(
+                                    task_id,
+                                    error = %e,
+                                    "could not take a reply handed to this replica; a survivor \
+                                     continues it once this replica's lease runs out"
+                                ),
+                            }
+                        }
+                        Some(change) => yield change,
+                        None => {}
                     }
                 }
                 Ok(None) | Err(_) => {

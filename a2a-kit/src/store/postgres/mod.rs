@@ -5,12 +5,14 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection, PgConnection, Row};
+use tokio::sync::mpsc;
 
 mod changes;
 mod lease;
@@ -133,12 +135,24 @@ impl PostgresOptions {
 ///   which stays the truth. When the listening connection drops and comes back, readers are
 ///   told to read their logs again, so nothing is missed.
 /// * **Leases** (`owner`, `lease_until`): a replica that writes a task's status holds a lease
-///   on it until the task ends, renewed four times per [lease](PostgresOptions::lease). Every
-///   store also looks for leases of others that ran out: it ends such a task FAILED ("the
-///   replica running this task stopped answering") under the task's row lock, re-checking the
-///   lease there, so a replica that is merely slow is never overtaken; a task waiting for the
-///   user's reply is freed instead, for any replica to continue. This replaces start-up
-///   recovery, which a shared store skips.
+///   on it until the task ends, renewed four times per [lease](PostgresOptions::lease).
+/// * **Liveness**: each store lists itself in `replicas` and holds a session advisory lock on
+///   a connection of its own while it lives; PostgreSQL frees the lock when the process dies
+///   (`kill -9` included), so the others know at once. Every store checks, about once a
+///   second, for listed replicas whose lock is free and for leases that ran out (a replica
+///   that is frozen, or from before liveness), and ends all of their tasks in one pass, in
+///   batches: a running task ends FAILED ("the replica running this task stopped answering"),
+///   under the task's row lock with the condition checked again there, so a replica that is
+///   merely slow is never overtaken; a task waiting for the user's reply is freed, for any
+///   replica to continue. A store trusts a free lock only once its own liveness session has
+///   been up for a second (after a database restart every replica takes its lock again).
+///   This replaces start-up recovery, which a shared store skips.
+/// * **Replies** ([`TaskManager::route_reply`]): a reply to a task whose skill waits in `ask`
+///   on a live replica is added to its history, marked (`reply_after`) and handed to that
+///   replica, which takes it under the row's lock before resuming its skill. A reply to a
+///   dead replica's question is continued where it arrives; a marked reply whose replica died
+///   (or let go, or whose lease ran out) before taking it is taken over by a survivor, which
+///   runs the skill again with the history. Each reply is continued exactly once.
 #[derive(Clone)]
 pub struct PostgresTaskManager {
     inner: Arc<Inner>,
@@ -151,6 +165,11 @@ struct Inner {
     schema: String,
     /// Creations and appends go through the group-commit writer.
     writer: writer::Writer,
+    /// Since when (Unix ms) this replica's liveness session is up; 0 while it is down.
+    live_since: AtomicI64,
+    /// The runtimes following this store ([`TaskManager::changes`]): replies this replica
+    /// takes over from a dead one are handed to them directly.
+    followers: std::sync::Mutex<Vec<mpsc::UnboundedSender<StoreChange>>>,
 }
 
 /// What an update does to a task's lease.
@@ -165,23 +184,19 @@ enum Lease<'a> {
 }
 
 impl Inner {
-    /// Tell the other replicas about an appended event (sent when the transaction commits).
-    async fn notify(
-        &self,
-        conn: &mut PgConnection,
-        task_id: &str,
-        seq: Seq,
-        state: Option<TaskState>,
-    ) -> Result<(), StoreError> {
-        if let Some(payload) = self.cx.announcement(task_id, seq, state) {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&self.cx.channel)
-                .bind(payload)
-                .execute(conn)
-                .await
-                .map_err(db)?;
+    /// Whether a runtime follows this store's changes (and so can continue a reply).
+    fn has_followers(&self) -> bool {
+        let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        followers.retain(|f| !f.is_closed());
+        !followers.is_empty()
+    }
+
+    /// Hand a change to the runtimes following this store, in this process.
+    fn tell_followers(&self, change: StoreChange) {
+        let followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        for f in followers.iter() {
+            let _ = f.send(change.clone());
         }
-        Ok(())
     }
 }
 
@@ -298,7 +313,7 @@ impl PostgresTaskManager {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.acquire_timeout)
-            .connect_with(connect)
+            .connect_with(connect.clone())
             .await
             .map_err(|e| {
                 StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
@@ -316,7 +331,10 @@ impl PostgresTaskManager {
             writer: writer::Writer::spawn(cx.clone()),
             schema: options.schema,
             cx,
+            live_since: AtomicI64::new(0),
+            followers: Default::default(),
         });
+        lease::hold_liveness(&inner, connect).await?;
         lease::spawn_keeper(Arc::downgrade(&inner));
         Ok(PostgresTaskManager { inner })
     }
@@ -409,22 +427,6 @@ async fn update_task(
     Ok(())
 }
 
-async fn insert_event(
-    conn: &mut PgConnection,
-    task_id: &str,
-    seq: Seq,
-    event: &StreamResponse,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO events (task_id, seq, event) VALUES ($1, $2, $3)")
-        .bind(task_id)
-        .bind(to_i64(seq))
-        .bind(to_json(event)?)
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    Ok(())
-}
-
 /// A task's row, locked until the transaction ends.
 struct LockedTask {
     task: Task,
@@ -442,23 +444,18 @@ impl LockedTask {
     }
 }
 
-/// Lock a task's row and read it: waiting for the lock, or (`skip_locked`) not at all when
-/// another transaction holds it (`None` then, as for a task that does not exist).
+/// Lock a task's row and read it (`None` for a task that does not exist).
 async fn lock_row(
     conn: &mut PgConnection,
     task_id: &str,
-    skip_locked: bool,
 ) -> Result<Option<LockedTask>, StoreError> {
-    let sql = if skip_locked {
-        "SELECT task, last_seq, owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE SKIP LOCKED"
-    } else {
-        "SELECT task, last_seq, owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE"
-    };
-    let Some(row) = sqlx::query(sql)
-        .bind(task_id)
-        .fetch_optional(conn)
-        .await
-        .map_err(db)?
+    let Some(row) = sqlx::query(
+        "SELECT task, last_seq, owner, lease_until FROM tasks WHERE id = $1 FOR UPDATE",
+    )
+    .bind(task_id)
+    .fetch_optional(conn)
+    .await
+    .map_err(db)?
     else {
         return Ok(None);
     };
@@ -472,7 +469,7 @@ async fn lock_row(
 
 /// The task and its last sequence number, its row locked until the transaction ends.
 async fn lock_task(conn: &mut PgConnection, task_id: &str) -> Result<(Task, Seq), StoreError> {
-    let locked = lock_row(conn, task_id, false)
+    let locked = lock_row(conn, task_id)
         .await?
         .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
     Ok((locked.task, locked.last_seq))
@@ -887,16 +884,26 @@ impl TaskManager for PostgresTaskManager {
         task_id: &str,
         message: &Message,
     ) -> Result<ReplyRoute, StoreError> {
+        let me = &self.inner.cx.instance;
         let mut tx = self.begin().await?;
-        let mut locked = lock_row(&mut tx, task_id, false)
+        let mut locked = lock_row(&mut tx, task_id)
             .await?
             .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        if locked.held_by_other(&self.inner.cx.instance)
+        let holder = locked.holder.clone().unwrap_or_default();
+        // A holder whose lease still runs may have died: then this replica takes the
+        // question over rather than handing the reply to nobody.
+        if locked.held_by_other(me)
             && locked.task.status.state.is_interrupted()
+            && !lease::is_dead(&self.inner, &mut tx, &holder).await?
         {
             locked.task.history.push(message.clone());
             update_task(&mut tx, &locked.task, locked.last_seq, Lease::Keep).await?;
-            let holder = locked.holder.unwrap_or_default();
+            // Marked until the holder takes it: if it dies first, a survivor continues it.
+            sqlx::query("UPDATE tasks SET reply_after = last_seq WHERE id = $1")
+                .bind(task_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db)?;
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(&self.inner.cx.channel)
                 .bind(changes::reply_payload(&holder, task_id))
@@ -906,20 +913,27 @@ impl TaskManager for PostgresTaskManager {
             tx.commit().await.map_err(db)?;
             return Ok(ReplyRoute::HandedOver);
         }
-        sqlx::query("UPDATE tasks SET owner = $2, lease_until = $3 WHERE id = $1")
-            .bind(task_id)
-            .bind(&self.inner.cx.instance)
-            .bind(self.inner.cx.lease_until())
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
+        sqlx::query(
+            "UPDATE tasks SET owner = $2, lease_until = $3, reply_after = NULL WHERE id = $1",
+        )
+        .bind(task_id)
+        .bind(me)
+        .bind(self.inner.cx.lease_until())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
         tx.commit().await.map_err(db)?;
         Ok(ReplyRoute::Here)
     }
 
     async fn release(&self, task_id: &str) -> Result<(), StoreError> {
+        // A reply handed to this replica and not taken stays with it, its lease run out, for
+        // a survivor to continue (`lease::reap`).
         sqlx::query(
-            "UPDATE tasks SET owner = NULL, lease_until = NULL WHERE id = $1 AND owner = $2",
+            "UPDATE tasks SET \
+             owner = CASE WHEN reply_after = last_seq THEN owner ELSE NULL END, \
+             lease_until = CASE WHEN reply_after = last_seq THEN 0 ELSE NULL END \
+             WHERE id = $1 AND owner = $2",
         )
         .bind(task_id)
         .bind(&self.inner.cx.instance)
@@ -930,11 +944,20 @@ impl TaskManager for PostgresTaskManager {
     }
 
     fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
-        Some(changes::listen(
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.inner
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tx);
+        let heard = changes::listen(
             self.inner.cx.pool.clone(),
             self.inner.cx.channel.clone(),
             self.inner.cx.instance.clone(),
-        ))
+            self.inner.cx.lease_ms,
+        );
+        let local = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        Some(Box::pin(futures::stream::select(heard, local)))
     }
 }
 
