@@ -46,6 +46,8 @@ pub mod binding;
 pub mod client;
 pub mod error;
 mod fast_map;
+#[cfg(feature = "llm")]
+pub mod llm;
 pub mod protocol;
 #[cfg(feature = "push")]
 pub mod push;

@@ -13,6 +13,10 @@
 
 pub mod conformance;
 pub mod hello;
+#[cfg(feature = "llm")]
+pub mod llm_agent;
+#[cfg(feature = "llm")]
+pub mod llm_orchestrator;
 pub mod planner;
 pub mod streaming;
 pub mod travel;

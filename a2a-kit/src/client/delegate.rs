@@ -13,6 +13,44 @@ use crate::protocol::{Message, Part, Role, SendMessageResponse, StreamResponse, 
 use crate::skill::TaskContext;
 use crate::skill::{IntoOutcome, Outcome};
 
+/// The task metadata key listing the remote tasks a task handed work to:
+/// `[{"agent", "url", "taskId", "contextId", "state"}]`, one entry per remote task, its state
+/// updated when the delegation returns. An operator follows the chain with it; later
+/// delegations of the same context continue the recorded remote context.
+pub const DELEGATIONS_KEY: &str = "a2a-kit/delegations";
+
+/// Record (or update) `remote` in this task's [`DELEGATIONS_KEY`].
+async fn record_delegation(
+    ctx: &TaskContext,
+    (agent, url): &(String, String),
+    remote: &Task,
+) -> Result<(), SkillError> {
+    let mut list = ctx
+        .task_metadata()
+        .await
+        .get(DELEGATIONS_KEY)
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let entry = serde_json::json!({
+        "agent": agent,
+        "url": url,
+        "taskId": remote.id,
+        "contextId": remote.context_id,
+        "state": remote.status.state.as_str(),
+    });
+    match list
+        .iter_mut()
+        .find(|d| d.get("taskId").and_then(|t| t.as_str()) == Some(remote.id.as_str()))
+    {
+        Some(existing) if *existing == entry => return Ok(()),
+        Some(existing) => *existing = entry,
+        None => list.push(entry),
+    }
+    let mut metadata = crate::protocol::Metadata::new();
+    metadata.insert(DELEGATIONS_KEY.into(), serde_json::Value::Array(list));
+    ctx.record(metadata).await
+}
+
 /// How [`RemoteAgent::delegate`] behaves.
 #[derive(Debug, Clone)]
 pub struct DelegateOptions {
@@ -28,6 +66,9 @@ pub struct DelegateOptions {
     pub poll_interval: Duration,
     /// How long to wait for the remote CancelTask when this task is canceled (default 10 s).
     pub cancel_timeout: Duration,
+    /// Forward the remote artifact events into this task (default true). Off for a remote
+    /// agent used as a model's tool: its artifacts are the tool's answer, not this task's.
+    pub forward_artifacts: bool,
 }
 
 impl Default for DelegateOptions {
@@ -38,6 +79,7 @@ impl Default for DelegateOptions {
             relay_input_required: true,
             poll_interval: Duration::from_millis(500),
             cancel_timeout: Duration::from_secs(10),
+            forward_artifacts: true,
         }
     }
 }
@@ -189,6 +231,10 @@ enum Leg {
 
 struct Forwarder<'a> {
     ctx: &'a TaskContext,
+    /// The remote agent's name and card URL, as recorded on this task.
+    agent: (String, String),
+    /// The remote task already recorded on this task.
+    recorded: Option<String>,
     options: &'a DelegateOptions,
     /// Remote artifact id → this task's artifact id.
     ids: HashMap<String, String>,
@@ -201,6 +247,16 @@ impl Forwarder<'_> {
     /// Forward one event; `Err` means this task ended (it was canceled).
     async fn forward(&mut self, ev: &StreamResponse) -> Result<(), SkillError> {
         self.acc.apply(ev);
+        if let Some(task) = self
+            .acc
+            .task()
+            .filter(|t| self.recorded.as_deref() != Some(&t.id))
+        {
+            // Where the work went, on this task, as soon as it is known.
+            self.recorded = Some(task.id.clone());
+            let task = task.clone();
+            record_delegation(self.ctx, &self.agent, &task).await?;
+        }
         match ev {
             StreamResponse::StatusUpdate(u) => {
                 self.status(u.status.state, u.status.message.as_ref())
@@ -251,6 +307,9 @@ impl Forwarder<'_> {
         append: bool,
         last_chunk: bool,
     ) -> Result<(), SkillError> {
+        if !self.options.forward_artifacts {
+            return Ok(());
+        }
         let local = self
             .ids
             .entry(artifact.artifact_id.clone())
@@ -282,6 +341,11 @@ impl RemoteAgent {
         self
     }
 
+    /// The options.
+    pub fn options(&self) -> &DelegateOptions {
+        &self.options
+    }
+
     /// The client underneath.
     pub fn client(&self) -> &A2aClient {
         &self.client
@@ -305,6 +369,8 @@ impl RemoteAgent {
     ) -> Result<DelegationResult, ClientError> {
         let mut fwd = Forwarder {
             ctx,
+            agent: (self.client.card().name.clone(), self.agent_url()),
+            recorded: None,
             options: &self.options,
             ids: HashMap::new(),
             forwarded: 0,
@@ -312,11 +378,56 @@ impl RemoteAgent {
             last_status: None,
         };
         let mut request: SendRequest = request.into();
+        let message = &mut request.request.message;
+        if message.task_id.is_none() && message.context_id.is_none() {
+            // One conversation here, one context there: later delegations of this context
+            // continue the remote context the first one started.
+            message.context_id = self.remote_context(ctx).await;
+        }
+        let result = self.delegate_legs(ctx, &mut fwd, request).await;
+        if let Some(task) = fwd.acc.task().cloned() {
+            // The remote task's final state, for whoever follows the chain.
+            let _ = record_delegation(ctx, &fwd.agent, &task).await;
+        }
+        result
+    }
+
+    /// The card URL that names this agent in the delegations recorded on tasks.
+    fn agent_url(&self) -> String {
+        self.client.card_url().to_string()
+    }
+
+    /// The remote context this task's context talks to this agent in, if an earlier
+    /// delegation (of this task or another of its context) recorded one.
+    pub async fn remote_context(&self, ctx: &TaskContext) -> Option<String> {
+        let url = self.agent_url();
+        ctx.context_tasks()
+            .await
+            .iter()
+            .rev()
+            .filter_map(|t| {
+                t.metadata
+                    .as_ref()?
+                    .get(DELEGATIONS_KEY)?
+                    .as_array()
+                    .cloned()
+            })
+            .flat_map(|list| list.into_iter().rev())
+            .find(|d| d.get("url").and_then(|u| u.as_str()) == Some(url.as_str()))
+            .and_then(|d| d.get("contextId")?.as_str().map(str::to_string))
+    }
+
+    async fn delegate_legs(
+        &self,
+        ctx: &TaskContext,
+        fwd: &mut Forwarder<'_>,
+        mut request: SendRequest,
+    ) -> Result<DelegationResult, ClientError> {
         loop {
             let leg = if self.client.card().capabilities.streaming.unwrap_or(false) {
-                self.stream_leg(&mut fwd, request).await?
+                self.stream_leg(fwd, request).await?
             } else {
-                self.poll_leg(&mut fwd, request).await?
+                self.poll_leg(fwd, request).await?
             };
             let remote = fwd.acc.task().cloned();
             if let Leg::Canceled = leg {
@@ -359,9 +470,9 @@ impl RemoteAgent {
         Ok(self.result(fwd, false))
     }
 
-    fn result(&self, fwd: Forwarder<'_>, canceled: bool) -> DelegationResult {
+    fn result(&self, fwd: &Forwarder<'_>, canceled: bool) -> DelegationResult {
         let forwarded = fwd.forwarded;
-        let (task, message) = match fwd.acc.into_response() {
+        let (task, message) = match fwd.acc.clone().into_response() {
             Some(SendMessageResponse::Task(t)) => (Some(t), None),
             Some(SendMessageResponse::Message(m)) => (None, Some(m)),
             None => (None, None),

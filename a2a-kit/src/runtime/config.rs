@@ -37,6 +37,8 @@ pub struct NarrationContext {
     /// The task's most recent status texts, read from the store (oldest first), so a narrator
     /// can avoid repeating itself, even after a restart.
     pub recent_statuses: Vec<String>,
+    /// The text of the message that started the task: what the work is about.
+    pub request: String,
 }
 
 /// Periodic progress narration: asked every [`ExecutionConfig::narration_interval`] while a
@@ -56,6 +58,12 @@ pub struct NarrationContext {
 pub trait StatusNarrator: Send + Sync + 'static {
     /// The next status text, or `None`.
     async fn narrate(&self, n: &NarrationContext) -> Option<String>;
+
+    /// How often this narrator wants to be asked; `None` (the default):
+    /// [`ExecutionConfig::narration_interval`].
+    fn interval(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// Sees every event right after it is stored, in log order per task. Implementations must not

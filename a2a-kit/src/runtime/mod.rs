@@ -456,7 +456,11 @@ impl Runtime {
 
     async fn narrate(&self, narrator: Arc<dyn StatusNarrator>, run: Arc<TaskRun>) {
         let mut tick = 0u32;
-        let mut interval = tokio::time::interval(self.config.narration_interval);
+        let every = narrator
+            .interval()
+            .filter(|d| !d.is_zero())
+            .unwrap_or(self.config.narration_interval);
+        let mut interval = tokio::time::interval(every);
         interval.tick().await;
         loop {
             interval.tick().await;
@@ -480,7 +484,14 @@ impl Runtime {
                 .filter_map(status_message_text)
                 .collect();
             let recent = recent[recent.len().saturating_sub(5)..].to_vec();
+            let request = rec
+                .task
+                .history
+                .first()
+                .map(|m| m.text())
+                .unwrap_or_default();
             let n = NarrationContext {
+                request,
                 task_id: run.task_id.clone(),
                 skill_id: run.skill_id.to_string(),
                 elapsed: run.started.elapsed(),

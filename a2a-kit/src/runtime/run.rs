@@ -95,6 +95,8 @@ pub(crate) fn recorded_answers(
 
 /// How a run ended, as the executor writes it.
 #[derive(Debug)]
+// Larger with the `llm` feature (serde_json's `preserve_order` maps): moved once per run.
+#[cfg_attr(feature = "llm", allow(clippy::large_enum_variant))]
 pub(crate) enum Ending {
     /// COMPLETED: the artifact (written unless the skill produced one already and this one is
     /// empty), the final status message the skill set, and a text-only answer's text, which
@@ -446,6 +448,59 @@ impl TaskRun {
     }
 
     /// The task's history as it stands (held, or read from the store).
+    /// Whether the task's store is durable.
+    pub(crate) fn store_is_durable(&self) -> bool {
+        self.runtime.store.is_durable()
+    }
+
+    /// A WORKING status update that carries `metadata` (and no message): stores merge it
+    /// into the task's metadata.
+    pub(crate) fn record_metadata(&self, metadata: crate::protocol::Metadata) -> Emitting<'_> {
+        let mut event = status_update(&self.task_id, &self.context_id, TaskState::Working, None);
+        if let StreamResponse::StatusUpdate(u) = &mut event {
+            u.metadata = Some(metadata);
+        }
+        self.runtime.emit_for(self, event)
+    }
+
+    /// The tasks of this task's context that its owner may see (this one included, once
+    /// stored), oldest first (the 100 most recent), whole: the conversation so far, read from
+    /// the store.
+    pub(crate) async fn context_tasks(&self) -> Vec<crate::protocol::Task> {
+        let store = &self.runtime.store;
+        let owner = match self.staging.as_ref().and_then(|s| s.held_owner()) {
+            Some(owner) => owner,
+            None => {
+                let view = TaskView {
+                    history_length: Some(0),
+                    include_artifacts: false,
+                };
+                match store.get_task(&self.task_id, view).await {
+                    Ok(Some(rec)) => rec.owner,
+                    _ => return Vec::new(),
+                }
+            }
+        };
+        let query = crate::store::ListQuery {
+            owner,
+            context_id: Some(self.context_id.clone()),
+            page_size: 100,
+            view: TaskView::FULL,
+            ..Default::default()
+        };
+        match store.list_tasks(&query).await {
+            Ok(page) => {
+                let mut tasks = page.tasks;
+                tasks.reverse();
+                tasks
+            }
+            Err(e) => {
+                tracing::warn!(task_id = %self.task_id, error = %e, "could not read the context's tasks");
+                Vec::new()
+            }
+        }
+    }
+
     pub(crate) async fn history(&self) -> Vec<Message> {
         if let Some(held) = self.staging.as_ref().and_then(|s| s.held_history()) {
             return held;

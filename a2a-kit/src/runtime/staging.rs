@@ -73,6 +73,14 @@ impl Staging {
         self.stage.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The owner of the task, if it is still held.
+    pub(super) fn held_owner(&self) -> Option<Option<Owner>> {
+        match &*self.lock() {
+            Stage::Held { owner, .. } => Some(owner.clone()),
+            _ => None,
+        }
+    }
+
     /// The history the task would have now, if it is still held.
     pub(super) fn held_history(&self) -> Option<Vec<Message>> {
         let Stage::Held { task, events, .. } = &*self.lock() else {

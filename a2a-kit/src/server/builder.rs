@@ -124,6 +124,7 @@ pub struct AgentServiceBuilder {
     store: Option<Arc<dyn TaskManager>>,
     execution: ExecutionConfig,
     router: Option<Arc<dyn SkillRouter>>,
+    narrator: Option<Arc<dyn crate::runtime::StatusNarrator>>,
     extended_card: Option<AgentCard>,
     required_extensions: Vec<String>,
     streaming: Option<bool>,
@@ -161,6 +162,7 @@ impl AgentServiceBuilder {
             store: None,
             execution: ExecutionConfig::default(),
             router: None,
+            narrator: None,
             extended_card: None,
             required_extensions: Vec::new(),
             streaming: None,
@@ -296,9 +298,17 @@ impl AgentServiceBuilder {
         self.execution = config;
         self
     }
-    /// Routing rule 6 (see [`SkillRouter`]), and rule 4 when several skills take data.
+    /// Routing rule 6 (see [`SkillRouter`]), and rule 4 when several skills take data; a
+    /// router that [decides first](SkillRouter::decides_first) is asked before rules 3 to 5.
     pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
         self.router = Some(Arc::new(router));
+        self
+    }
+
+    /// Narrate running tasks (see [`StatusNarrator`](crate::runtime::StatusNarrator)): it
+    /// takes precedence over [`ExecutionConfig::narrator`], whichever is set first.
+    pub fn narrator(mut self, narrator: impl crate::runtime::StatusNarrator) -> Self {
+        self.narrator = Some(Arc::new(narrator));
         self
     }
     /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`) to
@@ -394,12 +404,15 @@ impl AgentServiceBuilder {
     }
 
     /// Check the configuration and build the service; the error names what is wrong.
-    pub fn build(self) -> Result<AgentService, BuildError> {
+    pub fn build(mut self) -> Result<AgentService, BuildError> {
         if let Some(url) = &self.public_url {
             check_public_url(url)?;
         }
         if self.required_extensions.iter().any(|u| u.trim().is_empty()) {
             return Err(BuildError::EmptyExtensionUri);
+        }
+        if let Some(narrator) = self.narrator.take() {
+            self.execution.narrator = Some(narrator);
         }
         if self.execution.narrator.is_some() && self.execution.narration_interval.is_zero() {
             return Err(BuildError::ZeroNarrationInterval);

@@ -681,6 +681,7 @@ enum Sent {
 
 /// What starting a task leaves for the caller to set going once it has subscribed to the
 /// task's doorbell (so that it cannot miss the events it waits for).
+#[cfg_attr(feature = "llm", allow(clippy::large_enum_variant))]
 enum Launch {
     /// Run the skill (`emit_working`: a new task, which goes SUBMITTED -> WORKING first).
     Spawn {

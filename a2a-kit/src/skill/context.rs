@@ -16,7 +16,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::outcome::IntoParts;
 use crate::error::SkillError;
-use crate::protocol::{Artifact, Message, Part, TaskState};
+use crate::protocol::{Artifact, Message, Metadata, Part, Task, TaskState};
 use crate::runtime::{Emitting, NoReply, TaskRun};
 use crate::store::{Seq, StoreError};
 
@@ -67,6 +67,12 @@ pub(crate) trait TaskHost: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<Message, SkillError>>;
     /// The task's history as it stands.
     fn history(&self) -> BoxFuture<'_, Vec<Message>>;
+    /// A WORKING status update carrying `metadata`, merged into the task's.
+    fn metadata(&self, metadata: Metadata) -> Reported<'_>;
+    /// The tasks of the context (this one included, once stored), oldest first.
+    fn context_tasks(&self) -> BoxFuture<'_, Vec<Task>>;
+    /// Whether the task's store is durable (writes cost more than in memory).
+    fn durable_store(&self) -> bool;
 }
 
 /// A status update that cannot be written: the task ended (canceled), or the store failed.
@@ -130,6 +136,16 @@ impl TaskHost for TaskRun {
     fn history(&self) -> BoxFuture<'_, Vec<Message>> {
         Box::pin(TaskRun::history(self))
     }
+    fn metadata(&self, metadata: Metadata) -> Reported<'_> {
+        self.record_metadata(metadata)
+            .map(status_error as fn(_) -> _)
+    }
+    fn context_tasks(&self) -> BoxFuture<'_, Vec<Task>> {
+        Box::pin(TaskRun::context_tasks(self))
+    }
+    fn durable_store(&self) -> bool {
+        self.store_is_durable()
+    }
 }
 
 /// The host of a context no task backs: every report is dropped.
@@ -183,6 +199,15 @@ impl TaskHost for Detached {
     }
     fn history(&self) -> BoxFuture<'_, Vec<Message>> {
         Box::pin(std::future::ready(vec![self.message.clone()]))
+    }
+    fn metadata(&self, _: Metadata) -> Reported<'_> {
+        Either::Left(std::future::ready(Ok(0))).map(status_error as fn(_) -> _)
+    }
+    fn context_tasks(&self) -> BoxFuture<'_, Vec<Task>> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
+    fn durable_store(&self) -> bool {
+        false
     }
 }
 
@@ -286,6 +311,46 @@ impl TaskContext {
             sent: false,
             finished: false,
         }
+    }
+
+    /// Record facts on the task: `metadata` is merged into the task's metadata (key by key),
+    /// through a WORKING status update that carries it. How a skill leaves what an operator
+    /// needs on the task (token usage, the remote tasks it started).
+    ///
+    /// Fails with [`SkillError::Canceled`] once the task has ended.
+    pub async fn record(&self, metadata: Metadata) -> Result<(), SkillError> {
+        self.host.metadata(metadata).await
+    }
+
+    /// The tasks of this task's context, this one included once stored, oldest first.
+    pub(crate) async fn context_tasks(&self) -> Vec<Task> {
+        self.host.context_tasks().await
+    }
+
+    /// The task's metadata as stored now.
+    pub async fn task_metadata(&self) -> Metadata {
+        self.host
+            .context_tasks()
+            .await
+            .into_iter()
+            .find(|t| t.id == self.task_id())
+            .and_then(|t| t.metadata)
+            .unwrap_or_default()
+    }
+
+    /// The conversation so far: the other tasks of this task's context (that its caller may
+    /// see), oldest first, each with its history and artifacts, read from the store (so it
+    /// is the same after a restart and on every replica). At most the 100 most recent.
+    pub async fn earlier_tasks(&self) -> Vec<Task> {
+        let mut tasks = self.host.context_tasks().await;
+        tasks.retain(|t| t.id != self.task_id());
+        tasks
+    }
+
+    /// Whether the task's store is durable (a file or a server): writes cost more there, so
+    /// a skill streaming many small pieces may gather them into fewer chunks.
+    pub fn durable_store(&self) -> bool {
+        self.host.durable_store()
     }
 
     /// Whether the skill produced an artifact.

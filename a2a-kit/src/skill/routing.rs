@@ -3,6 +3,10 @@
 //! 1. The message continues an existing task (`taskId`): that task's skill.
 //! 2. An explicit skill id: `message.metadata.skillId`, else the request's `metadata.skillId`.
 //!    An unknown id is InvalidParams listing the available ids.
+//!
+//!    A [`SkillRouter`] that [decides first](SkillRouter::decides_first) (a model router)
+//!    is asked here, before rules 3 to 5; what it leaves ([`Route::NoMatch`], or a skill that
+//!    does not exist, logged) goes on through them, and it is not asked again at rule 6.
 //! 3. The agent has exactly one skill.
 //! 4. A message that is data (a lone data part, or one text part whose `mediaType` is JSON),
 //!    unless the default skill can read it: the one skill that takes data (a `Data<T>`
@@ -58,6 +62,13 @@ pub enum Route {
 pub trait SkillRouter: Send + Sync + 'static {
     /// Decide.
     async fn route(&self, req: RouteRequest<'_>) -> Route;
+
+    /// Whether this router decides before the agent's only or default skill (rules 3 to 5),
+    /// which then take what it leaves ([`Route::NoMatch`]). A router that also decides
+    /// whether a message deserves a task at all (a model router) does. Default: false.
+    fn decides_first(&self) -> bool {
+        false
+    }
 }
 
 /// The skill id named in message or request metadata (`skillId`).
@@ -107,6 +118,7 @@ fn is_data_message(message: &Message) -> bool {
 
 /// Where a message goes.
 #[derive(Debug)]
+#[cfg_attr(feature = "llm", allow(clippy::large_enum_variant))]
 pub(crate) enum Routed<'a> {
     /// To this skill.
     Skill(&'a SkillInfo),
@@ -140,6 +152,28 @@ pub(crate) async fn route_new<'a>(
             .map(Routed::Skill)
             .ok_or_else(|| no_skill_error(skills, &format!("this agent has no skill `{id}`")));
     }
+    let request = RouteRequest {
+        message,
+        metadata,
+        skills,
+    };
+    let mut asked = false;
+    if let Some(r) = router.filter(|r| r.decides_first()) {
+        asked = true;
+        match r.route(request).await {
+            Route::Skill(id) => {
+                if let Some(skill) = find(&id) {
+                    return Ok(Routed::Skill(skill));
+                }
+                tracing::warn!(
+                    skill = id,
+                    "the skill router chose a skill that does not exist; routing by the rules"
+                );
+            }
+            Route::Reply(reply) => return Ok(Routed::Reply(reply)),
+            Route::NoMatch => {}
+        }
+    }
     if let [only] = skills {
         return Ok(Routed::Skill(only));
     }
@@ -159,15 +193,8 @@ pub(crate) async fn route_new<'a>(
         return Ok(Routed::Skill(d));
     }
     let route = match router {
-        Some(r) => {
-            r.route(RouteRequest {
-                message,
-                metadata,
-                skills,
-            })
-            .await
-        }
-        None => Route::NoMatch,
+        Some(r) if !asked => r.route(request).await,
+        _ => Route::NoMatch,
     };
     match route {
         Route::Skill(id) => find(&id).map(Routed::Skill).ok_or_else(|| {

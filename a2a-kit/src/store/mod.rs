@@ -704,6 +704,7 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
                 task.history.push(m.clone());
             }
             task.status = u.status.clone();
+            merge_metadata(&mut task.metadata, u.metadata.as_ref());
             Ok(())
         }
         StreamResponse::ArtifactUpdate(u) => {
@@ -736,6 +737,22 @@ pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreE
             Ok(())
         }
         StreamResponse::Task(_) | StreamResponse::Message(_) => Err(not_appendable()),
+    }
+}
+
+/// A status update's metadata, merged into its task's (key by key, the update's value
+/// winning): how a skill records facts on its task as it runs (token usage, the remote tasks
+/// it delegated to). Every store applies it the same way.
+pub(crate) fn merge_metadata(
+    task: &mut Option<crate::protocol::Metadata>,
+    update: Option<&crate::protocol::Metadata>,
+) {
+    let Some(update) = update.filter(|u| !u.is_empty()) else {
+        return;
+    };
+    let task = task.get_or_insert_with(Default::default);
+    for (k, v) in update {
+        task.insert(k.clone(), v.clone());
     }
 }
 

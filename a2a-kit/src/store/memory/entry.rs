@@ -596,6 +596,7 @@ impl Entry {
                 });
                 let (state, timestamp) = (u.status.state, u.status.timestamp);
                 stored.task.status = u.status;
+                super::super::merge_metadata(&mut stored.task.metadata, u.metadata.as_ref());
                 stored.status_message = at;
                 Logged::Status {
                     state,

@@ -525,6 +525,18 @@ pub(super) fn append_in(
     }
     let status_ts = millis(task.status.timestamp);
     let became_terminal = task.status.state.is_terminal() && !was_terminal;
+    if let StreamResponse::StatusUpdate(u) = &event {
+        if u.metadata.as_ref().is_some_and(|m| !m.is_empty()) {
+            // apply_event merged it into the task's.
+            tx.prepare_cached("UPDATE tasks SET metadata = ?2 WHERE id = ?1")
+                .db()?
+                .execute(params![
+                    task_id,
+                    task.metadata.as_ref().map(to_json).transpose()?
+                ])
+                .db()?;
+        }
+    }
     tx.prepare_cached(
         "UPDATE tasks SET state = ?2, status_ts = ?3, terminal_at = CASE WHEN ?4 THEN ?3 ELSE terminal_at END, \
          status = ?5, last_seq = ?6, n_messages = ?7, n_artifacts = ?8 WHERE id = ?1",
