@@ -214,6 +214,13 @@ struct Guard {
     done: bool,
 }
 
+impl Guard {
+    /// The response ended on its own: no disconnect to count.
+    fn disarm(&mut self) {
+        self.done = true;
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         if !self.done {
@@ -312,7 +319,7 @@ async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes)
         Some(_) => Body::from(half),
         None => Body::from(whole),
     };
-    guard.done = true;
+    guard.disarm();
     Response::builder()
         .header(header::CONTENT_TYPE, "application/json")
         .body(body)
@@ -340,13 +347,15 @@ fn body_of(actions: Vec<Action>, shared: Arc<Shared>) -> Body {
         loop {
             match actions.pop_front() {
                 None => {
-                    guard.done = true;
+                    guard.disarm();
                     return None;
                 }
                 Some(Action::Send(s)) => return Some((Ok(s), (actions, guard))),
                 Some(Action::Sleep(d)) => tokio::time::sleep(d).await,
                 Some(Action::Fail) => {
-                    guard.done = true;
+                    // Let hyper flush what came before, so the cut is mid-body, not before it.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    guard.disarm();
                     let err =
                         std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "scripted cut");
                     return Some((Err(err), (VecDeque::new(), guard)));
