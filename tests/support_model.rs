@@ -54,6 +54,24 @@ pub enum Reply {
     },
     /// 200 with SSE headers and an empty body (llama.cpp's server, streamed auto tool choice).
     Empty,
+    /// The reply made from the request's body when it arrives (e.g. to answer with a task id a
+    /// tool result carries).
+    Dynamic(Responder),
+}
+
+/// Makes a reply from a request body.
+#[derive(Clone)]
+pub struct Responder(pub std::sync::Arc<dyn Fn(&Value) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
+}
+
+/// A reply made from the request body when it arrives.
+pub fn dynamic(f: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Reply {
+    Reply::Dynamic(Responder(std::sync::Arc::new(f)))
 }
 
 /// One text delta.
@@ -111,8 +129,11 @@ impl FakeModel {
             disconnects: AtomicUsize::new(0),
         });
         let app = axum::Router::new()
-            .route("/v1/chat/completions", post(openai))
-            .route("/v1/messages", post(anthropic))
+            .route(
+                "/v1/chat/completions",
+                post(|s, h, b| respond(false, (s, h, b))),
+            )
+            .route("/v1/messages", post(|s, h, b| respond(true, (s, h, b))))
             .fallback(|uri: Uri| async move {
                 (StatusCode::NOT_FOUND, format!("fake model: no route {uri}"))
             })
@@ -182,23 +203,7 @@ impl FakeModel {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Api {
-    OpenAi,
-    Anthropic,
-}
-
-async fn openai(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response<Body> {
-    respond(s, Api::OpenAi, headers, body).await
-}
-
-async fn anthropic(
-    State(s): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response<Body> {
-    respond(s, Api::Anthropic, headers, body).await
-}
+type Req = (State<Arc<Shared>>, HeaderMap, Bytes);
 
 /// What a response body does, in order; the body ends after the last.
 enum Action {
@@ -215,6 +220,13 @@ struct Guard {
 }
 
 impl Guard {
+    fn new(shared: Arc<Shared>) -> Guard {
+        Guard {
+            shared,
+            done: false,
+        }
+    }
+
     /// The response ended on its own: no disconnect to count.
     fn disarm(&mut self) {
         self.done = true;
@@ -229,17 +241,12 @@ impl Drop for Guard {
     }
 }
 
-async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes) -> Response<Body> {
+async fn respond(anthropic: bool, (State(shared), headers, body): Req) -> Response<Body> {
     let body: Value = serde_json::from_slice(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     let headers = headers
         .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("?").to_string()))
         .collect();
     let (reply, usage) = {
         let mut inner = shared.inner.lock().unwrap();
@@ -250,6 +257,10 @@ async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes)
             .pop_front()
             .unwrap_or_else(|| inner.default.clone());
         (reply, inner.usage)
+    };
+    let reply = match reply {
+        Reply::Dynamic(Responder(f)) => f(&body),
+        other => other,
     };
     let steps = match reply {
         Reply::Status {
@@ -271,6 +282,12 @@ async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes)
         }
         Reply::Empty => return sse(Body::empty()),
         Reply::Steps(steps) => steps,
+        Reply::Dynamic(_) => {
+            return Response::builder()
+                .status(500)
+                .body(Body::from("a responder made a responder"))
+                .unwrap();
+        }
     };
     let m = Meta {
         model: body["model"].as_str().unwrap_or("fake-model").to_string(),
@@ -278,17 +295,14 @@ async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes)
         finish: finish_reason(&steps),
     };
     if body["stream"].as_bool() == Some(true) {
-        let actions = match api {
-            Api::OpenAi => openai_stream(&steps, &m),
-            Api::Anthropic => anthropic_stream(&steps, &m),
+        let actions = match anthropic {
+            false => openai_stream(&steps, &m),
+            true => anthropic_stream(&steps, &m),
         };
         return sse(body_of(actions, shared));
     }
     // Non-stream: delays and a hang happen before the reply, like a model thinking.
-    let mut guard = Guard {
-        shared: shared.clone(),
-        done: false,
-    };
+    let mut guard = Guard::new(shared.clone());
     let mut blocks: Vec<(Option<(String, String)>, String)> = Vec::new();
     let mut tail = None;
     for step in steps {
@@ -307,9 +321,9 @@ async fn respond(shared: Arc<Shared>, api: Api, headers: HeaderMap, body: Bytes)
             }
         }
     }
-    let whole = match api {
-        Api::OpenAi => openai_whole(&blocks, &m),
-        Api::Anthropic => anthropic_whole(&blocks, &m),
+    let whole = match anthropic {
+        false => openai_whole(&blocks, &m),
+        true => anthropic_whole(&blocks, &m),
     }
     .to_string();
     let half: String = whole.chars().take(whole.chars().count() / 2).collect();
@@ -336,13 +350,7 @@ fn sse(body: Body) -> Response<Body> {
 
 /// A body playing `actions`; dropped early (the client went away), it counts a disconnect.
 fn body_of(actions: Vec<Action>, shared: Arc<Shared>) -> Body {
-    let state = (
-        VecDeque::from(actions),
-        Guard {
-            shared,
-            done: false,
-        },
-    );
+    let state = (VecDeque::from(actions), Guard::new(shared));
     let stream = futures::stream::unfold(state, |(mut actions, mut guard)| async move {
         loop {
             match actions.pop_front() {

@@ -64,6 +64,7 @@ pub struct ModelRun<'c> {
     earlier: bool,
     temperature: Option<f64>,
     stream_tool_turns: bool,
+    first_tool: Option<String>,
 }
 
 impl<'c> ModelRun<'c> {
@@ -80,6 +81,7 @@ impl<'c> ModelRun<'c> {
             earlier: true,
             temperature: None,
             stream_tool_turns: true,
+            first_tool: None,
         }
     }
 
@@ -140,6 +142,14 @@ impl<'c> ModelRun<'c> {
     /// and only the artifact streams (forced, once the model has what it needs).
     pub fn stream_tool_turns(mut self, yes: bool) -> Self {
         self.stream_tool_turns = yes;
+        self
+    }
+
+    /// Make the model's first call call this tool (by its name): for a skill that always
+    /// starts by asking a tool (and for servers whose automatic tool choice is weak). The
+    /// call streams; the turns after it choose freely.
+    pub fn force_first_tool(mut self, name: impl Into<String>) -> Self {
+        self.first_tool = Some(name.into());
         self
     }
 
@@ -252,7 +262,12 @@ impl ModelRun<'_> {
         )
     }
 
-    fn request(&self, messages: &[ModelMessage], forced: bool) -> CompletionRequest {
+    fn request(
+        &self,
+        messages: &[ModelMessage],
+        forced: bool,
+        first: Option<&str>,
+    ) -> CompletionRequest {
         let mut request = CompletionRequest::from(messages.to_vec());
         if let Some(system) = &self.system {
             request = request.preamble(system.clone());
@@ -270,7 +285,13 @@ impl ModelRun<'_> {
             let mut tools: Vec<ToolDefinition> =
                 self.tools.iter().map(|t| t.definition()).collect();
             tools.push(self.artifact_tool());
-            request.tools(tools)
+            let request = request.tools(tools);
+            match first.and_then(|name| ToolName::new(super::tool_name(name)).ok()) {
+                Some(name) => request.tool_choice(ToolChoice::Specific {
+                    function_names: vec![name],
+                }),
+                None => request,
+            }
         };
         if let Some(n) = self.model.max_tokens {
             request = request.max_tokens(n);
@@ -295,13 +316,15 @@ impl ModelRun<'_> {
             let force = turns >= self.max_turns;
             forced |= force;
             turns += 1;
-            let request = self.request(&messages, force);
-            let turn = if !force && !self.stream_tool_turns && !self.tools.is_empty() {
-                self.unary_turn(request, &chunks, &mut messages, spent)
-                    .await?
-            } else {
-                self.turn(request, &chunks, &mut messages, spent).await?
-            };
+            let first = self.first_tool.as_deref().filter(|_| turns == 1);
+            let request = self.request(&messages, force, first);
+            let turn =
+                if !force && first.is_none() && !self.stream_tool_turns && !self.tools.is_empty() {
+                    self.unary_turn(request, &chunks, &mut messages, spent)
+                        .await?
+                } else {
+                    self.turn(request, &chunks, &mut messages, spent).await?
+                };
             wrote |= turn.wrote;
             if turn.artifact {
                 return Ok(());
@@ -345,11 +368,12 @@ impl ModelRun<'_> {
             return Ok(call.error_result(vec![ToolResultContent::text(text)]));
         };
         let arguments = Value::Object(call.function.arguments.clone());
-        let answer = tokio::select! {
-            biased;
-            () = self.ctx.cancelled() => return Err(SkillError::Canceled),
-            r = tool.call(self.ctx, arguments) => r,
-        };
+        // The tool sees the cancel itself (an A2A agent's tool cancels its remote task);
+        // one that ignores it is aborted with the skill after the cancel grace.
+        let answer = tool.call(self.ctx, arguments).await;
+        if self.ctx.is_cancelled() {
+            return Err(SkillError::Canceled);
+        }
         match answer {
             Ok(text) => Ok(call.result(vec![ToolResultContent::text(text)])),
             Err(SkillError::Canceled) => Err(SkillError::Canceled),
