@@ -7,7 +7,21 @@ use a2a_tests::*;
 use serde_json::{Value, json};
 
 fn snapshot_card(card: &a2a_kit::protocol::AgentCard) -> Value {
-    serde_json::to_value(card).expect("card serializes")
+    sorted(serde_json::to_value(card).expect("card serializes"))
+}
+
+/// Object keys in alphabetical order, whether or not serde_json keeps insertion order (it does
+/// when a crate turns on `preserve_order`, as the `llm` feature's model library does).
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
 }
 
 #[test]

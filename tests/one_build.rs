@@ -85,3 +85,30 @@ fn the_readme_commands_share_one_build_of_every_dependency() {
         cli_diff.join("\n")
     );
 }
+
+/// The model library is compiled only with the `llm` feature: an agent without it (the CLI,
+/// a2a-kit's defaults) builds no LLM crate.
+#[test]
+fn no_model_library_without_the_llm_feature() {
+    let is_model_crate = |p: &String| p.starts_with("rig-") || p.starts_with("rig-core ");
+    for args in [
+        &["-p", "a2a-kit", "-e", "normal"][..],
+        &[
+            "-p",
+            "a2a-kit",
+            "-e",
+            "normal",
+            "--features",
+            "sqlite,postgres",
+        ][..],
+        &["-p", "a2a-cli", "-e", "normal"][..],
+    ] {
+        let found: Vec<String> = features(args).into_keys().filter(is_model_crate).collect();
+        assert!(found.is_empty(), "cargo tree {args:?} has {found:?}");
+    }
+    let with = features(&["-p", "a2a-kit", "-e", "normal", "--features", "llm"]);
+    assert!(
+        with.keys().any(is_model_crate),
+        "the llm feature brings the model library"
+    );
+}

@@ -356,3 +356,14 @@ impl LlamaServer {
         self.child.0.id()
     }
 }
+
+impl Drop for LlamaServer {
+    /// Stop the server; its log is kept when the test failed (for reading), else removed.
+    fn drop(&mut self) {
+        let _ = self.child.0.kill();
+        let _ = self.child.0.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
+}
