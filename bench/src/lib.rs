@@ -8,6 +8,8 @@
 //!   that keeps its stream open (for the per-stream memory figure) and a `pace` skill whose
 //!   chunks carry the time they were sent (for cross-replica latency); `--replica` joins a
 //!   PostgreSQL schema another server made.
+//! * `bench-llm` (feature `llm`): an agent whose default skill is a model run
+//!   (`a2a_kit::llm::Model::run`) on `--model-url`, the driver's fake OpenAI-compatible model.
 //! * `bench-limit`: a bare axum handler with no A2A logic: parses the JSON-RPC body, answers
 //!   with canned bytes, or an SSE stream of N canned frames.
 //! * `bench-driver`: starts each server pinned to core 0, drives it from core 1 (`oha` for
@@ -59,6 +61,10 @@ pub struct ServerCli {
     /// authentication).
     #[arg(long)]
     pub api_key: Option<String>,
+    /// `bench-llm`: the OpenAI-compatible model server, with its `/v1` (the driver's fake
+    /// model). The other servers ignore it.
+    #[arg(long)]
+    pub model_url: Option<String>,
 }
 
 impl ServerCli {
@@ -137,7 +143,14 @@ async fn open_postgres(
 
 /// Parse the command line, configure `a2a` and serve it until killed.
 pub async fn serve(a2a: AgentServiceBuilder) -> Result<(), Box<dyn std::error::Error>> {
-    let cli = ServerCli::parse();
+    serve_cli(ServerCli::parse(), a2a).await
+}
+
+/// [`serve`] with a command line already parsed (a server that reads its own options first).
+pub async fn serve_cli(
+    cli: ServerCli,
+    a2a: AgentServiceBuilder,
+) -> Result<(), Box<dyn std::error::Error>> {
     let service = cli.configure(a2a).await?.build()?;
     let listener = tokio::net::TcpListener::bind(cli.bind).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
