@@ -542,3 +542,77 @@ async fn delegation_keeps_the_remote_context_and_records_the_remote_task() {
     assert_eq!(d2[0]["state"], "TASK_STATE_COMPLETED");
     assert!(d2[0]["url"].as_str().unwrap().starts_with(&remote.base));
 }
+
+/// A remote agent used as a tool without a stream: the message goes without waiting, with a
+/// push config of this app's webhook, and the tool's answer comes from the notifications.
+#[tokio::test]
+async fn a_remote_agent_tool_answers_through_a_push_webhook() {
+    use a2a_kit::client::DelegateOptions;
+    use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, WebhookInbox, WebhookReceiver};
+    let remote = serve(
+        AgentService::builder(TestAgent)
+            .push_notifications(true)
+            .push_delivery(a2a_kit::push::PushConfig::default().allow_private_networks()),
+    )
+    .await;
+    // This app's webhook.
+    let (tokens, tasks) = (PushTokens::new(), RemoteTasks::new());
+    let receiver = WebhookReceiver::new(tokens.clone()).store(tasks.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver.router::<()>("/hook")).await });
+    let inbox = WebhookInbox::new(tokens, tasks.clone(), hook.clone());
+    let agent = RemoteAgent::connect(&remote.base)
+        .await
+        .unwrap()
+        .with_options(DelegateOptions {
+            push: Some(inbox.into()),
+            // Far longer than the test: the answer can only come through the webhook.
+            push_fallback: Duration::from_secs(120),
+            ..Default::default()
+        });
+    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
+        .into_iter()
+        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
+        .collect();
+    let (fake, model) = fake().await;
+    let server = serve(AgentService::builder(Desk {
+        tools,
+        ..desk(model)
+    }))
+    .await;
+    fake.push(Reply::Steps(vec![tool(
+        "t1",
+        "test_agent_slow",
+        &["{\"message\": \"300\"}"],
+    )]));
+    fake.push(Reply::Steps(vec![text("It slept.")]));
+    let task = send(&server.base, user_text("nap")).await["task"].clone();
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    let answer = tool_answer(&fake.requests()[1]);
+    assert_eq!(answer["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert!(
+        answer["artifacts"].to_string().contains("slept 300"),
+        "{answer}"
+    );
+    // The remote task was sent with this app's webhook, and the webhook heard it end.
+    let remote_id = delegations(&task)[0]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let configs = rpc(
+        &remote.base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": remote_id}),
+    )
+    .await;
+    assert_eq!(
+        configs["result"]["configs"][0]["url"],
+        hook.as_str(),
+        "{configs}"
+    );
+    assert_eq!(
+        tasks.get(&remote_id).map(|t| t.status.state),
+        Some(a2a_kit::protocol::TaskState::Completed)
+    );
+}

@@ -314,6 +314,69 @@ impl RemoteTasks {
     }
 }
 
+/// A webhook this app serves, as the place a delegation sent without waiting hears of its
+/// remote task ([`a2a_kit::client::PushInbox`], set with
+/// [`DelegateOptions::push`](a2a_kit::client::DelegateOptions::push)): the tokens and remote
+/// tasks of a [`WebhookReceiver`] (built with [`WebhookReceiver::store`]) and the URL it is
+/// served at.
+///
+/// ```no_run
+/// use a2a_kit::client::{DelegateOptions, RemoteAgent};
+/// use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, WebhookInbox, WebhookReceiver};
+/// # async fn demo() -> Result<(), a2a_kit::client::ClientError> {
+/// let (tokens, tasks) = (PushTokens::new(), RemoteTasks::new());
+/// let receiver = WebhookReceiver::new(tokens.clone()).store(tasks.clone());
+/// let app: axum::Router = receiver.router("/a2a/webhook"); // serve it at the URL below
+/// let inbox = WebhookInbox::new(tokens, tasks, "https://me.example.com/a2a/webhook");
+/// let worker = RemoteAgent::connect("https://worker.example.com").await?.with_options(
+///     DelegateOptions { push: Some(inbox.into()), ..Default::default() },
+/// );
+/// # let _ = (app, worker); Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WebhookInbox {
+    tokens: PushTokens,
+    tasks: RemoteTasks,
+    url: String,
+}
+
+impl WebhookInbox {
+    /// The inbox of a receiver holding `tokens` and storing into `tasks`, served at `url`.
+    pub fn new(tokens: PushTokens, tasks: RemoteTasks, url: impl Into<String>) -> Self {
+        WebhookInbox {
+            tokens,
+            tasks,
+            url: url.into(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl a2a_kit::client::PushInbox for WebhookInbox {
+    fn config(&self) -> TaskPushNotificationConfig {
+        self.tokens.issue_config(self.url.clone())
+    }
+
+    fn expect(&self, task: &Task, token: &str) {
+        self.tokens.bind(task.id.clone(), token);
+        self.tasks.insert(task.clone());
+    }
+
+    async fn changed(&self, task_id: &str, seen: &Task) -> Task {
+        self.tasks
+            .wait_for(task_id, |t| {
+                t.status.state != seen.status.state
+                    || t.status.timestamp != seen.status.timestamp
+                    || t.artifacts.len() != seen.artifacts.len()
+            })
+            .await
+    }
+
+    fn forget(&self, task_id: &str) {
+        self.tokens.forget(task_id);
+    }
+}
+
 fn apply_to(tasks: &mut HashMap<String, Task>, event: &StreamResponse) -> Applied {
     let Some(task_id) = event.task_id().map(str::to_string) else {
         return Applied::Unchanged;

@@ -9,7 +9,10 @@ use futures::StreamExt;
 use super::stream::status_text;
 use super::{A2aClient, ClientError, SendRequest, TaskAccumulator};
 use crate::error::SkillError;
-use crate::protocol::{Message, Part, Role, SendMessageResponse, StreamResponse, Task, TaskState};
+use crate::protocol::{
+    Message, Part, Role, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig,
+    TaskState,
+};
 use crate::skill::TaskContext;
 use crate::skill::{IntoOutcome, Outcome};
 
@@ -69,6 +72,45 @@ pub struct DelegateOptions {
     /// Forward the remote artifact events into this task (default true). Off for a remote
     /// agent used as a model's tool: its artifacts are the tool's answer, not this task's.
     pub forward_artifacts: bool,
+    /// Send without waiting and hear of the remote task through this webhook (a push config
+    /// sent with the message) instead of a stream (default: none, stream or poll).
+    pub push: Option<Inbox>,
+    /// With [`push`](Self::push): how long to wait for a notification before asking the
+    /// remote agent (GetTask) anyway (default 30 s), so a webhook that never comes (a
+    /// firewall, a lost delivery) slows the delegation down, never stops it.
+    pub push_fallback: Duration,
+}
+
+/// A webhook this process serves, where a delegation sent without waiting hears of its
+/// remote task ([`DelegateOptions::push`]). `a2a_kit_axum::webhook::WebhookInbox` is one.
+#[async_trait::async_trait]
+pub trait PushInbox: Send + Sync + 'static {
+    /// The push config to send with a new remote task: the webhook's URL and a fresh token.
+    fn config(&self) -> TaskPushNotificationConfig;
+    /// The remote agent acknowledged `task`, whose config carried `token`: its
+    /// notifications are expected from now on.
+    fn expect(&self, task: &Task, token: &str);
+    /// The task as its notifications left it, once that differs from `seen` (another
+    /// state, status time or number of artifacts).
+    async fn changed(&self, task_id: &str, seen: &Task) -> Task;
+    /// The delegation is over: notifications of `task_id` are no longer expected.
+    fn forget(&self, task_id: &str);
+}
+
+/// A [`PushInbox`] in [`DelegateOptions`].
+#[derive(Clone)]
+pub struct Inbox(pub std::sync::Arc<dyn PushInbox>);
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Inbox")
+    }
+}
+
+impl<T: PushInbox> From<T> for Inbox {
+    fn from(inbox: T) -> Self {
+        Inbox(std::sync::Arc::new(inbox))
+    }
 }
 
 impl Default for DelegateOptions {
@@ -80,6 +122,8 @@ impl Default for DelegateOptions {
             poll_interval: Duration::from_millis(500),
             cancel_timeout: Duration::from_secs(10),
             forward_artifacts: true,
+            push: None,
+            push_fallback: Duration::from_secs(30),
         }
     }
 }
@@ -424,7 +468,9 @@ impl RemoteAgent {
         mut request: SendRequest,
     ) -> Result<DelegationResult, ClientError> {
         loop {
-            let leg = if self.client.card().capabilities.streaming.unwrap_or(false) {
+            let leg = if let Some(Inbox(inbox)) = &self.options.push {
+                self.push_leg(fwd, request, inbox.as_ref()).await?
+            } else if self.client.card().capabilities.streaming.unwrap_or(false) {
                 self.stream_leg(fwd, request).await?
             } else {
                 self.poll_leg(fwd, request).await?
@@ -536,6 +582,88 @@ impl RemoteAgent {
         Ok(Leg::Finished)
     }
 
+    /// Send without waiting, with a push config of `inbox`'s, and follow the task through
+    /// its notifications (asking the agent when none came for a while).
+    async fn push_leg(
+        &self,
+        fwd: &mut Forwarder<'_>,
+        request: SendRequest,
+        inbox: &dyn PushInbox,
+    ) -> Result<Leg, ClientError> {
+        let ctx = fwd.ctx;
+        let config = inbox.config();
+        let token = config.token.clone().unwrap_or_default();
+        let request = request.return_immediately(true).push_config(config);
+        let first = tokio::select! {
+            r = self.client.send(request) => r?,
+            () = ctx.cancelled() => return Ok(Leg::Canceled),
+        };
+        let mut task = match first {
+            SendMessageResponse::Message(m) => {
+                fwd.acc.apply(&StreamResponse::Message(m));
+                return Ok(Leg::Finished);
+            }
+            SendMessageResponse::Task(t) => t,
+        };
+        inbox.expect(&task, &token);
+        let leg = self.follow(fwd, &mut task, |seen| async move {
+            tokio::select! {
+                t = inbox.changed(&seen.id, &seen) => {
+                    if t.status.state.is_terminal() || t.status.state.is_interrupted() {
+                        // A notification may carry only the status: the answer (artifacts,
+                        // the question) is read from the agent once, when it settles.
+                        return self.client.get_task(&seen.id).await.map(Some);
+                    }
+                    Ok(Some(t))
+                }
+                () = tokio::time::sleep(self.options.push_fallback) => {
+                    tracing::info!(task_id = %seen.id, "no push notification came; asking the agent");
+                    self.client.get_task(&seen.id).await.map(Some)
+                }
+                () = ctx.cancelled() => Ok(None),
+            }
+        })
+        .await;
+        inbox.forget(&task.id);
+        leg
+    }
+
+    /// Forward snapshots of `task` until it settles: `next` gives the next one, or `None`
+    /// when this task was canceled meanwhile. Artifacts are forwarded whole once the task
+    /// settles (snapshots do not show chunks).
+    async fn follow<F, Fut>(
+        &self,
+        fwd: &mut Forwarder<'_>,
+        task: &mut Task,
+        next: F,
+    ) -> Result<Leg, ClientError>
+    where
+        F: Fn(Task) -> Fut,
+        Fut: std::future::Future<Output = Result<Option<Task>, ClientError>>,
+    {
+        loop {
+            let done = task.status.state.is_terminal() || task.status.state.is_interrupted();
+            let snapshot = if done {
+                task.clone()
+            } else {
+                Task {
+                    artifacts: Vec::new(),
+                    ..task.clone()
+                }
+            };
+            if fwd.forward(&StreamResponse::Task(snapshot)).await.is_err() {
+                return Ok(Leg::Canceled);
+            }
+            if done {
+                return Ok(Leg::Finished);
+            }
+            match next(task.clone()).await? {
+                Some(t) => *task = t,
+                None => return Ok(Leg::Canceled),
+            }
+        }
+    }
+
     async fn poll_leg(
         &self,
         fwd: &mut Forwarder<'_>,
@@ -553,29 +681,14 @@ impl RemoteAgent {
             }
             SendMessageResponse::Task(t) => t,
         };
-        loop {
-            let done = task.status.state.is_terminal() || task.status.state.is_interrupted();
-            // Artifacts are forwarded whole once the task settles (polling cannot see chunks).
-            let snapshot = if done {
-                task.clone()
-            } else {
-                Task {
-                    artifacts: Vec::new(),
-                    ..task.clone()
-                }
-            };
-            if fwd.forward(&StreamResponse::Task(snapshot)).await.is_err() {
-                return Ok(Leg::Canceled);
-            }
-            if done {
-                return Ok(Leg::Finished);
-            }
+        self.follow(fwd, &mut task, |seen| async move {
             tokio::select! {
                 () = tokio::time::sleep(self.options.poll_interval) => {}
-                () = ctx.cancelled() => return Ok(Leg::Canceled),
+                () = ctx.cancelled() => return Ok(None),
             }
-            task = self.client.get_task(&task.id).await?;
-        }
+            self.client.get_task(&seen.id).await.map(Some)
+        })
+        .await
     }
 }
 

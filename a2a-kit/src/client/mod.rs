@@ -75,7 +75,9 @@ pub use auth::{
     Interceptor, StaticHeaders, TokenProvider,
 };
 pub use card::{AGENT_CARD_PATH, CardCache};
-pub use delegate::{DELEGATIONS_KEY, DelegateOptions, DelegationResult, RemoteAgent};
+pub use delegate::{
+    DELEGATIONS_KEY, DelegateOptions, DelegationResult, Inbox, PushInbox, RemoteAgent,
+};
 pub use error::{AgentError, ClientError, code_for_reason, error_name};
 pub use reqwest;
 pub use stream::{ResumePolicy, TaskAccumulator, TaskStream, status_text};

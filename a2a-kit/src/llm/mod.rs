@@ -43,6 +43,7 @@ use rig_core::error::ProviderError;
 use rig_core::operation::Completion;
 use rig_core::providers::anthropic::AnthropicConfig;
 use rig_core::providers::openai::OpenAIConfig;
+use rig_core::providers::openai::wire::{Auth, BodyRewrite, Dialect, Quirks};
 
 pub use agent_tool::AgentTool;
 pub use narrator::ModelNarrator;
@@ -103,6 +104,22 @@ pub const HOW_TO_CONFIGURE: &str = "no model configured: give a model name with 
      OpenAI-compatible server's URL (Ollama, vLLM, llama.cpp: --model NAME --base-url URL, or \
      OPENAI_BASE_URL) or a key (--model-api-key KEY, or OPENAI_API_KEY or ANTHROPIC_API_KEY)";
 
+/// How the kit speaks to "OpenAI-compatible" servers: OpenAI's Chat Completions, with what
+/// the servers people run locally need. Text-only contents go as one string (llama.cpp's
+/// Python server accepts no part array in a system message), no `Authorization` header without
+/// a key, and a stream that ends with `[DONE]` but no finish reason ends the turn.
+const COMPATIBLE: Dialect = Dialect::gateway(
+    "a2a-kit-openai-compatible",
+    "http://127.0.0.1:8080/v1",
+    "OPENAI_API_KEY",
+)
+.with_quirks({
+    let mut quirks = Quirks::openai().done_without_finish_reason();
+    quirks.rewrite = BodyRewrite::Perplexity;
+    quirks.auth = Auth::OptionalBearer;
+    quirks
+});
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -117,7 +134,7 @@ impl Model {
         model: impl Into<String>,
     ) -> Model {
         let (key, model) = (api_key.into(), model.into());
-        let inner = OpenAIConfig::new(key.clone())
+        let inner = OpenAIConfig::with_key(&COMPATIBLE, key.clone())
             .with_base_url(base_url.into().trim_end_matches('/'))
             .connect(transport::Reqwest::new())
             .chat(model.clone())
@@ -125,9 +142,14 @@ impl Model {
         Model::wrap(inner, model, key)
     }
 
-    /// A model of OpenAI's own API.
+    /// A model of OpenAI's own API (its Chat Completions).
     pub fn openai(api_key: impl Into<String>, model: impl Into<String>) -> Model {
-        Self::openai_compatible("https://api.openai.com/v1", api_key, model)
+        let (key, model) = (api_key.into(), model.into());
+        let inner = OpenAIConfig::new(key.clone())
+            .connect(transport::Reqwest::new())
+            .chat(model.clone())
+            .erase();
+        Model::wrap(inner, model, key)
     }
 
     /// A model of Anthropic's Messages API.
