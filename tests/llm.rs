@@ -473,3 +473,37 @@ async fn tool_calls_run_and_their_answers_go_back() {
     assert_eq!(task["metadata"][USAGE_KEY]["calls"], 2);
     assert_eq!(task["metadata"][USAGE_KEY]["inputTokens"], 14);
 }
+
+/// With a durable store, tokens arriving close together are written as fewer, larger chunks
+/// (each piece still once): the store writes per chunk, not per token.
+#[tokio::test]
+async fn a_durable_store_gets_coalesced_chunks() {
+    let (fake, model) = openai().await;
+    let mut steps = Vec::new();
+    let mut expected = String::new();
+    for i in 0..60 {
+        let piece = format!("t{i} ");
+        expected.push_str(&piece);
+        steps.push(text(&piece));
+        steps.push(Step::Delay(Duration::from_millis(2)));
+    }
+    fake.push(Reply::Steps(steps));
+    let dir = std::env::temp_dir().join(format!("a2a-llm-{}", uuid()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = a2a_kit::store::SqliteTaskManager::open(dir.join("tasks.db"))
+        .await
+        .unwrap();
+    let server = serve(AgentService::builder(writer(model)).task_manager(store)).await;
+    let events = stream(&server.base, user_text("count")).await;
+    assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
+    let (text, closed) = artifact_text(&events);
+    assert_eq!(text, expected);
+    assert!(closed);
+    let chunks = events
+        .iter()
+        .filter(|e| e.get("artifactUpdate").is_some())
+        .count();
+    assert!(chunks < 30, "60 tokens 2 ms apart in {chunks} chunks");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

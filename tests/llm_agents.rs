@@ -616,3 +616,25 @@ async fn a_remote_agent_tool_answers_through_a_push_webhook() {
         Some(a2a_kit::protocol::TaskState::Completed)
     );
 }
+
+/// The same agent tool in a rig loop of one's own, outside any task.
+#[tokio::test]
+async fn an_agent_tool_is_also_a_rig_tool() {
+    let remote = serve_test_agent().await;
+    let agent = RemoteAgent::connect(&remote.base).await.unwrap();
+    let echo = AgentTool::for_skills(&agent)
+        .into_iter()
+        .find(|t| t.definition().name.as_str() == "test_agent_echo")
+        .expect("the echo skill's tool");
+    let tool = echo.rig_tool();
+    assert_eq!(tool.name().as_str(), "test_agent_echo");
+    let out = tool
+        .execute(json!({"message": "from rig"}))
+        .await
+        .expect("the call succeeds");
+    let text = out.render();
+    assert!(
+        text.contains("from rig") && text.contains("TASK_STATE_COMPLETED"),
+        "{text}"
+    );
+}

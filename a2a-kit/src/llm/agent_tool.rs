@@ -98,6 +98,28 @@ impl AgentTool {
             .collect()
     }
 
+    /// The same tool for a model loop of your own on rig, outside any task: each call sends
+    /// its message from a context no task backs (no progress forwarded, nothing recorded).
+    pub fn rig_tool(&self) -> rig_core::tool::DynamicTool {
+        let this = self.clone();
+        let definition = ModelTool::definition(self);
+        rig_core::tool::DynamicTool::new(
+            definition.name,
+            definition.description,
+            definition.parameters,
+            move |arguments| {
+                let this = this.clone();
+                Box::pin(async move {
+                    let ctx = TaskContext::detached("tool", Message::user_text(""));
+                    ModelTool::call(&this, &ctx, arguments)
+                        .await
+                        .map(rig_core::tool::ToolOutput::text)
+                        .map_err(|e| rig_core::tool::ToolExecutionError::provider(e.to_string()))
+                })
+            },
+        )
+    }
+
     /// Name the tool.
     pub fn named(mut self, name: impl AsRef<str>) -> Self {
         self.name = tool_name(name.as_ref());
