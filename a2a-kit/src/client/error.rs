@@ -270,9 +270,10 @@ pub enum ClientError {
         /// `binding version` of each interface the card lists.
         offered: Vec<String>,
     },
-    /// The agent answered with an A2A error.
+    /// The agent answered with an A2A error (boxed: it is large, and errors travel in every
+    /// `Result` of the client).
     #[error("{0}")]
-    Agent(AgentError),
+    Agent(Box<AgentError>),
     /// An HTTP error without an A2A error body (401, 403, 502, …).
     #[error("HTTP {status} from {url}{}", if body.is_empty() { String::new() } else { format!(": {body}") })]
     Http {
@@ -326,7 +327,7 @@ impl ClientError {
     /// The agent's error, if this is one.
     pub fn agent_error(&self) -> Option<&AgentError> {
         match self {
-            ClientError::Agent(e) => Some(e),
+            ClientError::Agent(e) => Some(&**e),
             _ => None,
         }
     }
@@ -384,7 +385,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 impl From<AgentError> for ClientError {
     fn from(e: AgentError) -> Self {
-        ClientError::Agent(e)
+        ClientError::Agent(Box::new(e))
     }
 }
 

@@ -48,10 +48,6 @@
 //!   `Last-Event-ID` after a dropped connection ([`ResumePolicy`]).
 //! - **Delegation**: [`RemoteAgent::delegate`] runs a task on another agent from inside a skill.
 
-// With the `llm` feature, rig-core turns on serde_json's `preserve_order`, whose maps are
-// larger: the agent errors `ClientError` carries grow past clippy's bound. Boxing them would
-// change the public type for one feature's sake.
-#![cfg_attr(feature = "llm", allow(clippy::result_large_err))]
 
 mod auth;
 mod card;

@@ -132,7 +132,7 @@ pub(crate) fn parse_event(
             .get("code")
             .and_then(Value::as_u64)
             .filter(|c| (400..600).contains(c));
-        return Err(ClientError::Agent(match (binding, rest_status) {
+        return Err(ClientError::from(match (binding, rest_status) {
             (Binding::HttpJson, Some(status)) => AgentError::from_rest(&v, status as u16)
                 .unwrap_or_else(|| AgentError::from_jsonrpc(err, None)),
             _ => AgentError::from_jsonrpc(err, None),

@@ -322,7 +322,7 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
                 .get("error")
                 .filter(|e| e.get("code").and_then(Value::as_i64).is_some_and(|c| c < 0))
             {
-                return Ok(Body::Error(ClientError::Agent(AgentError::from_jsonrpc(
+                return Ok(Body::Error(ClientError::from(AgentError::from_jsonrpc(
                     err,
                     http_status,
                 ))));
@@ -330,7 +330,7 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
             if let Some(status) = http_status {
                 return Ok(Body::Error(
                     AgentError::from_rest(&value, status)
-                        .map_or_else(http_error, ClientError::Agent),
+                        .map_or_else(http_error, ClientError::from),
                 ));
             }
             match value.get("result") {
@@ -345,7 +345,7 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
         }
         Binding::HttpJson => match http_status {
             Some(status) => Ok(Body::Error(
-                AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::Agent),
+                AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::from),
             )),
             None => Ok(Body::Result(value)),
         },
