@@ -303,6 +303,21 @@ async fn narration_is_not_repeated_after_a_restart() {
     );
 }
 
+/// A desk on a scripted model whose tools are `agent`'s skills.
+async fn desk_using(agent: &RemoteAgent) -> (FakeModel, TestServer) {
+    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(agent)
+        .into_iter()
+        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
+        .collect();
+    let (fake, model) = fake().await;
+    let server = serve(AgentService::builder(Desk {
+        tools,
+        ..desk(model)
+    }))
+    .await;
+    (fake, server)
+}
+
 /// The answer a tool call of the model produced, read from the next model request.
 fn tool_answer(request: &Value) -> Value {
     let messages = request["messages"].as_array().expect("messages");
@@ -334,21 +349,12 @@ fn delegations(task: &Value) -> Vec<Value> {
 async fn a2a_agents_are_tools_with_one_remote_context_per_conversation() {
     let remote = serve_test_agent().await;
     let agent = RemoteAgent::connect(&remote.base).await.unwrap();
-    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
-        .into_iter()
-        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
-        .collect();
-    let names: Vec<String> = tools
+    let names: Vec<String> = AgentTool::for_skills(&agent)
         .iter()
         .map(|t| t.definition().name.as_str().to_string())
         .collect();
     assert!(names.contains(&"test_agent_echo".to_string()), "{names:?}");
-    let (fake, model) = fake().await;
-    let server = serve(AgentService::builder(Desk {
-        tools,
-        ..desk(model)
-    }))
-    .await;
+    let (fake, server) = desk_using(&agent).await;
 
     // First conversation turn: the model asks the remote echo skill, then answers.
     fake.push(Reply::Steps(vec![tool(
@@ -405,16 +411,7 @@ async fn a2a_agents_are_tools_with_one_remote_context_per_conversation() {
 async fn a_remote_question_is_answered_through_the_model_on_the_same_task() {
     let remote = serve_test_agent().await;
     let agent = RemoteAgent::connect(&remote.base).await.unwrap();
-    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
-        .into_iter()
-        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
-        .collect();
-    let (fake, model) = fake().await;
-    let server = serve(AgentService::builder(Desk {
-        tools,
-        ..desk(model)
-    }))
-    .await;
+    let (fake, server) = desk_using(&agent).await;
     fake.push(Reply::Steps(vec![tool(
         "t1",
         "test_agent_ask",
@@ -462,16 +459,7 @@ async fn a_remote_question_is_answered_through_the_model_on_the_same_task() {
 async fn canceling_the_task_cancels_the_remote_one() {
     let remote = serve_test_agent().await;
     let agent = RemoteAgent::connect(&remote.base).await.unwrap();
-    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
-        .into_iter()
-        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
-        .collect();
-    let (fake, model) = fake().await;
-    let server = serve(AgentService::builder(Desk {
-        tools,
-        ..desk(model)
-    }))
-    .await;
+    let (fake, server) = desk_using(&agent).await;
     fake.push(Reply::Steps(vec![tool(
         "t1",
         "test_agent_slow",
@@ -571,16 +559,7 @@ async fn a_remote_agent_tool_answers_through_a_push_webhook() {
             push_fallback: Duration::from_secs(120),
             ..Default::default()
         });
-    let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
-        .into_iter()
-        .map(|t| Arc::new(t) as Arc<dyn ModelTool>)
-        .collect();
-    let (fake, model) = fake().await;
-    let server = serve(AgentService::builder(Desk {
-        tools,
-        ..desk(model)
-    }))
-    .await;
+    let (fake, server) = desk_using(&agent).await;
     fake.push(Reply::Steps(vec![tool(
         "t1",
         "test_agent_slow",

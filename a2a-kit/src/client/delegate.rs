@@ -593,17 +593,9 @@ impl RemoteAgent {
         let ctx = fwd.ctx;
         let config = inbox.config();
         let token = config.token.clone().unwrap_or_default();
-        let request = request.return_immediately(true).push_config(config);
-        let first = tokio::select! {
-            r = self.client.send(request) => r?,
-            () = ctx.cancelled() => return Ok(Leg::Canceled),
-        };
-        let mut task = match first {
-            SendMessageResponse::Message(m) => {
-                fwd.acc.apply(&StreamResponse::Message(m));
-                return Ok(Leg::Finished);
-            }
-            SendMessageResponse::Task(t) => t,
+        let mut task = match self.acknowledged(fwd, request.push_config(config)).await? {
+            Ok(task) => task,
+            Err(leg) => return Ok(leg),
         };
         inbox.expect(&task, &token);
         let leg = self.follow(fwd, &mut task, |seen| async move {
@@ -626,6 +618,26 @@ impl RemoteAgent {
         .await;
         inbox.forget(&task.id);
         leg
+    }
+
+    /// Send `request` without waiting: the task the agent acknowledged, or how the leg ended
+    /// already (a direct reply, or this task canceled meanwhile).
+    async fn acknowledged(
+        &self,
+        fwd: &mut Forwarder<'_>,
+        request: SendRequest,
+    ) -> Result<Result<Task, Leg>, ClientError> {
+        let first = tokio::select! {
+            r = self.client.send(request.return_immediately(true)) => r?,
+            () = fwd.ctx.cancelled() => return Ok(Err(Leg::Canceled)),
+        };
+        Ok(match first {
+            SendMessageResponse::Message(m) => {
+                fwd.acc.apply(&StreamResponse::Message(m));
+                Err(Leg::Finished)
+            }
+            SendMessageResponse::Task(t) => Ok(t),
+        })
     }
 
     /// Forward snapshots of `task` until it settles: `next` gives the next one, or `None`
@@ -670,16 +682,9 @@ impl RemoteAgent {
         request: SendRequest,
     ) -> Result<Leg, ClientError> {
         let ctx = fwd.ctx;
-        let first = tokio::select! {
-            r = self.client.send(request.return_immediately(true)) => r?,
-            () = ctx.cancelled() => return Ok(Leg::Canceled),
-        };
-        let mut task = match first {
-            SendMessageResponse::Message(m) => {
-                fwd.acc.apply(&StreamResponse::Message(m));
-                return Ok(Leg::Finished);
-            }
-            SendMessageResponse::Task(t) => t,
+        let mut task = match self.acknowledged(fwd, request).await? {
+            Ok(task) => task,
+            Err(leg) => return Ok(leg),
         };
         self.follow(fwd, &mut task, |seen| async move {
             tokio::select! {

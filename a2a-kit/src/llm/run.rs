@@ -186,6 +186,7 @@ impl Spent {
 }
 
 /// How one model call ended.
+#[derive(Default)]
 struct Turn {
     /// The artifact tool's call completed: the artifact is whole.
     artifact: bool,
@@ -433,11 +434,7 @@ impl ModelRun<'_> {
                         task_id = self.ctx.task_id(),
                         "the model's stream ended empty"
                     );
-                    return Ok(Turn {
-                        artifact: false,
-                        calls: Vec::new(),
-                        wrote: false,
-                    });
+                    return Ok(Turn::default());
                 }
                 Ok(Some(Err(e))) => return Err(self.model.failure(&e)),
                 Ok(Some(Ok(item))) => item,
@@ -493,11 +490,7 @@ impl ModelRun<'_> {
                     task_id = self.ctx.task_id(),
                     "the model's stream ended empty"
                 );
-                return Ok(Turn {
-                    artifact: false,
-                    calls: Vec::new(),
-                    wrote: false,
-                });
+                return Ok(Turn::default());
             }
             Err(e) => return Err(self.model.failure(&e)),
         };
@@ -536,11 +529,7 @@ impl ModelRun<'_> {
             },
         };
         spent.add(&response.usage);
-        let mut turn = Turn {
-            artifact: false,
-            calls: Vec::new(),
-            wrote: false,
-        };
+        let mut turn = Turn::default();
         let send = |text: String| chunks.send(text).map_err(|_| SkillError::Canceled);
         for content in &response.choice {
             match content {

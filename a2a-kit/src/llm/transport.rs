@@ -34,12 +34,16 @@ impl Reqwest {
     }
 }
 
-/// A non-2xx reply, with its status, headers (`Retry-After`) and body kept for the error.
-async fn non_success(response: reqwest::Response) -> Error {
+/// Send; a non-2xx reply is an error with its status, headers (`Retry-After`) and body.
+async fn send_ok(builder: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+    let response = builder.send().await.map_err(Error::instance)?;
+    if response.status().is_success() {
+        return Ok(response);
+    }
     let status = response.status();
     let headers = response.headers().clone();
     let body = response.text().await.unwrap_or_default();
-    Error::non_success_with_details(status, headers, body)
+    Err(Error::non_success_with_details(status, headers, body))
 }
 
 fn head(response: &reqwest::Response) -> http::response::Builder {
@@ -63,10 +67,7 @@ impl HttpClientExt for Reqwest {
     {
         let builder = self.builder(req);
         async move {
-            let response = builder.send().await.map_err(Error::instance)?;
-            if !response.status().is_success() {
-                return Err(non_success(response).await);
-            }
+            let response = send_ok(builder).await?;
             let head = head(&response);
             let body: LazyBody<U> = Box::pin(async move {
                 let bytes = response.bytes().await.map_err(Error::instance)?;
@@ -97,10 +98,7 @@ impl HttpClientExt for Reqwest {
     {
         let builder = self.builder(req);
         async move {
-            let response = builder.send().await.map_err(Error::instance)?;
-            if !response.status().is_success() {
-                return Err(non_success(response).await);
-            }
+            let response = send_ok(builder).await?;
             let head = head(&response);
             let stream = response
                 .bytes_stream()
