@@ -4,10 +4,14 @@
 //! the exact behaviour; these tests check that the same paths hold with a real server's
 //! quirks (an empty body for a streamed automatic tool choice, a 500 for a required one,
 //! tool-call headers repeated in every chunk, no usage when streaming) and a real model's
-//! sampled output. Output is sampled: the tests assert structure, never wording.
+//! sampled output. Output is sampled: the tests assert structure, never wording (a fresh
+//! server has given the same replies to the same requests run after run, but nothing
+//! promises that).
 //!
 //! Each test starts its own server (about a second), so the disconnect count and the timing
-//! of one test are not disturbed by another's requests.
+//! of one test are not disturbed by another's requests, and the tests take turns: on a
+//! 2-core machine five models at once make every reply crawl (the narrator's 10 s budget
+//! and the router's 30 s were overrun that way).
 
 #[path = "support_llama.rs"]
 mod support_llama;
@@ -27,6 +31,15 @@ use support_llama::LlamaServer;
 
 /// How long one reply token may take to arrive, at worst (a loaded 2-core machine).
 const STALL: Duration = Duration::from_secs(90);
+
+/// One test at a time (see above).
+static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// The test's turn, then its own server (the turn is held until the permit drops).
+async fn start() -> (tokio::sync::SemaphorePermit<'static>, LlamaServer) {
+    let turn = ONE_AT_A_TIME.acquire().await.expect("never closed");
+    (turn, LlamaServer::start().await)
+}
 
 /// The model on `server`, each reply capped so a rambling sample stays short.
 fn model(server: &LlamaServer) -> Model {
@@ -235,7 +248,7 @@ fn narrated(events: &[Value]) -> Vec<String> {
 
 /// Whether a message or task the router produced is a usable answer: a direct reply with
 /// text, or a task that completed with a non-empty artifact.
-fn assert_answered(result: &Value, what: &str) {
+fn assert_answered(result: &Value, what: &str, llama: &LlamaServer) {
     if let Some(m) = result.get("message") {
         let text: String = m["parts"]
             .as_array()
@@ -251,8 +264,10 @@ fn assert_answered(result: &Value, what: &str) {
     } else {
         let task = &result["task"];
         assert_eq!(
-            task["status"]["state"], "TASK_STATE_COMPLETED",
-            "{what}: {result}"
+            task["status"]["state"],
+            "TASK_STATE_COMPLETED",
+            "{what}: {result}\nthe model server's exceptions:\n{}",
+            llama.errors()
         );
         assert!(
             !stored_text(task).trim().is_empty(),
@@ -269,7 +284,7 @@ fn assert_answered(result: &Value, what: &str) {
 /// direct reply or a completed task with an artifact, whichever the model chose.
 #[tokio::test]
 async fn the_model_routes_the_example_agent() {
-    let llama = LlamaServer::start().await;
+    let (_turn, llama) = start().await;
     let server = serve(a2a_examples::llm_agent::a2a(Some(model(&llama)), false)).await;
     for (i, text) in ["Hello!", "Write a haiku about the sea"]
         .into_iter()
@@ -282,7 +297,7 @@ async fn the_model_routes_the_example_agent() {
             json!({"message": user_text(text)}),
         )
         .await;
-        assert_answered(&r, text);
+        assert_answered(&r, text, &llama);
         let asked = llama.completions() - before;
         // The router asked (the first time twice: llama.cpp refuses a required tool choice,
         // the router asks again with the choice left to the model, and keeps that).
@@ -304,7 +319,7 @@ async fn the_model_routes_the_example_agent() {
         json!({"message": to_skill("summarize", "Summarize: the sea is large, deep and salty.")}),
     )
     .await;
-    assert_answered(&r, "summarize");
+    assert_answered(&r, "summarize", &llama);
     assert_eq!(r["task"]["artifacts"][0]["name"], "summary", "{r}");
     assert!(llama.completions() > before);
 }
@@ -314,14 +329,19 @@ async fn the_model_routes_the_example_agent() {
 /// chunks, each piece once, the last one closing the artifact.
 #[tokio::test]
 async fn a_streamed_run_emits_each_piece_once() {
-    let llama = LlamaServer::start().await;
+    let (_turn, llama) = start().await;
     let server = serve(AgentService::builder(runner(
         model(&llama),
         "You are a helpful assistant. Answer in one or two sentences.",
     )))
     .await;
     let events = stream(&server.base, user_text("What is the sea?")).await;
-    assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
+    assert_eq!(
+        final_state(&events),
+        "TASK_STATE_COMPLETED",
+        "{events:?}\nthe model server's exceptions:\n{}",
+        llama.errors()
+    );
     let (text, n, closed) = chunks(&events);
     assert!(n >= 1, "{events:?}");
     assert!(closed, "the last chunk closes the artifact: {events:?}");
@@ -343,7 +363,7 @@ async fn a_streamed_run_emits_each_piece_once() {
 /// line twice in a row, none after the first artifact chunk.
 #[tokio::test]
 async fn the_model_narrates_until_the_first_chunk() {
-    let llama = LlamaServer::start().await;
+    let (_turn, llama) = start().await;
     let agent = Runner {
         think: Duration::from_millis(2500),
         ..runner(model(&llama), "Answer in one short sentence.")
@@ -354,7 +374,12 @@ async fn the_model_narrates_until_the_first_chunk() {
     )
     .await;
     let events = stream(&server.base, user_text("Explain why the sea is salty")).await;
-    assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
+    assert_eq!(
+        final_state(&events),
+        "TASK_STATE_COMPLETED",
+        "{events:?}\nthe model server's exceptions:\n{}",
+        llama.errors()
+    );
     let lines = narrated(&events);
     assert!(!lines.is_empty(), "the narrator never spoke: {events:?}");
     for line in &lines {
@@ -380,7 +405,7 @@ async fn the_model_narrates_until_the_first_chunk() {
 /// `echo` skill as an A2A task, recorded on the local task, and the answer is written after.
 #[tokio::test]
 async fn an_a2a_agent_is_the_models_tool() {
-    let llama = LlamaServer::start().await;
+    let (_turn, llama) = start().await;
     let remote = serve_test_agent().await;
     let agent = RemoteAgent::connect(&remote.base).await.expect("the card");
     let tools: Vec<Arc<dyn ModelTool>> = AgentTool::for_skills(&agent)
@@ -406,7 +431,12 @@ async fn an_a2a_agent_is_the_models_tool() {
     )
     .await;
     let task = &r["task"];
-    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
+    assert_eq!(
+        task["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{r}\nthe model server's exceptions:\n{}",
+        llama.errors()
+    );
     let delegations = task["metadata"][DELEGATIONS_KEY]
         .as_array()
         .cloned()
@@ -430,7 +460,7 @@ async fn an_a2a_agent_is_the_models_tool() {
 /// client gone (and stops generating) within 2 s, and the task stays CANCELED.
 #[tokio::test]
 async fn a_cancel_closes_the_model_stream() {
-    let llama = LlamaServer::start().await;
+    let (_turn, llama) = start().await;
     // No reply cap: the model would write for a long while.
     let long = Model::openai_compatible(llama.openai_url(), "", "smollm2");
     let server = serve(AgentService::builder(runner(
@@ -441,6 +471,7 @@ async fn a_cancel_closes_the_model_stream() {
     .await;
     // The model may end on its own before the cancel lands (a sampled short reply): then
     // the case is tried again with a fresh task.
+    let mut last = Value::Null;
     for attempt in 1..=3 {
         let mut events = open_stream(
             &server.base,
@@ -477,6 +508,7 @@ async fn a_cancel_closes_the_model_stream() {
         if finished || canceled.get("error").is_some() {
             // Completed before the cancel: not the case under test.
             eprintln!("attempt {attempt}: the reply ended before the cancel: {canceled}");
+            last = canceled;
             continue;
         }
         assert_eq!(
@@ -518,5 +550,5 @@ async fn a_cancel_closes_the_model_stream() {
         );
         return;
     }
-    panic!("the model ended every reply before the cancel landed");
+    panic!("the model ended every reply before the cancel landed; the last CancelTask: {last}");
 }

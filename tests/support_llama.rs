@@ -262,9 +262,11 @@ impl LlamaServer {
     /// Install (once) and start a server on a free port; returns once `GET /v1/models`
     /// answers. Panics with the log's tail when it does not within 120 s.
     pub async fn start() -> LlamaServer {
-        let py = tokio::task::spawn_blocking(venv_python)
-            .await
-            .expect("install llama.cpp");
+        // The install's own panic (what is missing, what failed) is the test's.
+        let py = match tokio::task::spawn_blocking(venv_python).await {
+            Ok(py) => py,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
         let gguf = gguf_in(&py);
         let mut attempt = 0;
         loop {
@@ -278,6 +280,9 @@ impl LlamaServer {
                 .arg(&gguf)
                 .args(["--chat_format", "chatml-function-calling"])
                 .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                // By default a new request interrupts the stream in progress (it ends with
+                // `[DONE]` mid-reply): an agent's narrator, router and skill call concurrently.
+                .args(["--interrupt_requests", "false"])
                 // The disconnect notes are print()s: unbuffered, so they reach the log at once.
                 .env("PYTHONUNBUFFERED", "1")
                 .stdin(Stdio::null())
@@ -344,6 +349,26 @@ impl LlamaServer {
             .lines()
             .filter(|l| l.contains("POST /v1/chat/completions"))
             .count()
+    }
+
+    /// The exceptions the server logged (their last lines, each once), for a failure's
+    /// message: what a 500 or an empty 200 body was about. (The router's first call is
+    /// always refused with an `AssertionError`: llama.cpp takes no required tool choice.)
+    pub fn errors(&self) -> String {
+        // The traceback of a failed stream is logged a moment after the client saw its end.
+        std::thread::sleep(Duration::from_millis(500));
+        let mut out: Vec<String> = Vec::new();
+        for line in self.log_text().lines() {
+            let line = line.trim_start_matches([' ', '|', '+']);
+            let first = line.split_whitespace().next().unwrap_or_default();
+            let exception = first.ends_with("Error:")
+                || first.ends_with("Exception:")
+                || first == "AssertionError";
+            if exception && !out.iter().any(|l| l == line) {
+                out.push(line.chars().take(300).collect());
+            }
+        }
+        out[out.len().saturating_sub(10)..].join("\n")
     }
 
     /// The server's log so far.

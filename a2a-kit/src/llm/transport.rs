@@ -27,10 +27,39 @@ impl Reqwest {
 
     fn builder<T: Into<Bytes>>(&self, req: Request<T>) -> reqwest::RequestBuilder {
         let (parts, body) = req.into_parts();
+        let mut body = body.into();
+        if parts.uri.path().ends_with("/chat/completions") {
+            body = assistant_content(body);
+        }
         self.0
             .request(parts.method, parts.uri.to_string())
             .headers(parts.headers)
-            .body(body.into())
+            .body(body)
+    }
+}
+
+/// A Chat Completions assistant message that only calls tools gets `"content": ""`: rig leaves
+/// the key out (OpenAI allows it), and llama.cpp's Python server renders its template with
+/// `message.content` read strictly (answering 200 with an empty body) while its schema refuses
+/// `null`. Every server takes the empty string.
+fn assistant_content(body: Bytes) -> Bytes {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return body;
+    };
+    let Some(messages) = v.get_mut("messages").and_then(|m| m.as_array_mut()) else {
+        return body;
+    };
+    let mut changed = false;
+    for m in messages.iter_mut() {
+        if m.get("role").and_then(|r| r.as_str()) == Some("assistant") && m.get("content").is_none()
+        {
+            m["content"] = serde_json::Value::String(String::new());
+            changed = true;
+        }
+    }
+    match changed {
+        true => serde_json::to_vec(&v).map(Bytes::from).unwrap_or(body),
+        false => body,
     }
 }
 
