@@ -55,65 +55,9 @@ async fn openai() -> (FakeModel, Model) {
     (fake, model)
 }
 
-/// Stream a message to `base`; every SSE event's result.
-async fn stream(base: &str, message: Value) -> Vec<Value> {
-    let resp = rpc_stream(
-        base,
-        "SendStreamingMessage",
-        json!({"message": message}),
-        None,
-    )
-    .await;
-    read_sse(resp, 10_000)
-        .await
-        .into_iter()
-        .map(|e| e.data["result"].clone())
-        .collect()
-}
-
-/// The artifact updates' text, joined, and whether the last one closed the artifact.
-fn artifact_text(events: &[Value]) -> (String, bool) {
-    let updates: Vec<&Value> = events
-        .iter()
-        .filter_map(|e| e.get("artifactUpdate"))
-        .collect();
-    let text = updates
-        .iter()
-        .flat_map(|u| {
-            u["artifact"]["parts"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|p| p["text"].as_str().map(str::to_string))
-        .collect();
-    let closed = updates.last().is_some_and(|u| u["lastChunk"] == true);
+fn text_closed(events: &[Value]) -> (String, bool) {
+    let (text, _, closed) = artifact_chunks(events);
     (text, closed)
-}
-
-fn final_state(events: &[Value]) -> String {
-    events
-        .iter()
-        .rev()
-        .find_map(|e| {
-            e["statusUpdate"]["status"]["state"]
-                .as_str()
-                .or(e["task"]["status"]["state"].as_str())
-        })
-        .unwrap_or("?")
-        .to_string()
-}
-
-fn task_id(events: &[Value]) -> String {
-    events
-        .iter()
-        .find_map(|e| {
-            e["task"]["id"]
-                .as_str()
-                .or(e["statusUpdate"]["taskId"].as_str())
-        })
-        .expect("a task")
-        .to_string()
 }
 
 async fn get_task(base: &str, id: &str) -> Value {
@@ -138,9 +82,9 @@ async fn text_deltas_become_artifact_chunks_once() {
         text("world"),
     ]));
     let server = serve(AgentService::builder(writer(model))).await;
-    let events = stream(&server.base, user_text("greet me")).await;
+    let events = stream_message(&server.base, user_text("greet me")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    let (text, closed) = artifact_text(&events);
+    let (text, closed) = text_closed(&events);
     assert_eq!(text, "Hello, world");
     assert!(closed, "the last chunk closes the artifact");
     // Streamed as it came (in memory, each delta its own chunk).
@@ -151,7 +95,7 @@ async fn text_deltas_become_artifact_chunks_once() {
             .count()
             >= 3
     );
-    let task = get_task(&server.base, &task_id(&events)).await;
+    let task = get_task(&server.base, &stream_task_id(&events)).await;
     assert_eq!(task["artifacts"].as_array().unwrap().len(), 1);
     let stored: String = task["artifacts"][0]["parts"]
         .as_array()
@@ -196,9 +140,9 @@ async fn artifact_tool_deltas_stream_once_and_are_not_repeated_at_the_end() {
         ),
     ]));
     let server = serve(AgentService::builder(writer(model))).await;
-    let events = stream(&server.base, user_text("capital of France?")).await;
+    let events = stream_message(&server.base, user_text("capital of France?")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    let (text, closed) = artifact_text(&events);
+    let (text, closed) = text_closed(&events);
     assert_eq!(
         text,
         "Let me write that. Paris is the \"capital\"\nof France"
@@ -217,9 +161,9 @@ async fn a_model_that_ends_without_an_artifact_is_made_to_write_one() {
         &["{\"content\": \"forced ", "answer\"}"],
     )]));
     let server = serve(AgentService::builder(writer(model))).await;
-    let events = stream(&server.base, user_text("say something")).await;
+    let events = stream_message(&server.base, user_text("say something")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    assert_eq!(artifact_text(&events), ("forced answer".into(), true));
+    assert_eq!(text_closed(&events), ("forced answer".into(), true));
     let requests = fake.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(
@@ -236,15 +180,15 @@ async fn a_model_that_ends_without_an_artifact_is_made_to_write_one() {
         ARTIFACT_TOOL,
         &["{\"content\": \"ok\"}"],
     )]));
-    let events = stream(&server.base, user_text("again")).await;
+    let events = stream_message(&server.base, user_text("again")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    assert_eq!(artifact_text(&events).0, "ok");
+    assert_eq!(text_closed(&events).0, "ok");
     // A model that will not write even when forced fails the task, clearly.
     fake.push(Reply::Steps(vec![]));
     fake.push(Reply::Steps(vec![]));
-    let events = stream(&server.base, user_text("nothing")).await;
+    let events = stream_message(&server.base, user_text("nothing")).await;
     assert_eq!(final_state(&events), "TASK_STATE_FAILED");
-    let task = get_task(&server.base, &task_id(&events)).await;
+    let task = get_task(&server.base, &stream_task_id(&events)).await;
     assert!(status_text(&task).contains("no answer"), "{task}");
 }
 
@@ -261,15 +205,15 @@ async fn anthropic_streams_text_and_tool_deltas_the_same_way() {
         ),
     ]));
     let server = serve(AgentService::builder(writer(model))).await;
-    let events = stream(&server.base, user_text("hello in French")).await;
+    let events = stream_message(&server.base, user_text("hello in French")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
     assert_eq!(
-        artifact_text(&events),
+        text_closed(&events),
         ("Thinking aloud. Bonjour tout le monde".into(), true)
     );
     let headers = &fake.request_headers()[0];
     assert!(headers.iter().any(|(k, v)| k == "x-api-key" && v == KEY));
-    let task = get_task(&server.base, &task_id(&events)).await;
+    let task = get_task(&server.base, &stream_task_id(&events)).await;
     assert_eq!(task["metadata"][USAGE_KEY]["calls"], 1);
 }
 
@@ -322,18 +266,18 @@ async fn model_failures_end_the_task_failed_with_a_reason() {
     ];
     for (reply, reason) in cases {
         fake.push(reply);
-        let events = stream(&server.base, user_text("go")).await;
+        let events = stream_message(&server.base, user_text("go")).await;
         assert_eq!(
             final_state(&events),
             "TASK_STATE_FAILED",
             "{reason}: {events:?}"
         );
-        let (_, closed) = artifact_text(&events);
+        let (_, closed) = text_closed(&events);
         assert!(
             !closed,
             "{reason}: a failed run leaves its artifact unfinished"
         );
-        let task = get_task(&server.base, &task_id(&events)).await;
+        let task = get_task(&server.base, &stream_task_id(&events)).await;
         let why = status_text(&task);
         assert!(why.contains(reason), "expected `{reason}` in `{why}`");
         assert!(!task.to_string().contains(KEY), "the key leaked: {task}");
@@ -381,7 +325,7 @@ async fn the_model_sees_the_earlier_turns_of_the_context() {
     )]));
     fake.push(Reply::Steps(vec![text("In 1843.")]));
     let server = serve(AgentService::builder(writer(model))).await;
-    let first = stream(&server.base, user_text("Who wrote the first program?")).await;
+    let first = stream_message(&server.base, user_text("Who wrote the first program?")).await;
     let context = first
         .iter()
         .find_map(|e| e["task"]["contextId"].as_str())
@@ -389,7 +333,7 @@ async fn the_model_sees_the_earlier_turns_of_the_context() {
         .to_string();
     let mut follow = user_text("When?");
     follow["contextId"] = json!(context);
-    let second = stream(&server.base, follow).await;
+    let second = stream_message(&server.base, follow).await;
     assert_eq!(final_state(&second), "TASK_STATE_COMPLETED");
     let messages = fake.requests()[1]["messages"].clone();
     let texts: Vec<String> = messages
@@ -418,9 +362,9 @@ async fn keys_never_leak() {
         body: format!("{{\"error\": {{\"message\": \"Incorrect API key provided: {KEY}\"}}}}"),
     });
     let server = serve(AgentService::builder(writer(model))).await;
-    let events = stream(&server.base, user_text("hi")).await;
+    let events = stream_message(&server.base, user_text("hi")).await;
     assert_eq!(final_state(&events), "TASK_STATE_FAILED");
-    let task = get_task(&server.base, &task_id(&events)).await;
+    let task = get_task(&server.base, &stream_task_id(&events)).await;
     assert!(status_text(&task).contains("***"), "{task}");
     let card = public_card(&server.base).await;
     for (what, text) in [
@@ -464,12 +408,12 @@ async fn tool_calls_run_and_their_answers_go_back() {
         ..writer(model)
     };
     let server = serve(AgentService::builder(agent)).await;
-    let events = stream(&server.base, user_text("what time is it?")).await;
+    let events = stream_message(&server.base, user_text("what time is it?")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    assert_eq!(artifact_text(&events).0, "It is noon.");
+    assert_eq!(text_closed(&events).0, "It is noon.");
     let second = fake.requests()[1]["messages"].to_string();
     assert!(second.contains("12:00 in UTC"), "{second}");
-    let task = get_task(&server.base, &task_id(&events)).await;
+    let task = get_task(&server.base, &stream_task_id(&events)).await;
     assert_eq!(task["metadata"][USAGE_KEY]["calls"], 2);
     assert_eq!(task["metadata"][USAGE_KEY]["inputTokens"], 14);
 }
@@ -494,9 +438,9 @@ async fn a_durable_store_gets_coalesced_chunks() {
         .await
         .unwrap();
     let server = serve(AgentService::builder(writer(model)).task_manager(store)).await;
-    let events = stream(&server.base, user_text("count")).await;
+    let events = stream_message(&server.base, user_text("count")).await;
     assert_eq!(final_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
-    let (text, closed) = artifact_text(&events);
+    let (text, closed) = text_closed(&events);
     assert_eq!(text, expected);
     assert!(closed);
     let chunks = events

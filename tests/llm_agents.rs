@@ -79,28 +79,6 @@ async fn send(base: &str, message: Value) -> Value {
     r["result"].clone()
 }
 
-async fn stream(base: &str, message: Value) -> Vec<Value> {
-    let resp = rpc_stream(
-        base,
-        "SendStreamingMessage",
-        json!({"message": message}),
-        None,
-    )
-    .await;
-    read_sse(resp, 10_000)
-        .await
-        .into_iter()
-        .map(|e| e.data["result"].clone())
-        .collect()
-}
-
-fn artifact_text(task: &Value) -> String {
-    task["artifacts"][0]["parts"]
-        .as_array()
-        .map(|p| p.iter().filter_map(|p| p["text"].as_str()).collect())
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn the_router_answers_directly_picks_skills_and_falls_back_to_the_rules() {
     let (router_fake, router_model) = fake().await;
@@ -177,26 +155,6 @@ async fn the_router_answers_directly_picks_skills_and_falls_back_to_the_rules() 
     assert_eq!(choices[choices.len() - 1], "auto");
 }
 
-/// Status lines from the narrator, in order.
-fn narrated(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| e.get("statusUpdate"))
-        .filter(|u| {
-            u["status"]["state"] == "TASK_STATE_WORKING" && u["status"]["message"].is_object()
-        })
-        .filter_map(|u| {
-            let m = &u["status"]["message"];
-            assert_eq!(m["metadata"]["kind"], "status-message", "{m}");
-            assert!(
-                m["parts"][0].get("text").is_none(),
-                "narration is never answer text: {m}"
-            );
-            m["parts"][0]["data"]["text"].as_str().map(str::to_string)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_narrator_speaks_short_lines_never_twice_and_stops_at_the_artifact() {
     let (narrator_fake, narrator_model) = fake().await;
@@ -223,7 +181,7 @@ async fn the_narrator_speaks_short_lines_never_twice_and_stops_at_the_artifact()
             .narrator(ModelNarrator::new(narrator_model).every(Duration::from_millis(150))),
     )
     .await;
-    let events = stream(&server.base, user_text("explain tides")).await;
+    let events = stream_message(&server.base, user_text("explain tides")).await;
     let lines = narrated(&events);
     assert!(lines.len() >= 2, "{lines:?}");
     assert_eq!(lines[0], "Reading the question");
@@ -272,7 +230,7 @@ async fn narration_is_not_repeated_after_a_restart() {
         .narrator(ModelNarrator::new(narrator.clone()).every(Duration::from_millis(100)))
     };
     let first = serve(build(&skill_model, &narrator_model)).await;
-    let events = stream(&first.base, to_skill("interview", "find it")).await;
+    let events = stream_message(&first.base, to_skill("interview", "find it")).await;
     assert_eq!(
         narrated(&events),
         vec!["Looking things up".to_string()],
@@ -291,7 +249,7 @@ async fn narration_is_not_repeated_after_a_restart() {
     narrator_fake.set_default(Reply::Steps(vec![text("Checking a second source")]));
     let mut reply = user_text("the blue one");
     reply["taskId"] = json!(id);
-    let events = stream(&second.base, reply).await;
+    let events = stream_message(&second.base, reply).await;
     let lines = narrated(&events);
     assert!(
         !lines.contains(&"Looking things up".to_string()),
@@ -445,7 +403,7 @@ async fn a_remote_question_is_answered_through_the_model_on_the_same_task() {
     }));
     let task = send(&server.base, user_text("greet Ada through the agent")).await["task"].clone();
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
-    assert_eq!(artifact_text(&task), "Hello, Ada");
+    assert_eq!(stored_artifact_text(&task), "Hello, Ada");
     let d = delegations(&task);
     assert_eq!(
         d.len(),

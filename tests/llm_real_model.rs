@@ -23,7 +23,10 @@ use a2a_kit::client::{DELEGATIONS_KEY, RemoteAgent};
 use a2a_kit::llm::{AgentTool, Model, ModelNarrator, ModelTool, USAGE_KEY};
 use a2a_kit::prelude::*;
 use a2a_kit::server::AgentService;
-use a2a_tests::{serve, serve_test_agent, to_skill, user_text};
+use a2a_tests::{
+    artifact_chunks, final_state, narrated, serve, serve_test_agent, stored_artifact_text,
+    stream_task_id, to_skill, user_text,
+};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Value, json};
@@ -163,89 +166,6 @@ async fn stream(base: &str, message: Value) -> Vec<Value> {
     out
 }
 
-fn final_state(events: &[Value]) -> String {
-    events
-        .iter()
-        .rev()
-        .find_map(|e| {
-            e["statusUpdate"]["status"]["state"]
-                .as_str()
-                .or(e["task"]["status"]["state"].as_str())
-        })
-        .unwrap_or("?")
-        .to_string()
-}
-
-fn task_id(events: &[Value]) -> String {
-    events
-        .iter()
-        .find_map(|e| {
-            e["task"]["id"]
-                .as_str()
-                .or(e["statusUpdate"]["taskId"].as_str())
-        })
-        .expect("a task")
-        .to_string()
-}
-
-/// The artifact updates: their text joined, how many, and whether the last one closed it.
-fn chunks(events: &[Value]) -> (String, usize, bool) {
-    let updates: Vec<&Value> = events
-        .iter()
-        .filter_map(|e| e.get("artifactUpdate"))
-        .collect();
-    let text = updates
-        .iter()
-        .flat_map(|u| {
-            u["artifact"]["parts"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|p| p["text"].as_str().map(str::to_string))
-        .collect();
-    let closed = updates.last().is_some_and(|u| u["lastChunk"] == true);
-    (text, updates.len(), closed)
-}
-
-/// A stored task's one artifact, its parts' text joined.
-fn stored_text(task: &Value) -> String {
-    let artifacts = task["artifacts"].as_array().cloned().unwrap_or_default();
-    assert!(artifacts.len() <= 1, "one artifact at most: {task}");
-    artifacts
-        .first()
-        .and_then(|a| a["parts"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|p| p["text"].as_str())
-        .collect()
-}
-
-/// The narrator's lines, in order, checking each is a status indicator (never answer text).
-fn narrated(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| e.get("statusUpdate"))
-        .filter(|u| {
-            u["status"]["state"] == "TASK_STATE_WORKING" && u["status"]["message"].is_object()
-        })
-        .map(|u| {
-            let m = &u["status"]["message"];
-            assert_eq!(m["metadata"]["kind"], "status-message", "{m}");
-            let part = &m["parts"][0];
-            assert!(
-                part.get("text").is_none(),
-                "narration is not answer text: {m}"
-            );
-            assert_eq!(part["data"]["type"], "status-indicator", "{m}");
-            part["data"]["text"]
-                .as_str()
-                .expect("an indicator's text")
-                .to_string()
-        })
-        .collect()
-}
-
 /// Whether a message or task the router produced is a usable answer: a direct reply with
 /// text, or a task that completed with a non-empty artifact.
 fn assert_answered(result: &Value, what: &str, llama: &LlamaServer) {
@@ -270,7 +190,7 @@ fn assert_answered(result: &Value, what: &str, llama: &LlamaServer) {
             llama.errors()
         );
         assert!(
-            !stored_text(task).trim().is_empty(),
+            !stored_artifact_text(task).trim().is_empty(),
             "{what}: an empty artifact: {result}"
         );
         assert!(
@@ -342,13 +262,18 @@ async fn a_streamed_run_emits_each_piece_once() {
         "{events:?}\nthe model server's exceptions:\n{}",
         llama.errors()
     );
-    let (text, n, closed) = chunks(&events);
+    let (text, n, closed) = artifact_chunks(&events);
     assert!(n >= 1, "{events:?}");
     assert!(closed, "the last chunk closes the artifact: {events:?}");
     assert!(!text.trim().is_empty(), "{events:?}");
-    let task = call(&server.base, "GetTask", json!({"id": task_id(&events)})).await;
+    let task = call(
+        &server.base,
+        "GetTask",
+        json!({"id": stream_task_id(&events)}),
+    )
+    .await;
     assert_eq!(
-        stored_text(&task),
+        stored_artifact_text(&task),
         text,
         "the stored artifact holds what was streamed, each piece once"
     );
@@ -451,7 +376,7 @@ async fn an_a2a_agent_is_the_models_tool() {
         "{remote_task}"
     );
     assert_eq!(remote_task["contextId"], d["contextId"]);
-    assert!(!stored_text(task).trim().is_empty(), "{task}");
+    assert!(!stored_artifact_text(task).trim().is_empty(), "{task}");
     // Two model calls: the forced tool call and the forced artifact.
     assert_eq!(task["metadata"][USAGE_KEY]["calls"], 2, "{task}");
 }

@@ -661,3 +661,103 @@ impl Drop for StoreServer {
         let _ = self.child.wait();
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reading a streamed task's events (the `result` of each JSON-RPC SSE event)
+
+/// Every event result of a SendStreamingMessage of `message` to `base`, to the end.
+pub async fn stream_message(base: &str, message: Value) -> Vec<Value> {
+    let resp = rpc_stream(
+        base,
+        "SendStreamingMessage",
+        json!({"message": message}),
+        None,
+    )
+    .await;
+    read_sse(resp, 10_000)
+        .await
+        .into_iter()
+        .map(|e| e.data["result"].clone())
+        .collect()
+}
+
+/// The last state the events set.
+pub fn final_state(events: &[Value]) -> String {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| {
+            e["statusUpdate"]["status"]["state"]
+                .as_str()
+                .or(e["task"]["status"]["state"].as_str())
+        })
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// The task the events are of.
+pub fn stream_task_id(events: &[Value]) -> String {
+    events
+        .iter()
+        .find_map(|e| {
+            e["task"]["id"]
+                .as_str()
+                .or(e["statusUpdate"]["taskId"].as_str())
+        })
+        .expect("a task")
+        .to_string()
+}
+
+/// The artifact updates: their text joined, how many, and whether the last one closed it.
+pub fn artifact_chunks(events: &[Value]) -> (String, usize, bool) {
+    let updates: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e.get("artifactUpdate"))
+        .collect();
+    let text = updates
+        .iter()
+        .flat_map(|u| {
+            u["artifact"]["parts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|p| p["text"].as_str().map(str::to_string))
+        .collect();
+    let closed = updates.last().is_some_and(|u| u["lastChunk"] == true);
+    (text, updates.len(), closed)
+}
+
+/// A stored task's first artifact, its parts' text joined.
+pub fn stored_artifact_text(task: &Value) -> String {
+    task["artifacts"][0]["parts"]
+        .as_array()
+        .map(|p| p.iter().filter_map(|p| p["text"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// The narrated status lines of WORKING updates, in order, checking each is a status
+/// indicator (a data part, marked as a status message), never answer text.
+pub fn narrated(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| e.get("statusUpdate"))
+        .filter(|u| {
+            u["status"]["state"] == "TASK_STATE_WORKING" && u["status"]["message"].is_object()
+        })
+        .map(|u| {
+            let m = &u["status"]["message"];
+            assert_eq!(m["metadata"]["kind"], "status-message", "{m}");
+            let part = &m["parts"][0];
+            assert!(
+                part.get("text").is_none(),
+                "narration is never answer text: {m}"
+            );
+            assert_eq!(part["data"]["type"], "status-indicator", "{m}");
+            part["data"]["text"]
+                .as_str()
+                .expect("an indicator's text")
+                .to_string()
+        })
+        .collect()
+}
