@@ -761,3 +761,57 @@ pub fn narrated(events: &[Value]) -> Vec<String> {
         })
         .collect()
 }
+
+// ---------------------------------------------------------------------------------------------
+// Processes and installs of the interop and real-model tests
+
+/// A child process killed (by its pid) when dropped.
+pub struct ChildGuard(pub std::process::Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free port on 127.0.0.1 (bound and released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// A directory lock (mkdir is atomic), so parallel test binaries install a virtualenv once.
+/// A holder gone for longer than `stale` (it died) is taken over.
+pub struct DirLock(std::path::PathBuf);
+
+impl DirLock {
+    /// Wait for the lock at `path`.
+    pub fn acquire(path: std::path::PathBuf, stale: Duration) -> DirLock {
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::create_dir(&path) {
+                Ok(()) => return DirLock(path),
+                Err(_) if start.elapsed() > stale => {
+                    let _ = std::fs::remove_dir(&path);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// Print past the test harness's output capture, so the note shows in every run.
+pub fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}

@@ -10,8 +10,10 @@
 
 #![allow(dead_code)]
 
+pub use a2a_tests::{ChildGuard, DirLock, free_port, note};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -71,31 +73,6 @@ pub fn tail(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// A directory lock (mkdir is atomic), so parallel test binaries build the venv once.
-struct DirLock(PathBuf);
-
-impl DirLock {
-    fn acquire(path: PathBuf) -> DirLock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => return DirLock(path),
-                // The build takes minutes: only a holder gone for far longer is taken over.
-                Err(_) if start.elapsed() > Duration::from_secs(1800) => {
-                    let _ = std::fs::remove_dir(&path);
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(500)),
-            }
-        }
-    }
-}
-
-impl Drop for DirLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 /// Whether `program args` runs and succeeds.
 fn works(program: &str, args: &[&str]) -> bool {
     Command::new(program)
@@ -119,7 +96,7 @@ fn setup() -> PathBuf {
     let py = dir.join("bin").join("python");
     let marker = dir.join(".a2a-kit-installed");
     std::fs::create_dir_all(root()).expect("create the llama directory");
-    let _lock = DirLock::acquire(root().join("venv.lock"));
+    let _lock = DirLock::acquire(root().join("venv.lock"), Duration::from_secs(1800));
     if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted()) && py.exists() {
         return py;
     }
@@ -221,31 +198,6 @@ fn gguf_in(py: &Path) -> PathBuf {
 /// The model file (installing it if needed).
 pub fn gguf() -> PathBuf {
     gguf_in(&venv_python())
-}
-
-/// Print past the test harness's output capture, so the note shows in every run.
-fn note(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
-}
-
-/// A child process killed (by its pid) when dropped.
-pub struct ChildGuard(pub Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A free port on 127.0.0.1 (bound and released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
 }
 
 /// A running `llama_cpp.server` with SmolLM2-135M-Instruct (`chatml-function-calling`, so

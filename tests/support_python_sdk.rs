@@ -4,8 +4,10 @@
 
 #![allow(dead_code)]
 
+pub use a2a_tests::{ChildGuard, DirLock, free_port, note};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -43,31 +45,6 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
-/// A directory lock (mkdir is atomic), so parallel test binaries build the venv once.
-struct DirLock(PathBuf);
-
-impl DirLock {
-    fn acquire(path: PathBuf) -> DirLock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => return DirLock(path),
-                Err(_) if start.elapsed() > Duration::from_secs(900) => {
-                    // A holder that died long ago: take the lock over.
-                    let _ = std::fs::remove_dir(&path);
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(250)),
-            }
-        }
-    }
-}
-
-impl Drop for DirLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 /// The venv's python, creating the venv if needed. `None` (with a printed note) only when
 /// `python3 -m venv` is unavailable; a failing `pip install` panics.
 pub fn python() -> Option<PathBuf> {
@@ -81,7 +58,7 @@ fn setup() -> Option<PathBuf> {
     let marker = dir.join(".a2a-kit-installed");
     let wanted = REQUIREMENTS.join("\n");
     std::fs::create_dir_all(dir.parent().expect("parent")).expect("create the interop directory");
-    let _lock = DirLock::acquire(dir.with_extension("lock"));
+    let _lock = DirLock::acquire(dir.with_extension("lock"), Duration::from_secs(900));
     if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && py.exists() {
         return Some(py);
     }
@@ -127,31 +104,6 @@ fn setup() -> Option<PathBuf> {
     }
     std::fs::write(&marker, wanted).expect("write the venv marker");
     Some(py)
-}
-
-/// Print past the test harness's output capture, so the note shows in every run.
-fn note(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
-}
-
-/// A child process killed (by its pid) when dropped.
-pub struct ChildGuard(pub Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A free port on 127.0.0.1 (bound and released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
 }
 
 /// Start the Python SDK server; returns it and its base URL once its card is served.
