@@ -1,0 +1,572 @@
+//! A task's worker: reads the events it has not handled from the store and delivers each to
+//! every config of the task, in log order.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::protocol::{StreamResponse, TaskPushNotificationConfig, Timestamp};
+use crate::store::{PushLane, PushOutbox, Seq, StoreError, TaskManager, TaskView};
+
+use super::{config::*, deliver::*, report::*, state::*};
+
+pub(super) struct Worker {
+    pub(super) inner: Arc<Inner>,
+    pub(super) store: Arc<dyn TaskManager>,
+    pub(super) task_id: String,
+}
+
+impl Worker {
+    pub(super) async fn run(self, cursor: Seq) {
+        let _busy = BusyGuard(self.inner.clone());
+        let store = self.store.clone();
+        match store.push_outbox() {
+            Some(outbox) => self.run_durable(outbox).await,
+            None => self.run_in_memory(cursor).await,
+        }
+    }
+
+    async fn run_in_memory(self, mut cursor: Seq) {
+        let task_id = self.task_id.as_str();
+        // The last event handled, when it was a terminal or interrupted state, with the configs
+        // that existed then (they have it).
+        let mut settled: Option<(Outgoing, HashSet<String>)> = None;
+        let mut lingered = false;
+        let mut terminal = false;
+        loop {
+            let events = match self.store.events_after(task_id, cursor, BATCH).await {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::error!(target: "a2a_kit::push", task_id, error = %e, "could not read the task's events; pushes skipped");
+                    let mut tasks = lock(&self.inner.tasks);
+                    if let Some(slot) = tasks.get_mut(task_id) {
+                        slot.cursor = slot.latest.max(cursor);
+                        slot.running = false;
+                    }
+                    return;
+                }
+            };
+            if events.is_empty() {
+                if let (Some((out, have)), false) = (&mut settled, lingered) {
+                    lingered = true;
+                    self.late_configs(have, out, cursor).await;
+                    continue;
+                }
+                let mut tasks = lock(&self.inner.tasks);
+                match tasks.get_mut(task_id) {
+                    // Observed meanwhile, not read yet: go round again.
+                    Some(slot) if slot.latest > cursor => continue,
+                    Some(slot) => {
+                        slot.cursor = cursor;
+                        slot.running = false;
+                    }
+                    None => {}
+                }
+                break;
+            }
+            lingered = false;
+            let configs = match self.store.list_push_configs(task_id).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::error!(target: "a2a_kit::push", task_id, error = %e, "could not read the task's push configs");
+                    Vec::new()
+                }
+            };
+            for rec in events {
+                let state = rec.event.state();
+                let is_settled = is_settled(state);
+                let deliver_now =
+                    !configs.is_empty() && self.inner.config.triggers.matches(&rec.event);
+                if deliver_now || is_settled {
+                    let out = self.body_for(rec.seq, &rec.event).await;
+                    if deliver_now {
+                        self.deliver_all(&configs, &out).await;
+                    }
+                    if is_settled {
+                        settled =
+                            Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()));
+                    }
+                } else {
+                    settled = None;
+                }
+                terminal |= state.is_some_and(|s| s.is_terminal());
+                cursor = rec.seq;
+                if let Some(slot) = lock(&self.inner.tasks).get_mut(task_id) {
+                    slot.cursor = cursor;
+                }
+            }
+        }
+        if terminal {
+            self.finished(cursor);
+        }
+    }
+
+    /// The task's final event, `cursor`, is handled: forget it, and ignore late observer
+    /// calls for it rather than starting a worker that would deliver twice.
+    fn finished(&self, cursor: Seq) {
+        {
+            let mut finished = lock(&self.inner.finished);
+            if finished.0.insert(self.task_id.clone(), cursor).is_none() {
+                finished.1.push_back(self.task_id.clone());
+            }
+            while finished.1.len() > MAX_FINISHED {
+                if let Some(old) = finished.1.pop_front() {
+                    finished.0.remove(&old);
+                }
+            }
+        }
+        // Only now forget the slot: a late observer call finds the task finished.
+        lock(&self.inner.tasks).remove(&self.task_id);
+    }
+
+    /// With a durable outbox: deliver the task's events while this process holds its claim,
+    /// each config from its lane's cursor, recording every lane's progress in the store.
+    async fn run_durable(self, outbox: &dyn PushOutbox) {
+        let task_id = self.task_id.as_str();
+        let mut claim = ClaimGuard {
+            store: self.store.clone(),
+            task_id: self.task_id.clone(),
+            held: true,
+        };
+        loop {
+            // What was observed before this round: anything later means another round.
+            let seen = lock(&self.inner.tasks).get(task_id).map_or(0, |s| s.latest);
+            let end = match self.drain(outbox).await {
+                Ok(end) => end,
+                Err(stop) => {
+                    claim.held = matches!(stop, Stop::Store(_));
+                    match stop {
+                        Stop::Busy => {
+                            tracing::debug!(target: "a2a_kit::push", task_id, "another replica delivers this task's events")
+                        }
+                        Stop::Lost => {
+                            tracing::warn!(target: "a2a_kit::push", task_id, "lost this task's push claim to another replica; it delivers from here")
+                        }
+                        Stop::Store(e) => {
+                            tracing::error!(target: "a2a_kit::push", task_id, error = %e, "push outbox unavailable; deliveries resume when it is back")
+                        }
+                    }
+                    self.idle(seen);
+                    return;
+                }
+            };
+            if let Some((out, mut have)) = end.settled {
+                self.late_configs(&mut have, &out, out.seq).await;
+            }
+            if end.from.is_some() {
+                claim.release().await;
+            }
+            claim.held = false;
+            if lock(&self.inner.tasks)
+                .get(task_id)
+                .is_some_and(|s| s.latest > seen)
+            {
+                claim.held = true;
+                continue;
+            }
+            // Events another replica wrote while this one held the claim (its dispatcher could
+            // not claim them) are delivered now, not at the next sweep.
+            let newer = match end.from {
+                Some(from) => self
+                    .store
+                    .events_after(task_id, from, 1)
+                    .await
+                    .is_ok_and(|e| !e.is_empty()),
+                None => false,
+            };
+            if newer {
+                claim.held = true;
+                continue;
+            }
+            if end.terminal {
+                self.finished(end.from.unwrap_or(0).max(seen));
+            } else {
+                self.idle(seen);
+            }
+            return;
+        }
+    }
+
+    /// No worker runs for the task any more (one starts at its next event).
+    fn idle(&self, seen: Seq) {
+        if let Some(slot) = lock(&self.inner.tasks).get_mut(&self.task_id) {
+            slot.cursor = slot.cursor.max(seen);
+            slot.running = false;
+        }
+    }
+
+    /// Claim the task and deliver until every lane has handled the task's log.
+    async fn drain(&self, outbox: &dyn PushOutbox) -> Result<Drained, Stop> {
+        let task_id = self.task_id.as_str();
+        let mut settled: Option<(Outgoing, HashSet<String>)> = None;
+        let mut terminal = false;
+        loop {
+            // Claimed again each batch: it renews the claim and brings configs stored since.
+            let lanes = outbox
+                .claim_push(task_id)
+                .await
+                .map_err(Stop::Store)?
+                .ok_or(Stop::Busy)?;
+            let mut lanes: HashMap<String, PushLane> = lanes
+                .into_iter()
+                .map(|l| (l.config_id.clone(), l))
+                .collect();
+            if lanes.is_empty() {
+                return Ok(Drained {
+                    from: None,
+                    settled: None,
+                    terminal,
+                });
+            }
+            let configs = self
+                .store
+                .list_push_configs(task_id)
+                .await
+                .map_err(Stop::Store)?;
+            // Only lanes whose config is there count (one deleted meanwhile has no say).
+            let from = configs
+                .iter()
+                .filter_map(|c| lanes.get(c.id.as_deref().unwrap_or_default()))
+                .filter(|l| !l.suspended)
+                .map(|l| l.cursor)
+                .min();
+            let Some(from) = from else {
+                return Ok(Drained {
+                    from: None,
+                    settled: None,
+                    terminal,
+                });
+            };
+            let events = self
+                .store
+                .events_after(task_id, from, BATCH)
+                .await
+                .map_err(Stop::Store)?;
+            if events.is_empty() {
+                return Ok(Drained {
+                    from: Some(from),
+                    settled,
+                    terminal,
+                });
+            }
+            let mut moved: HashSet<String> = HashSet::new();
+            for rec in events {
+                let state = rec.event.state();
+                let is_settled = is_settled(state);
+                let due: Vec<&TaskPushNotificationConfig> = configs
+                    .iter()
+                    .filter(|c| {
+                        lanes
+                            .get(c.id.as_deref().unwrap_or_default())
+                            .is_some_and(|l| !l.suspended && l.cursor < rec.seq)
+                    })
+                    .collect();
+                let matches = self.inner.config.triggers.matches(&rec.event);
+                let out = if (matches && !due.is_empty()) || is_settled {
+                    Some(self.body_for(rec.seq, &rec.event).await)
+                } else {
+                    None
+                };
+                if let (true, Some(out)) = (matches, &out) {
+                    let sends = due.iter().map(|c| {
+                        let lane = lanes.get(c.id.as_deref().unwrap_or_default()).cloned();
+                        let retrying = lane.map(|lane| Retrying {
+                            outbox,
+                            task_id,
+                            lane,
+                        });
+                        self.attempt(c, out, retrying)
+                    });
+                    let reports = futures::future::join_all(sends).await;
+                    for (config, report) in due.iter().zip(reports) {
+                        let id = config.id.clone().unwrap_or_default();
+                        let Some(lane) = lanes.get_mut(&id) else {
+                            continue;
+                        };
+                        self.count(lane, &report);
+                        lane.cursor = rec.seq;
+                        let key = (self.task_id.clone(), id.clone());
+                        self.record(key, &config.url, report, Some(lane));
+                        if !outbox
+                            .save_push_lane(task_id, lane)
+                            .await
+                            .map_err(Stop::Store)?
+                        {
+                            return Err(Stop::Lost);
+                        }
+                        moved.remove(&id);
+                    }
+                } else {
+                    for config in &due {
+                        let id = config.id.clone().unwrap_or_default();
+                        if let Some(lane) = lanes.get_mut(&id) {
+                            lane.cursor = rec.seq;
+                            moved.insert(id);
+                        }
+                    }
+                }
+                settled = match out {
+                    Some(out) if is_settled => {
+                        Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()))
+                    }
+                    _ => None,
+                };
+                terminal |= state.is_some_and(|s| s.is_terminal());
+            }
+            for id in moved {
+                if let Some(lane) = lanes.get(&id) {
+                    if !outbox
+                        .save_push_lane(task_id, lane)
+                        .await
+                        .map_err(Stop::Store)?
+                    {
+                        return Err(Stop::Lost);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A config's counters after one event's delivery (suspended after
+    /// [`PushConfig::suspend_after`] failures in a row).
+    fn count(&self, lane: &mut PushLane, report: &DeliveryReport) {
+        // The event is done with, either way: no retry is pending.
+        lane.attempts = 0;
+        lane.next_attempt_at = None;
+        if report.outcome.is_delivered() {
+            lane.delivered += 1;
+            lane.consecutive_failures = 0;
+            return;
+        }
+        lane.failed += 1;
+        lane.consecutive_failures += 1;
+        lane.last_error = Some(report.outcome.to_string());
+        if !lane.suspended
+            && self
+                .inner
+                .config
+                .suspend_after
+                .is_some_and(|n| lane.consecutive_failures >= n)
+        {
+            lane.suspended = true;
+        }
+    }
+
+    /// Configs stored shortly after a terminal or interrupted state was handled (an inline
+    /// config of a SendMessage whose task settled at once) get that state. Stops early when
+    /// the task moves on.
+    async fn late_configs(&self, have: &mut HashSet<String>, settled: &Outgoing, cursor: Seq) {
+        let window = self.inner.config.late_config_window;
+        let until = Instant::now() + window;
+        let mut pause = Duration::from_millis(20);
+        while Instant::now() < until {
+            tokio::time::sleep(pause.min(until.saturating_duration_since(Instant::now()))).await;
+            pause = (pause * 2).min(Duration::from_millis(250));
+            if lock(&self.inner.tasks)
+                .get(&self.task_id)
+                .is_some_and(|s| s.latest > cursor)
+            {
+                return;
+            }
+            let Ok(configs) = self.store.list_push_configs(&self.task_id).await else {
+                return;
+            };
+            let late: Vec<TaskPushNotificationConfig> = configs
+                .into_iter()
+                .filter(|c| c.id.as_ref().is_some_and(|id| have.insert(id.clone())))
+                .collect();
+            if !late.is_empty() {
+                self.deliver_all(&late, settled).await;
+            }
+        }
+    }
+
+    async fn body_for(&self, seq: Seq, event: &StreamResponse) -> Outgoing {
+        if is_settled(event.state()) && self.inner.config.task_snapshot_on_settle {
+            if let Ok(Some(rec)) = self.store.get_task(&self.task_id, TaskView::FULL).await {
+                if rec.last_seq == seq {
+                    let body =
+                        serde_json::to_vec(&StreamResponse::Task(rec.task)).unwrap_or_default();
+                    return Outgoing {
+                        seq,
+                        body: Bytes::from(body),
+                    };
+                }
+            }
+        }
+        Outgoing {
+            seq,
+            body: Bytes::from(serde_json::to_vec(event).unwrap_or_default()),
+        }
+    }
+
+    async fn deliver_all(&self, configs: &[TaskPushNotificationConfig], out: &Outgoing) {
+        let sends = configs.iter().map(|c| self.deliver(c, out));
+        futures::future::join_all(sends).await;
+    }
+
+    async fn deliver(&self, config: &TaskPushNotificationConfig, out: &Outgoing) {
+        let key = (self.task_id.clone(), config.id.clone().unwrap_or_default());
+        if lock(&self.inner.statuses)
+            .map
+            .get(&key)
+            .is_some_and(|s| s.suspended)
+        {
+            return;
+        }
+        let report = self.attempt(config, out, None).await;
+        self.record(key, &config.url, report, None);
+    }
+
+    /// Send one event to one config, with retries (recorded in its lane, with a durable
+    /// outbox), and log the outcome.
+    async fn attempt(
+        &self,
+        config: &TaskPushNotificationConfig,
+        out: &Outgoing,
+        retrying: Option<Retrying<'_>>,
+    ) -> DeliveryReport {
+        let (attempts, outcome) = send_with_retries(
+            &self.inner.client,
+            &self.inner.config,
+            config,
+            out,
+            retrying,
+        )
+        .await;
+        let task_id = self.task_id.as_str();
+        let config_id = config.id.as_deref().unwrap_or_default();
+        match &outcome {
+            DeliveryOutcome::Delivered { status } => tracing::info!(
+                target: "a2a_kit::push", task_id, config_id, seq = out.seq, attempts, status, "push delivered"
+            ),
+            other => tracing::warn!(
+                target: "a2a_kit::push", task_id, config_id, seq = out.seq, attempts, outcome = ?other, "push not delivered"
+            ),
+        }
+        DeliveryReport {
+            seq: out.seq,
+            attempts,
+            outcome,
+            at: Timestamp::now(),
+        }
+    }
+
+    /// Keep `report` as the config's last delivery, with its counters: the lane's when the
+    /// store keeps one (`counted`, already counted), else counted here.
+    fn record(
+        &self,
+        key: (String, String),
+        url: &str,
+        report: DeliveryReport,
+        counted: Option<&PushLane>,
+    ) {
+        let cfg = &self.inner.config;
+        let mut table = lock(&self.inner.statuses);
+        if !table.map.contains_key(&key) {
+            table.order.push_back(key.clone());
+            while table.order.len() > cfg.max_statuses.max(1) {
+                if let Some(old) = table.order.pop_front() {
+                    table.map.remove(&old);
+                }
+            }
+        }
+        let status = table
+            .map
+            .entry(key.clone())
+            .or_insert_with(|| DeliveryStatus {
+                task_id: key.0.clone(),
+                config_id: key.1.clone(),
+                url: url.to_string(),
+                delivered: 0,
+                failed: 0,
+                consecutive_failures: 0,
+                suspended: false,
+                last: None,
+            });
+        status.url = url.to_string();
+        let lane = match counted {
+            Some(lane) => lane.clone(),
+            None => {
+                let mut lane = PushLane {
+                    delivered: status.delivered,
+                    failed: status.failed,
+                    consecutive_failures: status.consecutive_failures,
+                    suspended: status.suspended,
+                    ..PushLane::default()
+                };
+                self.count(&mut lane, &report);
+                lane
+            }
+        };
+        if lane.suspended && !status.suspended {
+            tracing::warn!(
+                target: "a2a_kit::push", task_id = %key.0, config_id = %key.1,
+                failures = lane.consecutive_failures, "push config suspended after consecutive failures"
+            );
+        }
+        status.delivered = lane.delivered;
+        status.failed = lane.failed;
+        status.consecutive_failures = lane.consecutive_failures;
+        status.suspended = lane.suspended;
+        status.last = Some(report);
+    }
+}
+
+/// How a durable worker's round ended: every lane has handled the log from `from` on.
+pub(super) struct Drained {
+    /// The lowest cursor of the lanes still delivered (`None`: none are).
+    pub(super) from: Option<Seq>,
+    /// The last event handled, when it was a terminal or interrupted state, with the configs
+    /// that had it.
+    pub(super) settled: Option<(Outgoing, HashSet<String>)>,
+    /// A terminal state was handled.
+    pub(super) terminal: bool,
+}
+
+/// Why a durable worker stopped before catching up.
+pub(super) enum Stop {
+    /// Another process holds the task's claim.
+    Busy,
+    /// The claim ran out and another process took it.
+    Lost,
+    /// The store failed.
+    Store(StoreError),
+}
+
+/// Lets go of a task's push claim if its worker ends without doing so (a panic, or the
+/// runtime shutting down), so another process need not wait for the claim to run out.
+pub(super) struct ClaimGuard {
+    pub(super) store: Arc<dyn TaskManager>,
+    pub(super) task_id: String,
+    pub(super) held: bool,
+}
+
+impl ClaimGuard {
+    async fn release(&mut self) {
+        if let Some(outbox) = self.store.push_outbox() {
+            if let Err(e) = outbox.release_push_claim(&self.task_id).await {
+                tracing::warn!(target: "a2a_kit::push", task_id = %self.task_id, error = %e, "could not let go of a push claim; it runs out with the lease");
+            }
+        }
+        self.held = false;
+    }
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let (store, task_id) = (self.store.clone(), std::mem::take(&mut self.task_id));
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                if let Some(outbox) = store.push_outbox() {
+                    let _ = outbox.release_push_claim(&task_id).await;
+                }
+            });
+        }
+    }
+}
