@@ -4,7 +4,12 @@
 #   bash bench/run.sh            # full run, rewrites BENCHMARKS.md (about 20-30 minutes)
 #   bash bench/run.sh --quick    # smoke run of the harness, writes target/bench/quick.md
 #
-# Any other argument goes to the driver (`target/production/bench-driver --help`).
+# Any other argument goes to the driver (`target/production/bench-driver --help`), e.g.
+#
+#   bash bench/run.sh --only instr,llm --servers hello,hello-llm,llm --out target/bench/llm.md
+#
+# runs only the W1 instruction counts with and without the `llm` feature and the model token
+# latency (a few minutes after the build), into a file of its own.
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
 # and a virtualenv target/bench-venv/ with the official Python SDK (and SQLAlchemy + asyncpg
 # for its PostgreSQL task store), pinned. Not part of `cargo test` or `.ci/run`.
@@ -21,7 +26,7 @@ VENV=target/bench-venv
 args=()
 for a in "$@"; do
     if [[ $a == --quick ]]; then
-        args+=(--runs 1 --w1-runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000
+        args+=(--runs 1 --w1-runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000 --llm-tokens 500
                --out target/bench/quick.md --command "bash bench/run.sh --quick")
     else
         args+=("$a")
@@ -50,6 +55,11 @@ trap 'bash .ci/postgres.sh stop' EXIT
 # 4. The servers and the driver.
 # The `production` profile (Cargo.toml): release, fat LTO, one codegen unit, for every server.
 echo "== building the bench binaries (--profile production; a few minutes)" >&2
+# First with the `llm` feature: `bench-llm` (the token latency), and `bench-hello` with a2a-kit's
+# `llm` compiled in, kept as `bench-hello-llm` (the W1 instructions row "llm feature compiled
+# in"); then every server without it, `bench-hello` included.
+cargo build --profile production --quiet -p a2a-bench --features llm --bin bench-hello --bin bench-llm
+cp target/production/bench-hello target/production/bench-hello-llm
 cargo build --profile production --quiet -p a2a-bench --bins
 
 # 5. Run. 1,000 open streams need 2,000+ descriptors on each side.

@@ -11,6 +11,10 @@
 //! * W3 memory: VmRSS of the server (`/proc/PID/status`) before and after creating 100,000
 //!   completed tasks (with `oha -n`), and before and after opening 1,000 SSE streams that stay
 //!   open (a `hold` skill): bytes per retained task and per open stream.
+//! * Token latency (`llm`): a fake OpenAI-compatible model in this driver streams text
+//!   deltas, each carrying the time it was sent, to `bench-llm` (a model run); the time from
+//!   a token's send to the client's receipt of the SSE frame carrying it, against the same
+//!   client reading the fake model directly.
 
 #![forbid(unsafe_code)]
 
@@ -62,9 +66,15 @@ struct Opts {
     /// W3: SSE streams held open.
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
-    /// Workloads to run.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into(), "abuse".into()])]
+    /// Workloads to run (w1, instr, w2, w3, xrep, abuse, llm).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into(), "abuse".into(), "llm".into()])]
     only: Vec<String>,
+    /// Token latency: text deltas per model stream.
+    #[arg(long, default_value_t = 2000)]
+    llm_tokens: usize,
+    /// Token latency: milliseconds between two text deltas of the fake model.
+    #[arg(long, default_value_t = 2)]
+    llm_every_ms: u64,
     /// Abuse: measured seconds of each of its two runs (normal clients alone, then beside the
     /// abusive ones).
     #[arg(long, default_value_t = 60)]
@@ -75,8 +85,10 @@ struct Opts {
     /// Cross-replica latency: events per stream (one every 10 ms).
     #[arg(long, default_value_t = 150)]
     xrep_events: usize,
-    /// Servers to run (keys: hello, hello-apikey, hello-sqlite, hello-postgres, hello-manual, limit, python,
-    /// python-postgres, stream, stream-sqlite, stream-postgres).
+    /// Servers to run (keys: hello, hello-apikey, hello-llm, hello-sqlite, hello-postgres,
+    /// hello-manual, limit, python, python-postgres, stream, stream-sqlite, stream-postgres,
+    /// llm). `hello-llm` (`bench-hello-llm`) and `llm` (`bench-llm`) are built with the
+    /// `a2a-bench` feature `llm` (bench/run.sh does); without their binaries they are skipped.
     #[arg(long, value_delimiter = ',')]
     servers: Option<Vec<String>>,
     /// The PostgreSQL database of `hello-postgres` (its `a2a` schema is emptied at each start).
@@ -190,6 +202,20 @@ impl Env {
                 Kind::Ours,
                 bin("bench-hello"),
                 vec!["--api-key".into(), BENCH_API_KEY.into()],
+                false,
+            ),
+            "hello-llm" => (
+                "ours: macro hello, in-memory store, llm feature compiled in",
+                Kind::Ours,
+                bin("bench-hello-llm"),
+                vec![],
+                false,
+            ),
+            "llm" => (
+                "ours: model run (`bench-llm`), in-memory store",
+                Kind::Ours,
+                bin("bench-llm"),
+                vec![],
                 false,
             ),
             "hello-manual" => (
@@ -880,6 +906,235 @@ async fn capture(env: &Env) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Token latency (`llm`): a fake OpenAI-compatible model in the driver, read through
+// `bench-llm` and directly
+
+/// The driver's clock for the token latency: every token the fake model sends is the number
+/// of microseconds since this instant at which it was sent. One process, one clock: the fake
+/// model and the client both run in this driver.
+static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+fn epoch_micros() -> u64 {
+    EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64
+}
+
+/// The text of an OpenAI message's `content`: a string, or an array of text parts.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// `POST /v1/chat/completions` of the fake model: the last user message says `N MS`; a
+/// streamed request is answered with N text deltas one every MS milliseconds, each the time it
+/// was sent ([`epoch_micros`]) and a space, framed as OpenAI's Chat Completions stream them
+/// (a role chunk first; a finish chunk, a usage chunk and `[DONE]` last).
+async fn fake_completion(body: bytes::Bytes) -> axum::response::Response {
+    let req: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let ask = req["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default();
+    let mut it = ask.split_whitespace().map(|x| x.parse::<u64>().ok());
+    let n = it.next().flatten().unwrap_or(10).min(100_000);
+    let every = Duration::from_millis(it.next().flatten().unwrap_or(2).clamp(1, 1000));
+    let base = json!({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1,
+                      "model": req["model"].as_str().unwrap_or("fake")});
+    let frame = move |choices: Value, usage: Option<Value>| {
+        let mut chunk = base.clone();
+        chunk["choices"] = choices;
+        if let Some(usage) = usage {
+            chunk["usage"] = usage;
+        }
+        Ok::<_, std::convert::Infallible>(format!("data: {chunk}\n\n"))
+    };
+    let delta = |delta: Value| json!([{"index": 0, "delta": delta, "finish_reason": null}]);
+    let stream = async_stream::stream! {
+        yield frame(delta(json!({"role": "assistant", "content": ""})), None);
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        for _ in 0..n {
+            tick.tick().await;
+            let sent = epoch_micros();
+            yield frame(delta(json!({"content": format!("{sent} ")})), None);
+        }
+        yield frame(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]), None);
+        let usage = json!({"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1});
+        yield frame(json!([]), Some(usage));
+        yield Ok("data: [DONE]\n\n".to_string());
+    };
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(axum::body::Body::from_stream(stream))
+        .expect("a response")
+}
+
+/// Start the fake model on 127.0.0.1 (TCP_NODELAY, as the servers): its base URL, with `/v1`.
+async fn start_fake_model() -> (String, tokio::task::JoinHandle<()>) {
+    use axum::serve::ListenerExt;
+    let app =
+        axum::Router::new().route("/v1/chat/completions", axum::routing::post(fake_completion));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the fake model");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, task)
+}
+
+/// One stream of the token latency workload.
+#[derive(Debug, Clone, Default)]
+struct TokenRun {
+    /// One per token: the latency (ms) of the SSE frame that carried it, from the send of the
+    /// frame's earliest token to its receipt.
+    samples: Vec<f64>,
+    /// Frames that carried tokens.
+    frames: usize,
+}
+
+/// Read an SSE stream of tokens: `text_of` gives an event's token text (none for the events
+/// that carry no token). Every frame's tokens count once each, with the frame's latency from
+/// its earliest token: the user sees them when the frame arrives.
+async fn read_tokens(
+    resp: reqwest::Response,
+    text_of: fn(&Value) -> Option<String>,
+    n: usize,
+) -> Result<TokenRun, String> {
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !ct.starts_with("text/event-stream") {
+        return Err(format!(
+            "not an SSE response ({ct}): {}",
+            resp.text().await.unwrap_or_default()
+        ));
+    }
+    let mut events = resp.bytes_stream().eventsource();
+    let mut run = TokenRun::default();
+    while let Some(ev) = events.next().await {
+        let ev = ev.map_err(|e| e.to_string())?;
+        let now = epoch_micros();
+        if ev.data == "[DONE]" {
+            break;
+        }
+        let v: Value = serde_json::from_str(&ev.data).map_err(|e| format!("{e}: {}", ev.data))?;
+        if v.get("error").is_some() {
+            return Err(format!("error event: {}", ev.data));
+        }
+        let Some(text) = text_of(&v) else { continue };
+        let sent: Vec<u64> = text
+            .split_whitespace()
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        let Some(earliest) = sent.iter().min() else {
+            continue;
+        };
+        let ms = now.saturating_sub(*earliest) as f64 / 1e3;
+        run.frames += 1;
+        run.samples.extend(std::iter::repeat_n(ms, sent.len()));
+    }
+    if run.samples.len() != n {
+        return Err(format!("{} tokens instead of {n}", run.samples.len()));
+    }
+    Ok(run)
+}
+
+/// The tokens of an A2A stream event: an artifact update's text parts.
+fn a2a_tokens(v: &Value) -> Option<String> {
+    let parts = v["result"]["artifactUpdate"]["artifact"]["parts"].as_array()?;
+    Some(parts.iter().filter_map(|p| p["text"].as_str()).collect())
+}
+
+/// The tokens of an OpenAI chunk: its text delta.
+fn openai_tokens(v: &Value) -> Option<String> {
+    v["choices"][0]["delta"]["content"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// `n` tokens, `every` ms apart, through the agent (`SendStreamingMessage`) or, with no
+/// agent, from the fake model itself; the same client either way.
+async fn token_stream(
+    env: &Env,
+    model: &str,
+    agent: Option<&str>,
+    n: usize,
+    every: u64,
+) -> Result<TokenRun, String> {
+    let ask = format!("{n} {every}");
+    let resp = match agent {
+        Some(url) => {
+            post(
+                &env.client,
+                url,
+                stream_body(&env.message_id(), "write", &ask).to_string(),
+            )
+            .await?
+        }
+        None => {
+            let body = json!({"model": "fake", "stream": true,
+                              "messages": [{"role": "user", "content": ask}]});
+            post(
+                &env.client,
+                &format!("{model}/chat/completions"),
+                body.to_string(),
+            )
+            .await?
+        }
+    };
+    let text_of = if agent.is_some() {
+        a2a_tokens
+    } else {
+        openai_tokens
+    };
+    match tokio::time::timeout(
+        Duration::from_secs(60) + Duration::from_millis(every * n as u64 * 3),
+        read_tokens(resp, text_of, n),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(_) => Err("the stream did not end in time".into()),
+    }
+}
+
+/// One run of the token latency workload: a fresh `bench-llm` on the fake model; one
+/// warm-up stream each way, then one measured stream through the agent and one direct.
+async fn llm_once(env: &Env, spec: &Spec, model: &str) -> (TokenRun, TokenRun) {
+    let server = env.start(spec, &["--model-url", model]).await;
+    let (n, every) = (env.opts.llm_tokens, env.opts.llm_every_ms);
+    let fail = |what: &str, e: String| -> ! { panic!("{} {what}: {e}", spec.key) };
+    let warm = (n / 20).max(20);
+    if let Err(e) = token_stream(env, model, Some(&server.url), warm, every).await {
+        fail("warm-up", e);
+    }
+    if let Err(e) = token_stream(env, model, None, warm, every).await {
+        fail("direct warm-up", e);
+    }
+    let ours = token_stream(env, model, Some(&server.url), n, every)
+        .await
+        .unwrap_or_else(|e| fail("stream", e));
+    let direct = token_stream(env, model, None, n, every)
+        .await
+        .unwrap_or_else(|e| fail("direct stream", e));
+    env.stop(server).await;
+    (ours, direct)
+}
+
+// ------------------------------------------------------------------------------------------
 // Statistics and report
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -932,6 +1187,26 @@ fn fmt_ms(x: f64) -> String {
     }
 }
 
+/// Milliseconds to the microsecond, for sub-millisecond latencies.
+fn fmt_fine_ms(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x.abs() < 10.0 {
+        format!("{x:.3} ms")
+    } else {
+        fmt_ms(x)
+    }
+}
+
+/// `a` against `b`, as a signed percentage to a tenth.
+fn signed_pct(a: f64, b: f64) -> String {
+    if a.is_nan() || b.is_nan() || b == 0.0 {
+        "n/a".into()
+    } else {
+        format!("{:+.1}%", 100.0 * (a / b - 1.0))
+    }
+}
+
 fn ratio(a: f64, b: f64) -> String {
     if a.is_nan() || b.is_nan() || b == 0.0 {
         "n/a".into()
@@ -972,6 +1247,8 @@ struct Results {
     instr: BTreeMap<&'static str, Vec<f64>>,
     /// The abuse workload: normal clients alone, then beside the abusive ones.
     abuse: Option<(AbuseResult, AbuseResult)>,
+    /// Token latency, per run: through the agent, and direct.
+    llm: Vec<(TokenRun, TokenRun)>,
 }
 
 struct Machine {
@@ -1234,12 +1511,28 @@ fn report(
             "| server | instructions/request | limit/ours |\n|---|---:|---:|"
         );
         let lim = med(&res.instr, "limit");
-        for k in ["hello", "hello-manual", "hello-apikey", "limit"] {
+        for k in [
+            "hello",
+            "hello-manual",
+            "hello-apikey",
+            "hello-llm",
+            "limit",
+        ] {
             if !res.instr.contains_key(k) {
                 continue;
             }
             let i = med(&res.instr, k);
             let _ = writeln!(s, "| {} | {} | {} |", label(k), fmt_num(i), pct(lim, i));
+        }
+        if res.instr.contains_key("hello-llm") {
+            let _ = writeln!(
+                s,
+                "\nllm feature compiled in: `bench-hello-llm` is `bench-hello` built with the \
+                 `a2a-bench` feature `llm` (a2a-kit's `llm`: rig-core, which turns on serde_json's \
+                 `preserve_order` for the whole binary), the same agent, no model used: {} \
+                 instructions/request against the macro hello built without it.",
+                signed_pct(med(&res.instr, "hello-llm"), med(&res.instr, "hello"))
+            );
         }
         let _ = writeln!(s);
     }
@@ -1386,6 +1679,80 @@ fn report(
         );
     }
 
+    let pooled = |ours: bool| -> Vec<f64> {
+        res.llm
+            .iter()
+            .flat_map(|(o, d)| if ours { o } else { d }.samples.iter().copied())
+            .collect()
+    };
+    let (tok_ours, tok_direct) = (pooled(true), pooled(false));
+    if !res.llm.is_empty() {
+        let _ = writeln!(
+            s,
+            "## Model token → client SSE frame (llm feature, in memory)\n"
+        );
+        let _ = writeln!(
+            s,
+            "`bench-llm` (on CPU {cpu}; built with the `a2a-bench` feature `llm`): an agent whose \
+             default skill is `model.run(&ctx).await` with `Model::openai_compatible`, the \
+             in-memory store. Its model is a fake OpenAI-compatible server inside the driver (on \
+             CPU 1, 127.0.0.1) that streams {n} text deltas, one every {every} ms, each the time it \
+             was sent on the driver's clock. The driver sends `SendStreamingMessage` and reads the \
+             SSE stream with the W2 client; every token counts once, with the latency of the \
+             `artifactUpdate` frame that carried it: received minus the send time of the frame's \
+             earliest token (a frame may carry several tokens: the user sees them when it \
+             arrives). **Direct**: the same client reads the fake model's own stream, no agent \
+             between. **Added by the kit**: ours minus direct, percentile by percentile (the \
+             agent's second loopback hop, rig's SSE parse, the task's event path and SSE framing). \
+             {runs} runs, each on a fresh server after one short warm-up stream each way; the \
+             tokens of all runs pooled.\n",
+            cpu = if o.server_cpu.is_empty() {
+                "any"
+            } else {
+                &o.server_cpu
+            },
+            n = fmt_num(o.llm_tokens as f64),
+            every = o.llm_every_ms,
+            runs = res.llm.len(),
+        );
+        let _ = writeln!(
+            s,
+            "| path | tokens | frames | p50 | p99 | max |\n|---|---:|---:|---:|---:|---:|"
+        );
+        let frames = |ours: bool| -> usize {
+            res.llm
+                .iter()
+                .map(|(o, d)| if ours { o } else { d }.frames)
+                .sum()
+        };
+        for (name, ours, v) in [
+            (label("llm"), true, &tok_ours),
+            (
+                "direct: the fake model's stream, the same client",
+                false,
+                &tok_direct,
+            ),
+        ] {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {} | {} | {} | {} |",
+                fmt_num(v.len() as f64),
+                fmt_num(frames(ours) as f64),
+                fmt_fine_ms(percentile(v.clone(), 0.5)),
+                fmt_fine_ms(percentile(v.clone(), 0.99)),
+                fmt_fine_ms(percentile(v.clone(), 1.0)),
+            );
+        }
+        let added = |p: f64| percentile(tok_ours.clone(), p) - percentile(tok_direct.clone(), p);
+        let _ = writeln!(
+            s,
+            "| added by the kit (ours − direct) | | | {} | {} | {} |\n",
+            fmt_fine_ms(added(0.5)),
+            fmt_fine_ms(added(0.99)),
+            fmt_fine_ms(added(1.0)),
+        );
+    }
+
     if let Some((alone, beside)) = &res.abuse {
         let _ = writeln!(s, "## Abusive clients (#18)\n");
         let _ = writeln!(
@@ -1492,6 +1859,16 @@ fn report(
             yes(d <= 0.05)
         );
     }
+    let li = med(&res.instr, "hello-llm");
+    if !mi.is_nan() && !li.is_nan() {
+        let d = li / mi - 1.0;
+        let _ = writeln!(
+            s,
+            "| W1 with the llm feature compiled in (unused) within 1% of W1 without, in instructions/request | {:+.1}% | {} |",
+            100.0 * d,
+            yes(d.abs() <= 0.01)
+        );
+    }
     if !mi.is_nan() && !hi.is_nan() {
         let d = mi / hi - 1.0;
         let _ = writeln!(
@@ -1548,6 +1925,18 @@ fn report(
             fmt_ms(p50),
             fmt_ms(p99),
             yes(p50 <= 5.0 && p99 <= 50.0)
+        );
+    }
+    if !tok_ours.is_empty() {
+        let p99 = |v: &Vec<f64>| percentile(v.clone(), 0.99);
+        let added = p99(&tok_ours) - p99(&tok_direct);
+        let _ = writeln!(
+            s,
+            "| model token → client SSE frame, in memory: added by the kit p99 <= 1 ms | {} (ours {}, direct {}) | {} |",
+            fmt_fine_ms(added),
+            fmt_fine_ms(p99(&tok_ours)),
+            fmt_fine_ms(p99(&tok_direct)),
+            yes(added <= 1.0)
         );
     }
     if let Some((alone, beside)) = &res.abuse {
@@ -1626,6 +2015,25 @@ fn report(
             fmt_ms(percentile(v.clone(), 0.99))
         );
     }
+    for (i, (ours, direct)) in res.llm.iter().enumerate() {
+        let line = |r: &TokenRun| {
+            format!(
+                "{} tokens in {} frames, p50 {}, p99 {}, max {}",
+                fmt_num(r.samples.len() as f64),
+                fmt_num(r.frames as f64),
+                fmt_fine_ms(percentile(r.samples.clone(), 0.5)),
+                fmt_fine_ms(percentile(r.samples.clone(), 0.99)),
+                fmt_fine_ms(percentile(r.samples.clone(), 1.0))
+            )
+        };
+        let _ = writeln!(
+            s,
+            "* token latency run {}: ours {}; direct {}",
+            i + 1,
+            line(ours),
+            line(direct)
+        );
+    }
     for (k, v) in &res.instr {
         let _ = writeln!(
             s,
@@ -1670,6 +2078,8 @@ async fn main() {
         "hello",
         "hello-manual",
         "hello-apikey",
+        "hello-llm",
+        "llm",
         "hello-sqlite",
         "hello-postgres",
         "limit",
@@ -1680,9 +2090,24 @@ async fn main() {
         "stream-postgres",
     ];
     let specs: BTreeMap<&'static str, Spec> = keys.iter().map(|k| (*k, env.spec(k))).collect();
-    let wanted = |k: &str| env.wanted(k);
+    // The servers built with the `llm` feature run only where their binaries are (bench/run.sh
+    // builds them; a plain `cargo build -p a2a-bench` does not).
+    for k in ["hello-llm", "llm"] {
+        if env.wanted(k) && !specs[k].program.exists() {
+            eprintln!(
+                "{k}: {} not built (the a2a-bench feature `llm`; bench/run.sh builds it): skipped",
+                specs[k].program.display()
+            );
+        }
+    }
+    let wanted = |k: &str| env.wanted(k) && specs[k].program.exists();
     let on = |w: &str| env.opts.only.iter().any(|x| x == w);
     let mut res = Results::default();
+    let fake_model = if on("llm") && wanted("llm") {
+        Some(start_fake_model().await)
+    } else {
+        None
+    };
 
     if on("w1") && wanted("limit") {
         // One unmeasured W1 pass before the first measured one: right after the build the
@@ -1722,9 +2147,15 @@ async fn main() {
             continue;
         }
         if on("instr") {
-            for k in ["hello", "hello-manual", "hello-apikey", "limit"]
-                .into_iter()
-                .filter(|k| wanted(k))
+            for k in [
+                "hello",
+                "hello-manual",
+                "hello-apikey",
+                "hello-llm",
+                "limit",
+            ]
+            .into_iter()
+            .filter(|k| wanted(k))
             {
                 match instr_once(&env, &specs[k]).await {
                     Some(i) => {
@@ -1749,6 +2180,25 @@ async fn main() {
                 }
                 res.w2.entry(k).or_default().push(r);
             }
+        }
+        if let Some((model, _)) = &fake_model {
+            let (ours, direct) = llm_once(&env, &specs["llm"], model).await;
+            let show = |r: &TokenRun| {
+                format!(
+                    "{} tokens in {} frames, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                    r.samples.len(),
+                    r.frames,
+                    percentile(r.samples.clone(), 0.5),
+                    percentile(r.samples.clone(), 0.99),
+                    percentile(r.samples.clone(), 1.0)
+                )
+            };
+            eprintln!(
+                "[run {run}] token latency: ours {}; direct {}",
+                show(&ours),
+                show(&direct)
+            );
+            res.llm.push((ours, direct));
         }
         if on("xrep") && wanted("stream-postgres") {
             let v = xrep_once(&env, &specs["stream-postgres"]).await;
