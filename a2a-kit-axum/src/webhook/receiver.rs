@@ -1,0 +1,504 @@
+//! The webhook itself: checks a notification (token, signature, replay) and hands it on.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_kit::protocol::{StreamResponse, Task};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRef, FromRequest, Request};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use tokio::sync::mpsc;
+
+use super::*;
+
+/// A verified notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The task it is about.
+    pub task_id: String,
+    /// The update (a bare Task body arrives as [`StreamResponse::Task`]).
+    pub event: StreamResponse,
+    /// Whether the body was a bare Task rather than a `StreamResponse`.
+    pub bare_task: bool,
+    /// The local copy of the task after applying the update, when the receiver has a
+    /// [`RemoteTasks`] store.
+    pub task: Option<Task>,
+}
+
+/// Why a notification was not taken. Its response is the answer to the sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookRejection {
+    /// No `Authorization: Bearer <token>` header (401).
+    MissingToken,
+    /// The token is not the task's token (401).
+    WrongToken,
+    /// The body is not a notification (400).
+    MalformedBody(String),
+    /// The task is not one of this app's (404).
+    UnknownTask(String),
+    /// The same event was received before; nothing changed (204).
+    Duplicate,
+    /// The app could not take the update now (503; the sender retries).
+    Unavailable,
+    /// The receiver [verifies signatures](WebhookReceiver::verify_signatures) and the
+    /// delivery has no `X-A2A-Signature` header (401).
+    MissingSignature,
+    /// The signature does not verify against a trusted key, or cannot be read (401); the
+    /// reason says which.
+    BadSignature(String),
+    /// The signature's `iat` is missing or outside the [replay
+    /// window](WebhookReceiver::replay_window) (401).
+    StaleSignature,
+    /// The signature's `jti` was seen within the replay window: a replayed delivery (401).
+    Replayed,
+}
+
+impl WebhookRejection {
+    /// The HTTP status it answers with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            WebhookRejection::MissingToken
+            | WebhookRejection::WrongToken
+            | WebhookRejection::MissingSignature
+            | WebhookRejection::BadSignature(_)
+            | WebhookRejection::StaleSignature
+            | WebhookRejection::Replayed => StatusCode::UNAUTHORIZED,
+            WebhookRejection::MalformedBody(_) => StatusCode::BAD_REQUEST,
+            WebhookRejection::UnknownTask(_) => StatusCode::NOT_FOUND,
+            WebhookRejection::Duplicate => StatusCode::NO_CONTENT,
+            WebhookRejection::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+impl std::fmt::Display for WebhookRejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WebhookRejection::MissingToken => f.write_str("missing bearer token"),
+            WebhookRejection::WrongToken => f.write_str("invalid token"),
+            WebhookRejection::MalformedBody(why) => write!(f, "malformed notification: {why}"),
+            WebhookRejection::UnknownTask(id) => write!(f, "unknown task {id}"),
+            WebhookRejection::Duplicate => f.write_str("duplicate notification"),
+            WebhookRejection::Unavailable => {
+                f.write_str("the receiver is not accepting notifications")
+            }
+            WebhookRejection::MissingSignature => f.write_str("missing X-A2A-Signature"),
+            WebhookRejection::BadSignature(why) => write!(f, "invalid signature: {why}"),
+            WebhookRejection::StaleSignature => {
+                f.write_str("the signature's iat is missing or outside the replay window")
+            }
+            WebhookRejection::Replayed => f.write_str("replayed delivery (jti already seen)"),
+        }
+    }
+}
+
+impl std::error::Error for WebhookRejection {}
+
+impl IntoResponse for WebhookRejection {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status == StatusCode::NO_CONTENT {
+            return status.into_response();
+        }
+        let mut resp = (status, self.to_string()).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
+    }
+}
+
+type Callback = Arc<dyn Fn(Notification) + Send + Sync>;
+
+/// Checks, de-duplicates and applies incoming push notifications. Cheap to clone.
+#[derive(Clone)]
+pub struct WebhookReceiver {
+    tokens: PushTokens,
+    store: Option<RemoteTasks>,
+    callback: Option<Callback>,
+    sender: Option<mpsc::Sender<Notification>>,
+    seen: Arc<Mutex<Seen>>,
+    verifier: Option<a2a_kit::signing::Verifier>,
+    replay_window: Duration,
+    jtis: Arc<Mutex<Jtis>>,
+}
+
+/// The default [`WebhookReceiver::replay_window`]: 5 minutes.
+pub const DEFAULT_REPLAY_WINDOW: Duration = Duration::from_secs(300);
+
+/// The most `jti`s remembered (the oldest are forgotten first), so memory stays bounded.
+pub(super) const MAX_JTIS: usize = 100_000;
+
+/// The `jti`s of signed deliveries accepted within the replay window, with their `iat`.
+#[derive(Default)]
+pub(super) struct Jtis {
+    pub(super) seen: HashMap<String, i64>,
+    pub(super) order: VecDeque<(i64, String)>,
+}
+
+impl Jtis {
+    /// Record `jti`; false if it was seen within the window.
+    fn insert(&mut self, jti: &str, iat: i64, now: i64, window: i64) -> bool {
+        while let Some((at, _)) = self.order.front() {
+            if *at >= now - window && self.order.len() < MAX_JTIS {
+                break;
+            }
+            if let Some((_, old)) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        if self.seen.contains_key(jti) {
+            return false;
+        }
+        self.seen.insert(jti.to_string(), iat);
+        // Forgotten when its `iat` leaves the window (kept in arrival order; an early `iat`
+        // is forgotten a little late, never early).
+        self.order.push_back((iat.max(now), jti.to_string()));
+        true
+    }
+}
+
+impl std::fmt::Debug for WebhookReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookReceiver")
+            .field("tokens", &self.tokens)
+            .field("store", &self.store.is_some())
+            .field("callback", &self.callback.is_some())
+            .field("channel", &self.sender.is_some())
+            .field("verifier", &self.verifier)
+            .field("replay_window", &self.replay_window)
+            .finish()
+    }
+}
+
+/// Digests of recently processed events, per task (bounded).
+#[derive(Default)]
+pub(super) struct Seen {
+    pub(super) per_task: HashMap<String, VecDeque<u64>>,
+    pub(super) order: VecDeque<String>,
+}
+
+pub(super) const SEEN_PER_TASK: usize = 256;
+pub(super) const SEEN_TASKS: usize = 10_000;
+
+impl Seen {
+    /// Record `digest` for `task_id`; false if it was there already.
+    fn insert(&mut self, task_id: &str, digest: u64) -> bool {
+        if !self.per_task.contains_key(task_id) {
+            self.order.push_back(task_id.to_string());
+            while self.order.len() > SEEN_TASKS {
+                if let Some(old) = self.order.pop_front() {
+                    self.per_task.remove(&old);
+                }
+            }
+        }
+        let list = self.per_task.entry(task_id.to_string()).or_default();
+        if list.contains(&digest) {
+            return false;
+        }
+        list.push_back(digest);
+        if list.len() > SEEN_PER_TASK {
+            list.pop_front();
+        }
+        true
+    }
+
+    fn remove(&mut self, task_id: &str, digest: u64) {
+        if let Some(list) = self.per_task.get_mut(task_id) {
+            list.retain(|d| *d != digest);
+        }
+    }
+}
+
+impl WebhookReceiver {
+    /// A receiver checking tokens against `tokens`.
+    pub fn new(tokens: PushTokens) -> Self {
+        WebhookReceiver {
+            tokens,
+            store: None,
+            callback: None,
+            sender: None,
+            seen: Arc::default(),
+            verifier: None,
+            replay_window: DEFAULT_REPLAY_WINDOW,
+            jtis: Arc::default(),
+        }
+    }
+
+    /// Accept only deliveries signed by a key `verifier` trusts (what an agent sends with
+    /// a2a-kit's `PushConfig::sign`): the `X-A2A-Signature` header must be a detached JWS
+    /// over the exact body whose `iat` is within the [replay window](Self::replay_window) and
+    /// whose `jti` was not seen within it. Anything else is 401, before the body is applied.
+    /// The bearer token is checked as before: a signature names the sender, the token the
+    /// task.
+    pub fn verify_signatures(mut self, verifier: a2a_kit::signing::Verifier) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+
+    /// How old (or how far in the future, for clock skew) a signature's `iat` may be, and how
+    /// long its `jti` is remembered against replays (default [`DEFAULT_REPLAY_WINDOW`], 5
+    /// minutes). At most 100 000 `jti`s are remembered.
+    pub fn replay_window(mut self, window: Duration) -> Self {
+        self.replay_window = window;
+        self
+    }
+
+    /// The signature check: the delivery's header verifies over `body`, its `iat` is recent
+    /// and its `jti` new.
+    fn check_signature(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), WebhookRejection> {
+        let Some(verifier) = &self.verifier else {
+            return Ok(());
+        };
+        let jws = headers
+            .get(a2a_kit::signing::SIGNATURE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .ok_or(WebhookRejection::MissingSignature)?;
+        let verified = verifier
+            .verify_detached(jws, body)
+            .map_err(|e| WebhookRejection::BadSignature(e.to_string()))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let window = self.replay_window.as_secs() as i64;
+        let iat = verified
+            .header
+            .get("iat")
+            .and_then(serde_json::Value::as_i64)
+            .filter(|iat| (now - iat).abs() <= window)
+            .ok_or(WebhookRejection::StaleSignature)?;
+        let jti = verified
+            .header
+            .get("jti")
+            .and_then(serde_json::Value::as_str)
+            .filter(|j| !j.is_empty())
+            .ok_or_else(|| WebhookRejection::BadSignature("the signature has no `jti`".into()))?;
+        if !lock(&self.jtis).insert(jti, iat, now, window) {
+            return Err(WebhookRejection::Replayed);
+        }
+        Ok(())
+    }
+
+    /// Keep `store` up to date with every verified notification.
+    pub fn store(mut self, store: RemoteTasks) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Call `f` with every verified, new notification (from the request handler: keep it
+    /// short, or hand the work to a task).
+    pub fn on_notification(mut self, f: impl Fn(Notification) + Send + Sync + 'static) -> Self {
+        self.callback = Some(Arc::new(f));
+        self
+    }
+
+    /// Send every verified, new notification to a channel of `capacity`. When the channel is
+    /// full the webhook waits (the sender's timeout and retries then apply); when its receiver
+    /// is dropped, notifications are answered 503.
+    pub fn channel(mut self, capacity: usize) -> (Self, mpsc::Receiver<Notification>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        self.sender = Some(tx);
+        (self, rx)
+    }
+
+    /// The token table.
+    pub fn tokens(&self) -> &PushTokens {
+        &self.tokens
+    }
+
+    /// The remote-task store, if any.
+    pub fn remote_tasks(&self) -> Option<&RemoteTasks> {
+        self.store.as_ref()
+    }
+
+    /// Verify a notification and apply it to the store, without calling the callback or the
+    /// channel (what the [`VerifiedNotification`] extractor does).
+    pub fn verify(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<Notification, WebhookRejection> {
+        self.verify_inner(headers, body).map(|(n, _)| n)
+    }
+
+    fn verify_inner(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<(Notification, u64), WebhookRejection> {
+        let presented = bearer_token(headers).ok_or(WebhookRejection::MissingToken)?;
+        self.check_signature(headers, body)?;
+        let (event, bare_task) = parse_body(body)?;
+        let task_id = event
+            .task_id()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                WebhookRejection::MalformedBody("the notification names no task".into())
+            })?
+            .to_string();
+        match self.tokens.check(&task_id, presented) {
+            TokenCheck::Valid => {}
+            TokenCheck::Mismatch => return Err(WebhookRejection::WrongToken),
+            TokenCheck::UnknownTask => return Err(WebhookRejection::UnknownTask(task_id)),
+        }
+        let digest = digest(&event);
+        if !lock(&self.seen).insert(&task_id, digest) {
+            return Err(WebhookRejection::Duplicate);
+        }
+        let task = self.store.as_ref().and_then(|s| {
+            s.apply(&event);
+            s.get(&task_id)
+        });
+        Ok((
+            Notification {
+                task_id,
+                event,
+                bare_task,
+                task,
+            },
+            digest,
+        ))
+    }
+
+    /// Verify, apply, and hand a notification to the callback and the channel.
+    pub async fn receive(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Result<Notification, WebhookRejection> {
+        let (n, digest) = self.verify_inner(headers, body)?;
+        if let Some(tx) = &self.sender {
+            if tx.send(n.clone()).await.is_err() {
+                lock(&self.seen).remove(&n.task_id, digest);
+                return Err(WebhookRejection::Unavailable);
+            }
+        }
+        if let Some(cb) = &self.callback {
+            cb(n.clone());
+        }
+        Ok(n)
+    }
+
+    /// A router with `POST path` answering as described in the [module docs](super). Merge it
+    /// into your app.
+    pub fn router<S: Clone + Send + Sync + 'static>(&self, path: &str) -> Router<S> {
+        let me = self.clone();
+        Router::new().route(
+            path,
+            post(move |headers: HeaderMap, body: Bytes| {
+                let me = me.clone();
+                async move {
+                    match me.receive(&headers, &body).await {
+                        Ok(n) => {
+                            tracing::debug!(task_id = %n.task_id, state = ?n.event.state(), "push notification received");
+                            StatusCode::NO_CONTENT.into_response()
+                        }
+                        Err(rejection) => {
+                            if rejection != WebhookRejection::Duplicate {
+                                tracing::warn!(%rejection, "push notification refused");
+                            }
+                            rejection.into_response()
+                        }
+                    }
+                }
+            }),
+        )
+    }
+}
+
+/// The token of `Authorization: Bearer <token>` (scheme case-insensitive).
+pub(super) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// A `StreamResponse`, or a bare `Task` (`{"id", "status", ...}`).
+pub(super) fn parse_body(body: &[u8]) -> Result<(StreamResponse, bool), WebhookRejection> {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| WebhookRejection::MalformedBody(format!("not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(WebhookRejection::MalformedBody(
+            "the body is not a JSON object".into(),
+        ));
+    }
+    let wrapped = [
+        "task",
+        "message",
+        "statusUpdate",
+        "artifactUpdate",
+        "status_update",
+        "artifact_update",
+    ]
+    .iter()
+    .any(|k| value.get(k).is_some());
+    if wrapped {
+        return serde_json::from_value::<StreamResponse>(value)
+            .map(|e| (e, false))
+            .map_err(|e| WebhookRejection::MalformedBody(e.to_string()));
+    }
+    if value.get("id").is_some() && value.get("status").is_some() {
+        return serde_json::from_value::<Task>(value)
+            .map(|t| (StreamResponse::Task(t), true))
+            .map_err(|e| WebhookRejection::MalformedBody(format!("not a Task: {e}")));
+    }
+    Err(WebhookRejection::MalformedBody(
+        "expected a StreamResponse (task, message, statusUpdate or artifactUpdate)".into(),
+    ))
+}
+
+/// A digest of the event's canonical JSON (the same event re-sent digests the same, whatever
+/// its formatting).
+pub(super) fn digest(event: &StreamResponse) -> u64 {
+    let canonical = serde_json::to_vec(event).unwrap_or_default();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    canonical.hash(&mut h);
+    h.finish()
+}
+
+/// An extractor for your own webhook handler: the request is verified (token, body, task) and
+/// applied to the receiver's store; a duplicate is answered 204 before your handler runs. The
+/// receiver comes from the router state (`WebhookReceiver: FromRef<S>`). The callback and the
+/// channel are not used: your handler is the consumer.
+///
+/// ```no_run
+/// use a2a_kit_axum::webhook::{PushTokens, VerifiedNotification, WebhookReceiver};
+/// use axum::{Router, http::StatusCode, routing::post};
+///
+/// async fn hook(VerifiedNotification(n): VerifiedNotification) -> StatusCode {
+///     println!("{} -> {:?}", n.task_id, n.event.state());
+///     StatusCode::NO_CONTENT
+/// }
+/// let app: Router = Router::new()
+///     .route("/hook", post(hook))
+///     .with_state(WebhookReceiver::new(PushTokens::new()));
+/// ```
+#[derive(Debug, Clone)]
+pub struct VerifiedNotification(pub Notification);
+
+impl<S> FromRequest<S> for VerifiedNotification
+where
+    S: Send + Sync,
+    WebhookReceiver: FromRef<S>,
+{
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let receiver = WebhookReceiver::from_ref(state);
+        let headers = req.headers().clone();
+        let body = Bytes::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        receiver
+            .verify(&headers, &body)
+            .map(VerifiedNotification)
+            .map_err(IntoResponse::into_response)
+    }
+}
