@@ -323,6 +323,7 @@ impl TaskContext {
     }
 
     /// The tasks of this task's context, this one included once stored, oldest first.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) async fn context_tasks(&self) -> Vec<Task> {
         self.host.context_tasks().await
     }
