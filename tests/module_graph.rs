@@ -80,7 +80,8 @@ fn arrows(files: &BTreeMap<Vec<String>, PathBuf>) -> BTreeMap<Vec<String>, BTree
                     continue;
                 }
                 let is_super = line[i..].starts_with("super::");
-                let rest = &line[i + if is_super { 7 } else { 7 }..];
+                // `crate::` and `super::` are both seven characters.
+                let rest = &line[i + 7..];
                 let mut parts: Vec<String> = if is_super {
                     module[..module.len().saturating_sub(1)].to_vec()
                 } else {

@@ -44,6 +44,7 @@ fn start(bin: &str) -> (std::process::Child, Vec<String>, String) {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("{bin} did not start: {lines:?}");
 }
 
