@@ -1,5 +1,5 @@
-//! Example binaries as real processes in tests: started with plain logs and `RUST_LOG`
-//! unset, their stderr read line by line, the URL they log at start-up, killed when dropped.
+//! Example binaries as real processes in tests: started with plain logs and `RUST_LOG` (and
+//! any model's settings) unset, their stderr read line by line, the URL they log at start-up, killed when dropped.
 
 #![allow(dead_code)]
 
@@ -27,6 +27,10 @@ impl Example {
             .env_remove("RUST_LOG")
             .env_remove("A2A_STORE")
             .env_remove("A2A_JWT_SECRET")
+            // No model unless a test gives one (the model-driven examples read these).
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_API_KEY")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
