@@ -429,9 +429,13 @@ impl RemoteAgent {
             message.context_id = self.remote_context(ctx).await;
         }
         let result = self.delegate_legs(ctx, &mut fwd, request).await;
-        if let Some(task) = fwd.acc.task().cloned() {
+        let settled = match &result {
+            Ok(r) => r.task.as_ref(),
+            Err(_) => fwd.acc.task(),
+        };
+        if let Some(task) = settled {
             // The remote task's final state, for whoever follows the chain.
-            let _ = record_delegation(ctx, &fwd.agent, &task).await;
+            let _ = record_delegation(ctx, &fwd.agent, task).await;
         }
         result
     }
@@ -516,9 +520,9 @@ impl RemoteAgent {
         Ok(self.result(fwd, false))
     }
 
-    fn result(&self, fwd: &Forwarder<'_>, canceled: bool) -> DelegationResult {
+    fn result(&self, fwd: &mut Forwarder<'_>, canceled: bool) -> DelegationResult {
         let forwarded = fwd.forwarded;
-        let (task, message) = match fwd.acc.clone().into_response() {
+        let (task, message) = match std::mem::take(&mut fwd.acc).into_response() {
             Some(SendMessageResponse::Task(t)) => (Some(t), None),
             Some(SendMessageResponse::Message(m)) => (None, Some(m)),
             None => (None, None),

@@ -504,9 +504,7 @@ impl ModelRun<'_> {
             wrote,
         })
     }
-}
 
-impl ModelRun<'_> {
     /// One model call made whole ([`stream_tool_turns`](Self::stream_tool_turns) off): its
     /// text and artifact go out as one chunk each.
     async fn unary_turn(

@@ -463,6 +463,18 @@ impl TaskRun {
         self.runtime.emit_for(self, event)
     }
 
+    /// The task's metadata as stored (none while the task is held back, staged).
+    pub(crate) async fn task_metadata(&self) -> crate::protocol::Metadata {
+        let view = TaskView {
+            history_length: Some(0),
+            include_artifacts: false,
+        };
+        match self.runtime.store.get_task(&self.task_id, view).await {
+            Ok(Some(rec)) => rec.task.metadata.unwrap_or_default(),
+            _ => Default::default(),
+        }
+    }
+
     /// The tasks of this task's context that its owner may see (this one included, once
     /// stored), oldest first (the 100 most recent), whole: the conversation so far, read from
     /// the store.

@@ -73,6 +73,8 @@ pub(crate) trait TaskHost: Send + Sync + 'static {
     fn context_tasks(&self) -> BoxFuture<'_, Vec<Task>>;
     /// Whether the task's store is durable (writes cost more than in memory).
     fn durable_store(&self) -> bool;
+    /// The task's metadata as stored.
+    fn task_metadata(&self) -> BoxFuture<'_, Metadata>;
 }
 
 /// A status update that cannot be written: the task ended (canceled), or the store failed.
@@ -146,6 +148,9 @@ impl TaskHost for TaskRun {
     fn durable_store(&self) -> bool {
         self.store_is_durable()
     }
+    fn task_metadata(&self) -> BoxFuture<'_, Metadata> {
+        Box::pin(TaskRun::task_metadata(self))
+    }
 }
 
 /// The host of a context no task backs: every report is dropped.
@@ -208,6 +213,9 @@ impl TaskHost for Detached {
     }
     fn durable_store(&self) -> bool {
         false
+    }
+    fn task_metadata(&self) -> BoxFuture<'_, Metadata> {
+        Box::pin(std::future::ready(Metadata::new()))
     }
 }
 
@@ -330,13 +338,7 @@ impl TaskContext {
 
     /// The task's metadata as stored now.
     pub async fn task_metadata(&self) -> Metadata {
-        self.host
-            .context_tasks()
-            .await
-            .into_iter()
-            .find(|t| t.id == self.task_id())
-            .and_then(|t| t.metadata)
-            .unwrap_or_default()
+        self.host.task_metadata().await
     }
 
     /// The conversation so far: the other tasks of this task's context (that its caller may

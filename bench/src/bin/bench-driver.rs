@@ -598,10 +598,10 @@ struct StreamResult {
     first_chunk_ms: f64,
 }
 
-async fn one_stream(env: &Env, url: &str, skill: &str, n: usize) -> Result<StreamResult, String> {
-    let body = stream_body(&env.message_id(), skill, &n.to_string()).to_string();
-    let t0 = Instant::now();
-    let resp = post(&env.client, url, body).await?;
+/// The events of an SSE response; an error naming what came instead when it is not one.
+async fn sse_events(
+    resp: reqwest::Response,
+) -> Result<impl futures::Stream<Item = Result<eventsource_stream::Event, String>>, String> {
     let ct = resp
         .headers()
         .get("content-type")
@@ -614,10 +614,20 @@ async fn one_stream(env: &Env, url: &str, skill: &str, n: usize) -> Result<Strea
             resp.text().await.unwrap_or_default()
         ));
     }
-    let mut events = resp.bytes_stream().eventsource();
+    Ok(resp
+        .bytes_stream()
+        .eventsource()
+        .map(|ev| ev.map_err(|e| e.to_string())))
+}
+
+async fn one_stream(env: &Env, url: &str, skill: &str, n: usize) -> Result<StreamResult, String> {
+    let body = stream_body(&env.message_id(), skill, &n.to_string()).to_string();
+    let t0 = Instant::now();
+    let resp = post(&env.client, url, body).await?;
+    let mut events = sse_events(resp).await?;
     let (mut first, mut first_chunk, mut chunks) = (None, None, 0usize);
     while let Some(ev) = events.next().await {
-        let ev = ev.map_err(|e| e.to_string())?;
+        let ev = ev?;
         first.get_or_insert_with(|| t0.elapsed());
         if ev.data.contains("\"artifactUpdate\"") {
             chunks += 1;
@@ -1010,22 +1020,10 @@ async fn read_tokens(
     text_of: fn(&Value) -> Option<String>,
     n: usize,
 ) -> Result<TokenRun, String> {
-    let ct = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    if !ct.starts_with("text/event-stream") {
-        return Err(format!(
-            "not an SSE response ({ct}): {}",
-            resp.text().await.unwrap_or_default()
-        ));
-    }
-    let mut events = resp.bytes_stream().eventsource();
+    let mut events = sse_events(resp).await?;
     let mut run = TokenRun::default();
     while let Some(ev) = events.next().await {
-        let ev = ev.map_err(|e| e.to_string())?;
+        let ev = ev?;
         let now = epoch_micros();
         if ev.data == "[DONE]" {
             break;

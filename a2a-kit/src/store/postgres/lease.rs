@@ -258,10 +258,10 @@ async fn reap(inner: &Inner, dead: &[String]) -> Result<usize, StoreError> {
     let mut batch = Batch::default();
     for row in rows {
         let id: String = row.get(0);
-        let json: String = row.get(1);
+        let json: &str = row.get(1);
         let last_seq = row.get::<i64, _>(2) as Seq;
         let reply_after: Option<i64> = row.get(3);
-        let mut task: Task = from_json(&json)?;
+        let mut task: Task = from_json(json)?;
         let reaped = if task.status.state.is_interrupted() {
             if reply_after == Some(to_i64(last_seq)) {
                 Reaped::TakenOver
@@ -273,7 +273,7 @@ async fn reap(inner: &Inner, dead: &[String]) -> Result<usize, StoreError> {
             apply_event(&mut task, &event)?;
             Reaped::Failed(Box::new((task, event)))
         };
-        batch.add(inner, id, json, last_seq, reaped)?;
+        batch.add(inner, id, last_seq, reaped)?;
     }
     batch.write(inner, &mut tx).await?;
     tx.commit().await.map_err(db)?;
@@ -322,53 +322,40 @@ impl Batch {
         &mut self,
         inner: &Inner,
         id: String,
-        json: String,
         last_seq: Seq,
         reaped: Reaped,
     ) -> Result<(), StoreError> {
-        let (task, seq, owner, lease) = match reaped {
+        let (mut seq, mut owner, mut lease) = (last_seq, None, None);
+        // A task that ends is written whole; the others only change hands (their JSON is
+        // not sent back: `terminal` false leaves it as it is).
+        let (state, status_ts, json) = match reaped {
             Reaped::Failed(failed) => {
                 let (task, event) = *failed;
-                let seq = last_seq + 1;
+                seq = last_seq + 1;
                 self.event_ids.push(id.clone());
                 self.event_seqs.push(to_i64(seq));
                 self.events.push(to_json(&event)?);
                 if let Some(note) = inner.cx.announcement(&id, seq, Some(TaskState::Failed)) {
                     self.notes.push(note);
                 }
-                let json = to_json(&task)?;
-                (Some((task, json)), seq, None, None)
+                let ts = super::millis(task.status.timestamp);
+                (task.status.state.as_str(), ts, to_json(&task)?)
             }
             Reaped::Freed => {
                 self.freed += 1;
-                (None, last_seq, None, None)
+                ("", 0, String::new())
             }
             Reaped::TakenOver => {
                 self.taken_over.push(id.clone());
-                (
-                    None,
-                    last_seq,
-                    Some(inner.cx.instance.clone()),
-                    Some(inner.cx.lease_until()),
-                )
+                owner = Some(inner.cx.instance.clone());
+                lease = Some(inner.cx.lease_until());
+                ("", 0, String::new())
             }
         };
-        match task {
-            Some((task, json)) => {
-                let ts = super::millis(task.status.timestamp);
-                self.states.push(task.status.state.as_str());
-                self.status_ts.push(ts);
-                self.terminal.push(true);
-                self.tasks.push(json);
-            }
-            None => {
-                // Unchanged: only the lease moves.
-                self.states.push("");
-                self.status_ts.push(0);
-                self.terminal.push(false);
-                self.tasks.push(json);
-            }
-        }
+        self.terminal.push(!json.is_empty());
+        self.states.push(state);
+        self.status_ts.push(status_ts);
+        self.tasks.push(json);
         self.ids.push(id);
         self.last_seqs.push(to_i64(seq));
         self.owners.push(owner);
@@ -382,7 +369,8 @@ impl Batch {
              state = CASE WHEN u.terminal THEN u.state ELSE t.state END, \
              status_ts = CASE WHEN u.terminal THEN u.status_ts ELSE t.status_ts END, \
              terminal_at = CASE WHEN u.terminal THEN u.status_ts ELSE t.terminal_at END, \
-             last_seq = u.last_seq, task = u.task, owner = u.owner, lease_until = u.lease, \
+             last_seq = u.last_seq, task = CASE WHEN u.terminal THEN u.task ELSE t.task END, \
+             owner = u.owner, lease_until = u.lease, \
              reply_after = NULL \
              FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::bool[], $5::int8[], $6::text[], \
                          $7::text[], $8::int8[]) \
