@@ -105,7 +105,7 @@ pub async fn model_replay(s: Store) {
                     if next(5) == 0 {
                         a.name = Some(format!("n{step}"));
                         a.metadata =
-                            Some(json!({"s": step}).as_object().cloned().unwrap_or_default());
+                            Some(json!({"s": step}).as_object().cloned().unwrap_or_default().into());
                     }
                     artifact_ev(&id, &ctx, a, next(3) > 0, false)
                 }

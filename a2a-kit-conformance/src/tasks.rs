@@ -27,7 +27,8 @@ pub async fn create_and_get(s: Store) {
         json!({"k": "v", "n": 1})
             .as_object()
             .cloned()
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into(),
     );
     t.artifacts
         .push(artifact("a0", vec![Part::text("preloaded")]));

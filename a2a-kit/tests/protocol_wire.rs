@@ -64,7 +64,7 @@ fn ts(s: &str) -> Timestamp {
 
 fn meta(value: Value) -> Metadata {
     match value {
-        Value::Object(map) => map,
+        Value::Object(map) => map.into(),
         other => panic!("not an object: {other}"),
     }
 }

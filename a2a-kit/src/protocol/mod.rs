@@ -74,7 +74,85 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 
 /// A `google.protobuf.Struct`: the JSON object used for all `metadata`,
 /// extension `params` and JWS `header` fields.
-pub type Metadata = serde_json::Map<String, serde_json::Value>;
+///
+/// It reads and writes as the [`serde_json::Map`] it derefs to. The map is boxed so that an
+/// absent `Option<Metadata>` costs one word in every message, part and task whatever
+/// serde_json's features make a map weigh (`preserve_order`, which a dependency may turn on,
+/// triples it); a request moves these values many times.
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Metadata(Box<serde_json::Map<String, serde_json::Value>>);
+
+impl Metadata {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The object as a plain [`serde_json::Map`].
+    pub fn into_map(self) -> serde_json::Map<String, serde_json::Value> {
+        *self.0
+    }
+}
+
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Deref for Metadata {
+    type Target = serde_json::Map<String, serde_json::Value>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Metadata {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl From<serde_json::Map<String, serde_json::Value>> for Metadata {
+    fn from(map: serde_json::Map<String, serde_json::Value>) -> Self {
+        Self(Box::new(map))
+    }
+}
+
+impl From<Metadata> for serde_json::Map<String, serde_json::Value> {
+    fn from(metadata: Metadata) -> Self {
+        metadata.into_map()
+    }
+}
+
+impl From<Metadata> for serde_json::Value {
+    fn from(metadata: Metadata) -> Self {
+        serde_json::Value::Object(metadata.into_map())
+    }
+}
+
+impl FromIterator<(String, serde_json::Value)> for Metadata {
+    fn from_iter<I: IntoIterator<Item = (String, serde_json::Value)>>(iter: I) -> Self {
+        Self(Box::new(iter.into_iter().collect()))
+    }
+}
+
+impl IntoIterator for Metadata {
+    type Item = (String, serde_json::Value);
+    type IntoIter = serde_json::map::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Metadata {
+    type Item = (&'a String, &'a serde_json::Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 /// A fresh time-ordered (v7) UUID in its hyphenated lowercase form, the kit's id for tasks,
 /// contexts, messages and artifacts: 74 random bits after a millisecond timestamp, so ids made

@@ -198,7 +198,7 @@ impl AgentInfo {
                 uri: Some(SKILL_SCHEMA_EXTENSION.into()),
                 description: Some("JSON Schemas of skill inputs and outputs (data parts)".into()),
                 required: false,
-                params: params.as_object().cloned(),
+                params: params.as_object().cloned().map(Into::into),
             });
         }
         AgentCard {

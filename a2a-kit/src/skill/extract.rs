@@ -343,7 +343,7 @@ pub struct RequestMetadata<T>(pub T);
 
 impl<T: DeserializeOwned + Send + 'static> FromSkillRequest for RequestMetadata<T> {
     fn from_request(req: &SkillRequest) -> Result<Self, ExtractError> {
-        let value = Value::Object(req.metadata().cloned().unwrap_or_default());
+        let value = Value::Object(req.metadata().cloned().map(Into::into).unwrap_or_default());
         serde_path_to_error::deserialize::<_, T>(value)
             .map(RequestMetadata)
             .map_err(|e| {
