@@ -16,6 +16,7 @@ use a2a_kit::protocol::{
     ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, Task, TaskState,
     TaskStatus, Timestamp,
 };
+use a2a_kit::request::RequestContext;
 use a2a_kit::server::AgentService;
 use a2a_kit::skill::IntoOutcome;
 use a2a_kit::skill::{Agent, AgentInfo, SkillCall, SkillInfo};
@@ -83,7 +84,11 @@ async fn send_throughput(service: &AgentService, n: usize, clients: usize) -> f6
                         message: Message::user_text(format!("hello {c}-{i}")),
                         ..Default::default()
                     };
-                    match service.send_message(req).await.expect("send") {
+                    match service
+                        .send_message(&RequestContext::new(), req)
+                        .await
+                        .expect("send")
+                    {
                         SendMessageResponse::Task(t) => {
                             assert_eq!(t.status.state, TaskState::Completed)
                         }
@@ -181,7 +186,10 @@ async fn walk(service: &AgentService, context: Option<&str>) -> (Duration, usize
             context_id: context.map(str::to_string),
             ..Default::default()
         };
-        let page = service.list_tasks(req).await.expect("list");
+        let page = service
+            .list_tasks(&RequestContext::new(), req)
+            .await
+            .expect("list");
         pages += 1;
         seen += page.tasks.len();
         if page.next_page_token.is_empty() {

@@ -51,6 +51,7 @@ pub mod llm;
 pub mod protocol;
 #[cfg(feature = "push")]
 pub mod push;
+pub mod request;
 pub mod runtime;
 pub mod server;
 #[cfg(feature = "jose")]

@@ -11,6 +11,7 @@ use a2a_kit::protocol::{
     ListTasksRequest, Metadata as MetadataMap, Role, SendMessageRequest, SendMessageResponse,
     StreamResponse,
 };
+use a2a_kit::request::RequestContext;
 use a2a_kit::server::AgentService;
 use a2a_kit::skill::SKILL_SCHEMA_EXTENSION;
 use futures::StreamExt;
@@ -180,7 +181,7 @@ fn artifact_text(task: &Task) -> String {
 }
 
 async fn task_count(svc: &AgentService) -> i32 {
-    svc.list_tasks(ListTasksRequest::default())
+    svc.list_tasks(&RequestContext::new(), ListTasksRequest::default())
         .await
         .expect("list tasks")
         .total_size
@@ -284,7 +285,7 @@ fn card_publishes_schemas() {
 async fn default_skill_runs_without_skill_id() {
     let svc = service();
     let task = completed_task(
-        svc.send_message(request(Message::user_text("Ada")))
+        svc.send_message(&RequestContext::new(), request(Message::user_text("Ada")))
             .await
             .unwrap(),
     );
@@ -297,10 +298,10 @@ async fn data_in_data_out() {
     let svc = service();
     let payload = json!({"from": "CDG", "to": "JFK", "passengers": [{"name": "Ada", "age": 36}]});
     let task = completed_task(
-        svc.send_message(to_skill(
-            "book-flight",
-            Message::user(vec![Part::data(payload)]),
-        ))
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("book-flight", Message::user(vec![Part::data(payload)])),
+        )
         .await
         .unwrap(),
     );
@@ -320,10 +321,13 @@ async fn bad_data_is_invalid_params_and_creates_no_task() {
     let payload =
         json!({"from": "CDG", "to": "JFK", "passengers": [{"name": "Ada", "age": "old"}]});
     let err = svc
-        .send_message(to_skill(
-            "book-flight",
-            Message::user(vec![Part::text("hi"), Part::data(payload)]),
-        ))
+        .send_message(
+            &RequestContext::new(),
+            to_skill(
+                "book-flight",
+                Message::user(vec![Part::text("hi"), Part::data(payload)]),
+            ),
+        )
         .await
         .expect_err("bad payload");
     let A2aError::InvalidParams {
@@ -347,7 +351,10 @@ async fn bad_data_is_invalid_params_and_creates_no_task() {
 
     // A missing data part: also before any task.
     let err = svc
-        .send_message(to_skill("book-flight", Message::user_text("no json here")))
+        .send_message(
+            &RequestContext::new(),
+            to_skill("book-flight", Message::user_text("no json here")),
+        )
         .await
         .unwrap_err();
     assert!(
@@ -363,19 +370,22 @@ async fn skill_error_ends_the_task() {
     let svc = service();
     let payload = json!({"from": "CDG", "to": "CDG", "passengers": []});
     let task = completed_task(
-        svc.send_message(to_skill(
-            "book-flight",
-            Message::user(vec![Part::data(payload)]),
-        ))
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("book-flight", Message::user(vec![Part::data(payload)])),
+        )
         .await
         .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Rejected);
 
     let task = completed_task(
-        svc.send_message(to_skill("decline", Message::user_text("x")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("decline", Message::user_text("x")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Rejected);
     assert_eq!(task_count(&svc).await, 2);
@@ -385,16 +395,19 @@ async fn skill_error_ends_the_task() {
 async fn optional_argument() {
     let svc = service();
     let task = completed_task(
-        svc.send_message(to_skill("maybe_echo", Message::user_text("hi")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("maybe_echo", Message::user_text("hi")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(artifact_text(&task), "echo: hi");
     let task = completed_task(
-        svc.send_message(to_skill(
-            "maybe_echo",
-            Message::user(vec![Part::data(json!({}))]),
-        ))
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("maybe_echo", Message::user(vec![Part::data(json!({}))])),
+        )
         .await
         .unwrap(),
     );
@@ -405,17 +418,23 @@ async fn optional_argument() {
 async fn task_context_history_and_metadata() {
     let svc = service();
     let task = completed_task(
-        svc.send_message(to_skill("progress", Message::user_text("step")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("progress", Message::user_text("step")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), format!("step done in {}", task.id));
 
     let task = completed_task(
-        svc.send_message(to_skill("history", Message::user_text("one")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("history", Message::user_text("one")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(artifact_text(&task), "1 message(s)");
 
@@ -424,13 +443,16 @@ async fn task_context_history_and_metadata() {
     meta.insert("language".into(), json!("fr"));
     let mut req = request(Message::user_text("?"));
     req.metadata = Some(meta);
-    let task = completed_task(svc.send_message(req).await.unwrap());
+    let task = completed_task(svc.send_message(&RequestContext::new(), req).await.unwrap());
     assert_eq!(artifact_text(&task), "fr");
 
     let task = completed_task(
-        svc.send_message(to_skill("prefs", Message::user_text("?")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("prefs", Message::user_text("?")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(artifact_text(&task), "en");
 }
@@ -439,7 +461,10 @@ async fn task_context_history_and_metadata() {
 async fn direct_message_skill_creates_no_task() {
     let svc = service();
     let resp = svc
-        .send_message(to_skill("reply", Message::user_text("ping")))
+        .send_message(
+            &RequestContext::new(),
+            to_skill("reply", Message::user_text("ping")),
+        )
         .await
         .unwrap();
     let SendMessageResponse::Message(m) = resp else {
@@ -453,7 +478,10 @@ async fn direct_message_skill_creates_no_task() {
 async fn streaming_skill_streams_chunks() {
     let svc = service();
     let events: Vec<StreamResponse> = svc
-        .send_streaming_message(to_skill("count", Message::user_text("3")))
+        .send_streaming_message(
+            &RequestContext::new(),
+            to_skill("count", Message::user_text("3")),
+        )
         .await
         .unwrap()
         .map(|item| item.expect("stream item").event)
@@ -491,9 +519,12 @@ async fn streaming_skill_streams_chunks() {
 
     // A plain SendMessage gets the assembled artifact.
     let task = completed_task(
-        svc.send_message(to_skill("count", Message::user_text("2")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("count", Message::user_text("2")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), "1\n2\n");
@@ -503,7 +534,10 @@ async fn streaming_skill_streams_chunks() {
 async fn unknown_skill_is_invalid_params() {
     let svc = service();
     let err = svc
-        .send_message(to_skill("nope", Message::user_text("x")))
+        .send_message(
+            &RequestContext::new(),
+            to_skill("nope", Message::user_text("x")),
+        )
         .await
         .unwrap_err();
     assert!(
@@ -532,9 +566,12 @@ async fn agent_state_is_shared() {
         .build()
         .expect("a valid configuration");
     for name in ["a", "b"] {
-        svc.send_message(to_skill("greet", Message::user_text(name)))
-            .await
-            .unwrap();
+        svc.send_message(
+            &RequestContext::new(),
+            to_skill("greet", Message::user_text(name)),
+        )
+        .await
+        .unwrap();
     }
     assert_eq!(agent.greeted.load(Ordering::SeqCst), 2);
 }

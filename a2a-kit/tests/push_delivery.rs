@@ -19,6 +19,7 @@ use a2a_kit::protocol::{
 use a2a_kit::push::{
     DeliveryOutcome, GuardedResolver, PushConfig, PushDispatcher, RetryPolicy, SsrfPolicy,
 };
+use a2a_kit::request::RequestContext;
 use a2a_kit::server::AgentService;
 use serde_json::Value;
 
@@ -138,7 +139,11 @@ async fn send(
         }),
         metadata: None,
     };
-    match svc.send_message(req).await.expect("send") {
+    match svc
+        .send_message(&RequestContext::new(), req)
+        .await
+        .expect("send")
+    {
         SendMessageResponse::Task(t) => t,
         other => panic!("expected a task, got {other:?}"),
     }
@@ -378,10 +383,13 @@ async fn every_event_in_log_order_and_interrupted_states() {
     let hook = Hook::start(|_, _| Reply::Status(200)).await;
     let (svc, push) = service(dev_config().every_event());
     let t = send(&svc, "steps", "go", None, true).await;
-    svc.create_push_config(TaskPushNotificationConfig {
-        task_id: Some(t.id.clone()),
-        ..push_config(&hook.url(), "a")
-    })
+    svc.create_push_config(
+        &RequestContext::new(),
+        TaskPushNotificationConfig {
+            task_id: Some(t.id.clone()),
+            ..push_config(&hook.url(), "a")
+        },
+    )
     .await
     .unwrap();
     // The config may come after some events: it gets the rest, in order, and always the end.
@@ -443,12 +451,15 @@ async fn every_event_in_log_order_and_interrupted_states() {
     assert_eq!(states, ["TASK_STATE_INPUT_REQUIRED"]);
     let mut reply = Message::user_text("Ada");
     reply.task_id = Some(t.id.clone());
-    svc.send_message(SendMessageRequest {
-        tenant: None,
-        message: reply,
-        configuration: None,
-        metadata: None,
-    })
+    svc.send_message(
+        &RequestContext::new(),
+        SendMessageRequest {
+            tenant: None,
+            message: reply,
+            configuration: None,
+            metadata: None,
+        },
+    )
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -473,10 +484,13 @@ async fn task_snapshot_on_settle() {
         ..dev_config()
     });
     let t = send(&svc, "slow", "50", None, true).await;
-    svc.create_push_config(TaskPushNotificationConfig {
-        task_id: Some(t.id.clone()),
-        ..push_config(&hook.url(), "a")
-    })
+    svc.create_push_config(
+        &RequestContext::new(),
+        TaskPushNotificationConfig {
+            task_id: Some(t.id.clone()),
+            ..push_config(&hook.url(), "a")
+        },
+    )
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -512,16 +526,22 @@ async fn flaky_webhook_gets_exactly_one_accepted_delivery_per_event() {
     let (svc, push) = service(dev_config().every_event());
     let t = send(&svc, "slow", "200", None, true).await;
     let cfg = svc
-        .create_push_config(TaskPushNotificationConfig {
-            task_id: Some(t.id.clone()),
-            ..push_config(&hook.url(), "a")
-        })
+        .create_push_config(
+            &RequestContext::new(),
+            TaskPushNotificationConfig {
+                task_id: Some(t.id.clone()),
+                ..push_config(&hook.url(), "a")
+            },
+        )
         .await
         .unwrap();
-    svc.get_task(a2a_kit::protocol::GetTaskRequest {
-        id: t.id.clone(),
-        ..Default::default()
-    })
+    svc.get_task(
+        &RequestContext::new(),
+        a2a_kit::protocol::GetTaskRequest {
+            id: t.id.clone(),
+            ..Default::default()
+        },
+    )
     .await
     .unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -804,10 +824,13 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
     let t = send(&svc, "slow", "5000", None, true).await;
     for (url, why) in REFUSED {
         let err = svc
-            .create_push_config(TaskPushNotificationConfig {
-                task_id: Some(t.id.clone()),
-                ..push_config(url, "a")
-            })
+            .create_push_config(
+                &RequestContext::new(),
+                TaskPushNotificationConfig {
+                    task_id: Some(t.id.clone()),
+                    ..push_config(url, "a")
+                },
+            )
             .await
             .expect_err(url);
         assert!(
@@ -827,13 +850,19 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
         }),
         metadata: None,
     };
-    let err = svc.send_message(req).await.expect_err("inline config");
+    let err = svc
+        .send_message(&RequestContext::new(), req)
+        .await
+        .expect_err("inline config");
     assert!(format!("{err:?}").contains("private"), "{err:?}");
     // Public destinations are fine.
-    svc.create_push_config(TaskPushNotificationConfig {
-        task_id: Some(t.id.clone()),
-        ..push_config("https://hooks.example.com/a2a", "a")
-    })
+    svc.create_push_config(
+        &RequestContext::new(),
+        TaskPushNotificationConfig {
+            task_id: Some(t.id.clone()),
+            ..push_config("https://hooks.example.com/a2a", "a")
+        },
+    )
     .await
     .unwrap();
 }
@@ -934,10 +963,13 @@ async fn allowlists_open_named_hosts_and_networks() {
         service(PushConfig::default().ssrf(SsrfPolicy::allowlist(["localhost"]).unwrap()));
     let t = send(&svc, "slow", "10", None, true).await;
     let err = svc
-        .create_push_config(TaskPushNotificationConfig {
-            task_id: Some(t.id),
-            ..push_config("http://10.0.0.1/", "a")
-        })
+        .create_push_config(
+            &RequestContext::new(),
+            TaskPushNotificationConfig {
+                task_id: Some(t.id),
+                ..push_config("http://10.0.0.1/", "a")
+            },
+        )
         .await
         .unwrap_err();
     assert!(format!("{err:?}").contains("private"));

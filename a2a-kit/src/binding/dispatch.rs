@@ -7,9 +7,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::sse;
-use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
+use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
 
 /// An A2A 1.0 operation.
@@ -160,20 +160,20 @@ pub(super) async fn call(
     method: A2aMethod,
     params: Params<'_>,
     headers: &http::HeaderMap,
-    caller: Option<&std::sync::Arc<Caller>>,
+    cx: &RequestContext,
     mut out: Vec<u8>,
 ) -> Result<Answer, A2aError> {
     match method {
         A2aMethod::SendMessage => {
             service
-                .send_message_json(params.send()?, caller, &mut out)
+                .send_message_json(cx, params.send()?, &mut out)
                 .await?;
             Ok(Answer::Json(out))
         }
         A2aMethod::SendStreamingMessage => {
             let req = params.send()?;
             Ok(Answer::Events(
-                service.send_streaming_message_from(*req, caller).await?,
+                service.send_streaming_message(cx, *req).await?,
             ))
         }
         A2aMethod::SubscribeToTask => {
@@ -182,36 +182,23 @@ pub(super) async fn call(
                 .and_then(|v| v.to_str().ok())
                 .map(sse::parse_last_event_id)
                 .transpose()?;
-            let stream = service
-                .subscribe_to_task_as(params.parse()?, last, caller)
-                .await?;
+            let stream = service.subscribe_to_task(cx, params.parse()?, last).await?;
             Ok(Answer::Events(stream))
         }
-        A2aMethod::GetTask => append(out, &service.get_task_as(params.parse()?, caller).await?),
-        A2aMethod::ListTasks => append(out, &service.list_tasks_as(params.parse()?, caller).await?),
-        A2aMethod::CancelTask => {
-            append(out, &service.cancel_task_as(params.parse()?, caller).await?)
+        A2aMethod::GetTask => append(out, &service.get_task(cx, params.parse()?).await?),
+        A2aMethod::ListTasks => append(out, &service.list_tasks(cx, params.parse()?).await?),
+        A2aMethod::CancelTask => append(out, &service.cancel_task(cx, params.parse()?).await?),
+        A2aMethod::CreateTaskPushNotificationConfig => {
+            append(out, &service.create_push_config(cx, params.parse()?).await?)
         }
-        A2aMethod::CreateTaskPushNotificationConfig => append(
-            out,
-            &service
-                .create_push_config_as(params.parse()?, caller)
-                .await?,
-        ),
-        A2aMethod::GetTaskPushNotificationConfig => append(
-            out,
-            &service.get_push_config_as(params.parse()?, caller).await?,
-        ),
-        A2aMethod::ListTaskPushNotificationConfigs => append(
-            out,
-            &service
-                .list_push_configs_as(params.parse()?, caller)
-                .await?,
-        ),
+        A2aMethod::GetTaskPushNotificationConfig => {
+            append(out, &service.get_push_config(cx, params.parse()?).await?)
+        }
+        A2aMethod::ListTaskPushNotificationConfigs => {
+            append(out, &service.list_push_configs(cx, params.parse()?).await?)
+        }
         A2aMethod::DeleteTaskPushNotificationConfig => {
-            service
-                .delete_push_config_as(params.parse()?, caller)
-                .await?;
+            service.delete_push_config(cx, params.parse()?).await?;
             append(out, &serde_json::json!({}))
         }
         A2aMethod::GetExtendedAgentCard => {
@@ -222,9 +209,15 @@ pub(super) async fn call(
                 let (parts, ()) = head.into_parts();
                 super::card::request_base_url(&parts, "", service.trusts_forwarded_headers()).ok()
             });
-            let card = service
-                .get_extended_agent_card_as(params.parse()?, caller, base_url.flatten().as_deref())
-                .await?;
+            let card = match base_url.flatten() {
+                Some(url) => {
+                    let cx = cx.clone().with_agent_url(url);
+                    service
+                        .get_extended_agent_card(&cx, params.parse()?)
+                        .await?
+                }
+                None => service.get_extended_agent_card(cx, params.parse()?).await?,
+            };
             append(out, &card)
         }
     }

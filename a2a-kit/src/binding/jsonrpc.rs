@@ -26,6 +26,7 @@ use super::response::{json, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
+use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
 
 /// A request envelope. The params of the two send methods are parsed in the same pass when
@@ -261,7 +262,7 @@ pub(super) async fn handle(
     service: &AgentService,
     headers: &http::HeaderMap,
     query: Option<&str>,
-    caller: Option<&std::sync::Arc<crate::auth::Caller>>,
+    cx: &RequestContext,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let null = Value::Null;
@@ -349,7 +350,7 @@ pub(super) async fn handle(
         Ok(out) => out,
         Err(e) => return error_response(&id, &e),
     };
-    match call(service, method, params, headers, caller, out).await {
+    match call(service, method, params, headers, cx, out).await {
         Ok(Answer::Json(mut out)) => {
             out.push(b'}');
             with_extensions(json(http::StatusCode::OK, out), &meta)

@@ -21,6 +21,7 @@ use super::response::A2aBody;
 use super::response::{json, rest_body, rest_body_as, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
+use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
 
 /// A path of the binding, with the ids it names.
@@ -344,7 +345,7 @@ pub(super) async fn handle(
     path: &str,
     query: Option<&str>,
     headers: &http::HeaderMap,
-    caller: Option<&std::sync::Arc<crate::auth::Caller>>,
+    cx: RequestContext,
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let Some((route, tenant)) = resolve(path) else {
@@ -376,7 +377,12 @@ pub(super) async fn handle(
             } else {
                 Vec::new()
             };
-            call(service, method, Params::Rest(p), headers, caller, out).await
+            // The path's tenant is the request's: its tasks are that tenant's.
+            let cx = match tenant {
+                Some(tenant) => cx.with_tenant(tenant),
+                None => cx,
+            };
+            call(service, method, Params::Rest(p), headers, &cx, out).await
         }
         Err(e) => Err(e),
     };

@@ -13,6 +13,7 @@ use super::card::{card_response, is_card_path};
 use super::response::{A2aBody, close_if_unread, edge_refusal, json, response, rest_body_as};
 use super::{jsonrpc, rest};
 use crate::error::A2aError;
+use crate::request::RequestContext;
 use crate::server::AgentService;
 
 /// An agent's JSON-RPC endpoint (at `/`), HTTP+JSON endpoints (below it) and card (at
@@ -105,9 +106,12 @@ impl A2aHttpService {
             }
         };
         let (uri, headers) = (&parts.uri, &parts.headers);
-        let caller = caller.as_ref();
+        let cx = match caller {
+            Some(caller) => RequestContext::new().with_caller(caller),
+            None => RequestContext::new(),
+        };
         if jsonrpc {
-            jsonrpc::handle(&self.service, headers, uri.query(), caller, &body).await
+            jsonrpc::handle(&self.service, headers, uri.query(), &cx, &body).await
         } else {
             let path = uri.path();
             rest::handle(
@@ -116,7 +120,7 @@ impl A2aHttpService {
                 path,
                 uri.query(),
                 headers,
-                caller,
+                cx,
                 &body,
             )
             .await

@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 use super::AgentService;
 use crate::error::A2aError;
 use crate::protocol::{AgentCard, GetExtendedAgentCardRequest};
+use crate::request::RequestContext;
 
 /// The base URL of an agent built without a public URL, as its [`card`](AgentService::card)
 /// shows it. Served cards name the URL of each request instead; every occurrence of this
@@ -131,28 +132,20 @@ impl AgentService {
         self.inner.trust_forwarded
     }
 
-    /// GetExtendedAgentCard, as an anonymous caller (see
-    /// [`get_extended_agent_card_as`](Self::get_extended_agent_card_as)).
-    pub async fn get_extended_agent_card(
-        &self,
-        req: GetExtendedAgentCardRequest,
-    ) -> Result<AgentCard, A2aError> {
-        self.get_extended_agent_card_as(req, None, None).await
-    }
-
-    /// GetExtendedAgentCard for `caller`: the extended card (configured, or this agent's card
+    /// GetExtendedAgentCard for the context's caller: the extended card (configured, or this agent's card
     /// with every skill, `extended_only` ones too), through the
     /// [`extended_card_for`](super::AgentServiceBuilder::extended_card_for) hook if there is
     /// one. The service is built with an authenticator (or says the host authenticates), so
     /// only authenticated callers get here. Without an extended card the capability is off
-    /// and this is UnsupportedOperationError. `base_url` names the agent in a card built
-    /// without a public URL (the request's origin, as the public card does).
-    pub async fn get_extended_agent_card_as(
+    /// and this is UnsupportedOperationError. The context's
+    /// [`agent_url`](RequestContext::agent_url) names the agent in a card built without a
+    /// public URL (the request's origin, as the public card does).
+    pub async fn get_extended_agent_card(
         &self,
+        cx: &RequestContext,
         req: GetExtendedAgentCardRequest,
-        caller: Option<&std::sync::Arc<crate::auth::Caller>>,
-        base_url: Option<&str>,
     ) -> Result<AgentCard, A2aError> {
+        let tenant = cx.tenant_for(req.tenant.as_deref())?;
         let mut card = match (
             &self.inner.extended_card,
             self.inner.card.capabilities.extended_agent_card,
@@ -165,14 +158,14 @@ impl AgentService {
                 ));
             }
         };
-        if let (None, Some(base)) = (&self.inner.public_url, base_url) {
+        if let (None, Some(base)) = (&self.inner.public_url, cx.agent_url()) {
             let base = base.trim_end_matches('/');
             for iface in &mut card.supported_interfaces {
                 iface.url = iface.url.replace(PER_REQUEST_URL, base);
             }
         }
         if let Some(hook) = &self.inner.extended_card_for {
-            hook(caller.map(|c| &**c), req.tenant.as_deref(), &mut card);
+            hook(cx.caller().map(|c| &**c), tenant, &mut card);
             // The hook may have changed anything: only a signature made now covers it.
             #[cfg(feature = "jose")]
             if !self.inner.extended_card_signers.is_empty() {

@@ -11,6 +11,7 @@ mod push_configs;
 mod send;
 mod tasks;
 
+pub use crate::request::RequestContext;
 pub use builder::{
     AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
     WebhookValidator, check_webhook_url,

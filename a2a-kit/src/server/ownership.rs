@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::AgentService;
 use crate::auth::Caller;
 use crate::error::A2aError;
+use crate::request::RequestContext;
 use crate::store::{Owner, TaskRecord, TaskView};
 
 /// How a caller's owner key is made: who shares tasks with whom. Tenants (the `tenant` of a
@@ -69,13 +70,18 @@ impl std::fmt::Debug for TaskOwnership {
 }
 
 impl AgentService {
-    /// The owner of what `caller` does under `tenant`.
+    /// The owner of what the context's caller does under its tenant, or under `named` (the
+    /// request's own `tenant` field), which must not contradict it.
     pub(super) fn owner(
         &self,
-        caller: Option<&Arc<Caller>>,
-        tenant: Option<&str>,
-    ) -> Option<Owner> {
-        self.inner.ownership.owner(caller.map(|c| &**c), tenant)
+        cx: &RequestContext,
+        named: Option<&str>,
+    ) -> Result<Option<Owner>, A2aError> {
+        let tenant = cx.tenant_for(named)?;
+        Ok(self
+            .inner
+            .ownership
+            .owner(cx.caller().map(|c| &**c), tenant))
     }
 
     /// The task, if it is `owner`'s; another owner's task is not found, like one that never

@@ -1,16 +1,14 @@
 //! The four push-notification config operations, and the webhook URL check they share with
 //! SendMessage's inline config.
 
-use std::sync::Arc;
-
 use super::{AgentService, new_id, require_id};
-use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::{
     DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 };
+use crate::request::RequestContext;
 use crate::store::TaskView;
 
 impl AgentService {
@@ -46,52 +44,34 @@ impl AgentService {
         Ok(config)
     }
 
-    /// CreateTaskPushNotificationConfig, as an anonymous caller (see
-    /// [`create_push_config_as`](Self::create_push_config_as)).
+    /// CreateTaskPushNotificationConfig for the caller: `taskId` is required (and must be the
+    /// caller's task: another owner's is not found); `id` is generated when absent.
     pub async fn create_push_config(
         &self,
+        cx: &RequestContext,
         config: TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.create_push_config_as(config, None).await
-    }
-
-    /// CreateTaskPushNotificationConfig for `caller`: `taskId` is required (and must be the
-    /// caller's task: another owner's is not found); `id` is generated when absent.
-    pub async fn create_push_config_as(
-        &self,
-        config: TaskPushNotificationConfig,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         let task_id = config.task_id.clone().unwrap_or_default();
         require_id("taskId", &task_id)?;
-        self.check_task(&task_id, caller, config.tenant.as_deref())
+        self.check_task(&task_id, cx, config.tenant.as_deref())
             .await?;
         self.store_push_config(config).await
     }
 
-    /// GetTaskPushNotificationConfig, as an anonymous caller (see
-    /// [`get_push_config_as`](Self::get_push_config_as)).
-    pub async fn get_push_config(
-        &self,
-        req: GetTaskPushNotificationConfigRequest,
-    ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.get_push_config_as(req, None).await
-    }
-
-    /// GetTaskPushNotificationConfig for `caller`: a missing config, or a task that is not
+    /// GetTaskPushNotificationConfig for the caller: a missing config, or a task that is not
     /// the caller's, is TaskNotFoundError (the spec has no dedicated code; not-found is what
     /// it means). Credentials are write-only: the answer has no `token` and no
     /// `authentication.credentials`, which only its creator saw.
-    pub async fn get_push_config_as(
+    pub async fn get_push_config(
         &self,
+        cx: &RequestContext,
         req: GetTaskPushNotificationConfigRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
-        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+        self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
         self.rt()
             .store
@@ -103,22 +83,13 @@ impl AgentService {
             })
     }
 
-    /// ListTaskPushNotificationConfigs, as an anonymous caller (see
-    /// [`list_push_configs_as`](Self::list_push_configs_as)).
+    /// ListTaskPushNotificationConfigs for the caller (another owner's task is not found;
+    /// offset pagination; `pageSize` 0 means all), credentials left out as in
+    /// [`get_push_config`](Self::get_push_config).
     pub async fn list_push_configs(
         &self,
+        cx: &RequestContext,
         req: ListTaskPushNotificationConfigsRequest,
-    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
-        self.list_push_configs_as(req, None).await
-    }
-
-    /// ListTaskPushNotificationConfigs for `caller` (another owner's task is not found;
-    /// offset pagination; `pageSize` 0 means all), credentials left out as in
-    /// [`get_push_config_as`](Self::get_push_config_as).
-    pub async fn list_push_configs_as(
-        &self,
-        req: ListTaskPushNotificationConfigsRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
@@ -135,7 +106,7 @@ impl AgentService {
             }
             Some(n) => n as usize,
         };
-        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+        self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
         let all = self.rt().store.list_push_configs(&req.task_id).await?;
         let end = start.saturating_add(size).min(all.len());
@@ -153,26 +124,17 @@ impl AgentService {
         })
     }
 
-    /// DeleteTaskPushNotificationConfig, as an anonymous caller (see
-    /// [`delete_push_config_as`](Self::delete_push_config_as)).
+    /// DeleteTaskPushNotificationConfig for the caller: idempotent (deleting a missing config
+    /// of the caller's task succeeds); a task that is not the caller's is not found.
     pub async fn delete_push_config(
         &self,
+        cx: &RequestContext,
         req: DeleteTaskPushNotificationConfigRequest,
-    ) -> Result<(), A2aError> {
-        self.delete_push_config_as(req, None).await
-    }
-
-    /// DeleteTaskPushNotificationConfig for `caller`: idempotent (deleting a missing config
-    /// of the caller's task succeeds); a task that is not the caller's is not found.
-    pub async fn delete_push_config_as(
-        &self,
-        req: DeleteTaskPushNotificationConfigRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<(), A2aError> {
         self.require_push()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
-        self.check_task(&req.task_id, caller, req.tenant.as_deref())
+        self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
         self.rt()
             .store
@@ -181,14 +143,15 @@ impl AgentService {
         Ok(())
     }
 
-    /// TaskNotFound unless `task_id` is a task of `caller` under `tenant`.
+    /// TaskNotFound unless `task_id` is a task of the caller under the tenant (the context's
+    /// or the request's `tenant`).
     async fn check_task(
         &self,
         task_id: &str,
-        caller: Option<&Arc<Caller>>,
+        cx: &RequestContext,
         tenant: Option<&str>,
     ) -> Result<(), A2aError> {
-        let owner = self.owner(caller, tenant);
+        let owner = self.owner(cx, tenant)?;
         let view = TaskView {
             history_length: Some(0),
             include_artifacts: false,

@@ -13,6 +13,7 @@ use crate::protocol::{
     Message, Metadata, Role, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
+use crate::request::RequestContext;
 use crate::runtime::{BusSubscription, Ending, TaskRun};
 use crate::skill::{
     Routed, SkillCall, SkillInfo, SkillRequest, TaskContext, continued_skill, route_new,
@@ -29,11 +30,15 @@ impl AgentService {
     /// event log; one that has to wait has its task stored before it goes on. Until then no
     /// other request can see the task (its id is not out yet; ListTasks does not list it).
     /// A store that refuses the task fails this call.
+    ///
+    /// A context with a [deadline](RequestContext::deadline) that passes while the task runs
+    /// answers with the task as it stands then, as `returnImmediately` would; the task goes on.
     pub async fn send_message(
         &self,
+        cx: &RequestContext,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        match self.send_and_settle(Box::new(req), None).await? {
+        match self.send_and_settle(cx, Box::new(req)).await? {
             Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
             Sent::Task {
                 task_id,
@@ -51,11 +56,11 @@ impl AgentService {
     /// in-memory store is bytes already), with no intermediate `Task` value or buffer.
     pub(crate) async fn send_message_json(
         &self,
+        cx: &RequestContext,
         req: Box<SendMessageRequest>,
-        caller: Option<&Arc<Caller>>,
         out: &mut Vec<u8>,
     ) -> Result<(), A2aError> {
-        match self.send_and_settle(req, caller).await? {
+        match self.send_and_settle(cx, req).await? {
             Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
                 .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
             // The caller's own task: it just created or continued it.
@@ -74,11 +79,12 @@ impl AgentService {
     /// The request is boxed: it would otherwise be held by each future down the call.
     async fn send_and_settle(
         &self,
+        cx: &RequestContext,
         req: Box<SendMessageRequest>,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
-        let owner = self.owner(caller, req.tenant.as_deref());
+        let owner = self.owner(cx, req.tenant.as_deref())?;
+        let caller = cx.caller();
         let return_immediately = req
             .configuration
             .as_ref()
@@ -111,14 +117,14 @@ impl AgentService {
                         let rt = self.rt();
                         if !rt.run_inline_first(run, future, emit_working).await? {
                             let mut sub = rt.subscribe(&task_id);
-                            rt.wait_settled(&mut sub, after).await?;
+                            until(cx, rt.wait_settled(&mut sub, after)).await?;
                         }
                     }
                     launch => {
                         // Subscribe before the task can move on: then the log is read once.
                         let mut sub = self.rt().subscribe(&task_id);
                         self.launch(launch);
-                        self.rt().wait_settled(&mut sub, after).await?;
+                        until(cx, self.rt().wait_settled(&mut sub, after)).await?;
                     }
                 }
                 Ok(Sent::Task {
@@ -134,17 +140,8 @@ impl AgentService {
     /// interrupted states; a direct-message reply is exactly one Message.
     pub async fn send_streaming_message(
         &self,
+        cx: &RequestContext,
         req: SendMessageRequest,
-    ) -> Result<EventStream, A2aError> {
-        self.send_streaming_message_from(req, None).await
-    }
-
-    /// [`send_streaming_message`](Self::send_streaming_message) for an authenticated caller
-    /// (whom the skill may extract).
-    pub(crate) async fn send_streaming_message_from(
-        &self,
-        req: SendMessageRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
             return Err(A2aError::unsupported(
@@ -152,8 +149,8 @@ impl AgentService {
             ));
         }
         self.validate_send(&req)?;
-        let owner = self.owner(caller, req.tenant.as_deref());
-        match Box::pin(self.start(Box::new(req), false, caller, &owner)).await? {
+        let owner = self.owner(cx, req.tenant.as_deref())?;
+        match Box::pin(self.start(Box::new(req), false, cx.caller(), &owner)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -791,5 +788,19 @@ impl AgentService {
             self.check_webhook("configuration.taskPushNotificationConfig.url", &p.url)?;
         }
         Ok(hl)
+    }
+}
+
+/// Wait for `settled` until the context's deadline, if it has one; past it, go on as if the
+/// task had settled (the caller then reads the task as it stands).
+async fn until(
+    cx: &RequestContext,
+    settled: impl std::future::Future<Output = Result<(), A2aError>>,
+) -> Result<(), A2aError> {
+    match cx.deadline() {
+        None => settled.await,
+        Some(deadline) => tokio::time::timeout_at(deadline, settled)
+            .await
+            .unwrap_or(Ok(())),
     }
 }

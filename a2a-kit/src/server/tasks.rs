@@ -1,39 +1,33 @@
 //! GetTask, ListTasks, CancelTask and SubscribeToTask, and the service's lifecycle: recovery
 //! of tasks a previous process left running, and graceful shutdown.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 
 use super::{AgentService, EventStream, history_length, require_id};
-use crate::auth::Caller;
 use crate::error::A2aError;
 use crate::protocol::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, Part,
     SubscribeToTaskRequest, Task, TaskState,
 };
+use crate::request::RequestContext;
 use crate::store::{ListQuery, Seq, StoreError, TaskView};
 
 impl AgentService {
     // ----- Tasks -----
 
-    /// GetTask, as an anonymous caller (see [`get_task_as`](Self::get_task_as)).
-    pub async fn get_task(&self, req: GetTaskRequest) -> Result<Task, A2aError> {
-        self.get_task_as(req, None).await
-    }
-
-    /// GetTask for `caller`: another owner's task is not found (see
+    /// GetTask for the context's caller: another owner's task is not found (see
     /// [`TaskOwnership`](super::TaskOwnership)). Without a caller, only tasks created without
     /// one (in the request's tenant) are found.
-    pub async fn get_task_as(
+    pub async fn get_task(
         &self,
+        cx: &RequestContext,
         req: GetTaskRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let history_length = history_length("historyLength", req.history_length)?;
-        let owner = self.owner(caller, req.tenant.as_deref());
+        let owner = self.owner(cx, req.tenant.as_deref())?;
         self.read_task(
             &req.id,
             TaskView {
@@ -45,16 +39,11 @@ impl AgentService {
         .await
     }
 
-    /// ListTasks, as an anonymous caller (see [`list_tasks_as`](Self::list_tasks_as)).
-    pub async fn list_tasks(&self, req: ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
-        self.list_tasks_as(req, None).await
-    }
-
-    /// ListTasks for `caller`: its own tasks in the request's tenant, never another owner's.
-    pub async fn list_tasks_as(
+    /// ListTasks for the context's caller: its own tasks in the request's tenant, never another owner's.
+    pub async fn list_tasks(
         &self,
+        cx: &RequestContext,
         req: ListTasksRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<ListTasksResponse, A2aError> {
         let page_size = match req.page_size {
             None | Some(0) => 50,
@@ -67,7 +56,7 @@ impl AgentService {
             }
         };
         let query = ListQuery {
-            owner: self.owner(caller, req.tenant.as_deref()),
+            owner: self.owner(cx, req.tenant.as_deref())?,
             context_id: req.context_id.filter(|c| !c.is_empty()),
             status: req.status.filter(|s| *s != TaskState::Unspecified),
             status_timestamp_after: req.status_timestamp_after,
@@ -81,23 +70,18 @@ impl AgentService {
         Ok(self.rt().store.list_tasks(&query).await?)
     }
 
-    /// CancelTask, as an anonymous caller (see [`cancel_task_as`](Self::cancel_task_as)).
-    pub async fn cancel_task(&self, req: CancelTaskRequest) -> Result<Task, A2aError> {
-        self.cancel_task_as(req, None).await
-    }
-
-    /// CancelTask for `caller` (another owner's task is not found): CANCELED is recorded at
+    /// CancelTask for the context's caller (another owner's task is not found): CANCELED is recorded at
     /// once (so a late COMPLETED can never overwrite it), the skill's token fires, and a skill
     /// that ignores it is aborted after the grace period. Canceling a terminal task
     /// (including a canceled one) is TaskNotCancelableError.
-    pub async fn cancel_task_as(
+    pub async fn cancel_task(
         &self,
+        cx: &RequestContext,
         req: CancelTaskRequest,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
         let rt = self.rt();
-        let owner = self.owner(caller, req.tenant.as_deref());
+        let owner = self.owner(cx, req.tenant.as_deref())?;
         let rec = self.owned_task(&req.id, TaskView::FULL, &owner).await?;
         if rec.task.status.state.is_terminal() {
             return Err(A2aError::TaskNotCancelable {
@@ -122,25 +106,15 @@ impl AgentService {
         self.read_task(&req.id, TaskView::FULL, &owner).await
     }
 
-    /// SubscribeToTask, as an anonymous caller (see
-    /// [`subscribe_to_task_as`](Self::subscribe_to_task_as)).
-    pub async fn subscribe_to_task(
-        &self,
-        req: SubscribeToTaskRequest,
-        last_event_id: Option<Seq>,
-    ) -> Result<EventStream, A2aError> {
-        self.subscribe_to_task_as(req, last_event_id, None).await
-    }
-
-    /// SubscribeToTask for `caller` (another owner's task is not found): a Task snapshot,
+    /// SubscribeToTask for the context's caller (another owner's task is not found): a Task snapshot,
     /// then the live tail with no gap and no duplicate. With `last_event_id` (SSE
     /// `Last-Event-ID`), replays the events after it instead, even when the task has ended
     /// meanwhile. A fresh subscription to a terminal task is UnsupportedOperationError.
-    pub async fn subscribe_to_task_as(
+    pub async fn subscribe_to_task(
         &self,
+        cx: &RequestContext,
         req: SubscribeToTaskRequest,
         last_event_id: Option<Seq>,
-        caller: Option<&Arc<Caller>>,
     ) -> Result<EventStream, A2aError> {
         if !self.inner.streaming {
             return Err(A2aError::unsupported(
@@ -148,7 +122,7 @@ impl AgentService {
             ));
         }
         require_id("id", &req.id)?;
-        let owner = self.owner(caller, req.tenant.as_deref());
+        let owner = self.owner(cx, req.tenant.as_deref())?;
         let rec = self
             .owned_task(
                 &req.id,

@@ -85,16 +85,17 @@ async fn main() {
         r#"{{"message":{{"messageId":"bench-w1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}"#
     );
     let req = || serde_json::from_str::<SendMessageRequest>(&params).expect("request");
+    let cx = a2a_kit::request::RequestContext::new();
     // Warm-up.
     for _ in 0..100 {
-        service.send_message(req()).await.expect("send");
+        service.send_message(&cx, req()).await.expect("send");
     }
     tokio::task::yield_now().await;
     let before = snap();
     let calls_before = CALLS.load(Ordering::Relaxed);
     let mut last = String::new();
     for _ in 0..n {
-        let r = service.send_message(req()).await.expect("send");
+        let r = service.send_message(&cx, req()).await.expect("send");
         if let a2a_kit::protocol::SendMessageResponse::Task(t) = r {
             last = t.id;
         }

@@ -1,0 +1,130 @@
+//! [`RequestContext`]: who is calling and where, the one value every
+//! [`AgentService`](crate::server::AgentService) operation takes beside its request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::auth::Caller;
+use crate::error::A2aError;
+
+/// Who is calling and where: the caller the edge authenticated, the tenant the request was
+/// sent to, when the caller stops waiting, and whatever else the edge attaches (a trace
+/// context). Each binding builds one per request; a program calling an
+/// [`AgentService`](crate::server::AgentService) directly builds its own.
+///
+/// Tasks are scoped by it exactly as over HTTP: the caller and tenant make the task's owner
+/// (see [`TaskOwnership`](crate::server::TaskOwnership)).
+///
+/// ```
+/// use std::time::Duration;
+/// use a2a_kit::auth::Caller;
+/// use a2a_kit::request::RequestContext;
+///
+/// let anonymous = RequestContext::new();
+/// assert!(anonymous.caller().is_none());
+///
+/// let cx = RequestContext::new()
+///     .with_caller(Caller::new("alice"))
+///     .with_tenant("acme")
+///     .with_timeout(Duration::from_secs(30));
+/// assert_eq!(cx.caller().unwrap().subject, "alice");
+/// assert_eq!(cx.tenant(), Some("acme"));
+/// assert!(cx.deadline().is_some());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RequestContext {
+    caller: Option<Arc<Caller>>,
+    tenant: Option<String>,
+    deadline: Option<Instant>,
+    agent_url: Option<String>,
+    extensions: http::Extensions,
+}
+
+impl RequestContext {
+    /// An anonymous request with no tenant and no deadline.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The request of an authenticated caller.
+    pub fn with_caller(mut self, caller: impl Into<Arc<Caller>>) -> Self {
+        self.caller = Some(caller.into());
+        self
+    }
+
+    /// The request was sent to `tenant` (an HTTP+JSON path prefix, a host name): its tasks
+    /// are that tenant's. A request that names another tenant in its own `tenant` field is
+    /// refused (InvalidParams).
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// The caller stops waiting at `deadline`: a blocking SendMessage then answers with the
+    /// task as it stands (as if it had asked to return at once); the task goes on.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// [`with_deadline`](Self::with_deadline) `timeout` from now.
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        self.with_deadline(Instant::now() + timeout)
+    }
+
+    /// The URL the request reached the agent at (scheme, host and the path it is mounted
+    /// at): names the agent in an extended card built without a public URL.
+    pub fn with_agent_url(mut self, url: impl Into<String>) -> Self {
+        self.agent_url = Some(url.into());
+        self
+    }
+
+    /// The authenticated caller; `None` for an anonymous request.
+    pub fn caller(&self) -> Option<&Arc<Caller>> {
+        self.caller.as_ref()
+    }
+
+    /// The tenant the request was sent to, if the edge knows one.
+    pub fn tenant(&self) -> Option<&str> {
+        self.tenant.as_deref()
+    }
+
+    /// When the caller stops waiting, if it said.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The URL the request reached the agent at, if the edge said.
+    pub fn agent_url(&self) -> Option<&str> {
+        self.agent_url.as_deref()
+    }
+
+    /// What the edge attached to the request beyond the above (a trace context, a
+    /// connection's peer address), by type, as `http::Request::extensions`.
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+
+    /// Attach values for the operations and skills downstream.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.extensions
+    }
+
+    /// The tenant of a request whose own `tenant` field says `named`: the two must agree when
+    /// both are given.
+    pub(crate) fn tenant_for<'a>(
+        &'a self,
+        named: Option<&'a str>,
+    ) -> Result<Option<&'a str>, A2aError> {
+        match (self.tenant.as_deref(), named.filter(|t| !t.is_empty())) {
+            (Some(edge), Some(named)) if edge != named => Err(A2aError::invalid_field(
+                "tenant",
+                format!("the request names tenant `{named}` but was sent to tenant `{edge}`"),
+            )),
+            (Some(edge), _) => Ok(Some(edge)),
+            (None, named) => Ok(named),
+        }
+    }
+}
