@@ -5,7 +5,7 @@
 
 use std::convert::Infallible;
 
-use a2a_kit::binding::A2aHttpService;
+use a2a_kit::binding::{A2aHttpService, HttpConfig};
 use a2a_kit::server::AgentService;
 use a2a_tests::{TestAgent, client, rpc};
 use http_body_util::BodyExt;
@@ -201,11 +201,10 @@ async fn forwarded_headers_count_only_when_trusted() {
     for trust in [false, true] {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let agent = AgentService::builder(TestAgent)
-            .trust_forwarded_headers(trust)
-            .build()
-            .unwrap();
-        let app = axum::Router::new().nest("/agents/a", a2a_kit_axum::router(&agent));
+        let agent = AgentService::builder(TestAgent).build().unwrap();
+        let config = HttpConfig::default().trust_forwarded_headers(trust);
+        let edge = A2aHttpService::with_config(agent, config).unwrap();
+        let app = axum::Router::new().nest("/agents/a", a2a_kit_axum::router(&edge));
         let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         let card = format!("{base}/agents/a/.well-known/agent-card.json");
 
@@ -244,12 +243,12 @@ async fn forwarded_headers_count_only_when_trusted() {
 
     let fixed = AgentService::builder(TestAgent)
         .public_url("https://fixed.example.com/a")
-        .trust_forwarded_headers(true)
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = a2a_kit_axum::app(&fixed);
+    let trusting = HttpConfig::default().trust_forwarded_headers(true);
+    let app = a2a_kit_axum::app(A2aHttpService::with_config(fixed, trusting).unwrap());
     let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let (_, _, url) = card_at(&format!("{base}/.well-known/agent-card.json"), proxied).await;
     assert_eq!(url, "https://fixed.example.com/a");

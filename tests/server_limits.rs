@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use a2a_kit::binding::{A2aHttpService, HttpConfig};
 use a2a_kit::server::AgentService;
 use a2a_kit_axum::ServerLimits;
 use a2a_tests::TestAgent;
@@ -16,11 +17,13 @@ async fn serve(limits: ServerLimits, body_timeout: Duration) -> String {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
-    let service = AgentService::builder(TestAgent)
-        .body_limit(64 * 1024)
-        .body_read_timeout(body_timeout)
-        .build()
-        .expect("valid");
+    let service = AgentService::builder(TestAgent).build().expect("valid");
+    let limits = ServerLimits {
+        http: HttpConfig::default()
+            .body_limit(64 * 1024)
+            .body_read_timeout(body_timeout),
+        ..limits
+    };
     tokio::spawn(a2a_kit_axum::serve_service_with(
         service,
         listener,
@@ -191,10 +194,17 @@ async fn nonsensical_limits_are_refused_with_a_clear_error() {
     })
     .await;
     assert!(err.contains("max_connections"), "{err}");
-    let zero = AgentService::builder(TestAgent)
-        .body_read_timeout(Duration::ZERO)
-        .build()
-        .expect_err("refused");
+    let err = refused_at_start(ServerLimits {
+        http: HttpConfig::default().body_read_timeout(Duration::ZERO),
+        ..Default::default()
+    })
+    .await;
+    assert!(err.contains("body_read_timeout"), "{err}");
+    let zero = A2aHttpService::with_config(
+        AgentService::builder(TestAgent).build().expect("valid"),
+        HttpConfig::default().body_read_timeout(Duration::ZERO),
+    )
+    .expect_err("refused when made");
     assert!(zero.to_string().contains("body_read_timeout"), "{zero}");
 }
 

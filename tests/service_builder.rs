@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_kit::binding::{A2aHttpService, HttpConfig};
 use a2a_kit::runtime::{ExecutionConfig, NarrationContext, StatusNarrator};
 use a2a_kit::server::{AgentService, BuildError, PER_REQUEST_URL};
-use a2a_tests::{TestAgent, client, serve};
+use a2a_tests::{TestAgent, client, serve_with};
 
 struct Quiet;
 
@@ -65,11 +66,12 @@ fn each_mistake_is_an_error_naming_it() {
         .build()
         .expect("no narrator, nothing to check");
 
-    let err = AgentService::builder(TestAgent)
-        .body_limit(0)
-        .build()
-        .unwrap_err();
-    assert_eq!(err, BuildError::ZeroBodyLimit);
+    // The HTTP edge's own configuration is checked when the edge is made.
+    let err = A2aHttpService::with_config(
+        AgentService::builder(TestAgent).build().expect("valid"),
+        HttpConfig::default().body_limit(0),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("body_limit"), "{err}");
 }
 
@@ -83,7 +85,11 @@ fn defaults_build() {
     for interface in &card.supported_interfaces {
         assert_eq!(interface.url, "http://10.0.0.7:8080/agents/x");
     }
-    assert_eq!(service.body_limit(), a2a_kit::server::DEFAULT_BODY_LIMIT);
+    let edge = A2aHttpService::new(service.clone());
+    assert_eq!(
+        edge.config().body_limit,
+        a2a_kit::binding::DEFAULT_BODY_LIMIT
+    );
     assert!(!AgentService::builder(TestAgent).has_public_url());
     assert!(
         AgentService::builder(TestAgent)
@@ -92,10 +98,14 @@ fn defaults_build() {
     );
 }
 
-/// The body limit configured on the builder is the one the bindings enforce.
+/// The body limit of the edge's configuration is the one both bindings enforce.
 #[tokio::test]
 async fn the_body_limit_is_enforced_by_both_bindings() {
-    let s = serve(AgentService::builder(TestAgent).body_limit(64)).await;
+    let s = serve_with(
+        AgentService::builder(TestAgent),
+        HttpConfig::default().body_limit(64),
+    )
+    .await;
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{{"id":"{}"}}}}"#,
         "x".repeat(100)

@@ -35,13 +35,23 @@ impl Drop for TestServer {
 
 /// Build and serve `a2a` on a random port (its public URL set to that port's).
 pub async fn serve(a2a: AgentServiceBuilder) -> TestServer {
+    serve_with(a2a, a2a_kit::binding::HttpConfig::default()).await
+}
+
+/// [`serve`] with this HTTP edge configuration.
+pub async fn serve_with(
+    a2a: AgentServiceBuilder,
+    http: a2a_kit::binding::HttpConfig,
+) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let a2a = a2a.public_url(base.clone());
     let service = a2a.build().expect("a valid configuration");
-    let app = a2a_kit_axum::app(&service);
+    let edge = a2a_kit::binding::A2aHttpService::with_config(service.clone(), http)
+        .expect("a valid HTTP configuration");
+    let app = a2a_kit_axum::app(edge);
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });

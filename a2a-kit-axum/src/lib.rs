@@ -40,9 +40,9 @@ pub use server::{RateLimit, ServerLimits};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use a2a_kit::binding::{
-    A2aBody, A2aHttpService, LEGACY_AGENT_CARD_PATH, card_response, jwks_response,
-};
+/// How each request is treated at the edge (body size and time, forwarded headers).
+pub use a2a_kit::binding::HttpConfig;
+use a2a_kit::binding::{A2aBody, A2aHttpService, LEGACY_AGENT_CARD_PATH, jwks_response};
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use a2a_kit::skill::Agent;
 use axum::Router;
@@ -59,16 +59,30 @@ pub use a2a_kit::signing::JWKS_PATH;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The agent's endpoints: JSON-RPC at `/`, HTTP+JSON below it and its card at
-/// [`AGENT_CARD_PATH`] below it (and its signing keys at [`JWKS_PATH`] when it publishes any). Nest it where the agent lives: nested at `/agents/travel`, the
-/// card is at `/agents/travel/.well-known/agent-card.json` and, without a public URL, names
+/// [`AGENT_CARD_PATH`] below it (and its signing keys at [`JWKS_PATH`] when it publishes any).
+/// Nest it where the agent lives: nested at `/agents/travel`, the card is at
+/// `/agents/travel/.well-known/agent-card.json` and, without a public URL, names
 /// `http://HOST/agents/travel`. Several agents nest side by side.
-pub fn router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
-    let http = A2aHttpService::new(service.clone());
+///
+/// Pass the [`AgentService`] (the default [`HttpConfig`]) or an [`A2aHttpService`] made with
+/// the configuration of your choice:
+///
+/// ```
+/// # fn demo(service: a2a_kit::server::AgentService) -> Result<(), Box<dyn std::error::Error>> {
+/// use a2a_kit::binding::{A2aHttpService, HttpConfig};
+/// let plain: axum::Router = a2a_kit_axum::router(&service);
+/// let edge = A2aHttpService::with_config(service, HttpConfig::default().body_limit(64 * 1024))?;
+/// let limited: axum::Router = a2a_kit_axum::router(&edge);
+/// # let _ = (plain, limited); Ok(()) }
+/// ```
+pub fn router<S: Clone + Send + Sync + 'static>(agent: impl Into<A2aHttpService>) -> Router<S> {
+    let http: A2aHttpService = agent.into();
+    let service = http.agent_service().clone();
     with_jwks(
         Router::new()
-            .route(AGENT_CARD_PATH, get(nested_card(service.clone())))
-            .route(LEGACY_AGENT_CARD_PATH, get(nested_card(service.clone()))),
-        service,
+            .route(AGENT_CARD_PATH, get(nested_card(http.clone())))
+            .route(LEGACY_AGENT_CARD_PATH, get(nested_card(http.clone()))),
+        &service,
     )
     .route_service("/", http.clone())
     .fallback_service(http)
@@ -96,7 +110,7 @@ fn with_jwks<S: Clone + Send + Sync + 'static>(
 
 /// The card, naming the path the router is nested at (what the outer routers stripped).
 fn nested_card(
-    service: AgentService,
+    http: A2aHttpService,
 ) -> impl Fn(OriginalUri, Request) -> std::future::Ready<Response<A2aBody>> + Clone {
     move |OriginalUri(original): OriginalUri, request: Request| {
         let (parts, _) = request.into_parts();
@@ -104,7 +118,7 @@ fn nested_card(
             .path()
             .strip_suffix(parts.uri.path())
             .unwrap_or_default();
-        std::future::ready(card_response(&service, &parts, mount))
+        std::future::ready(http.card_response(&parts, mount))
     }
 }
 
@@ -112,23 +126,25 @@ fn nested_card(
 /// of the app: merge it there for the host's main agent when that agent is nested elsewhere
 /// ([`router`] at the root serves these paths itself). Without a public URL its card names
 /// the host's root, so for a nested agent set one, or let clients use the card under the
-/// agent's own path.
-pub fn well_known_router<S: Clone + Send + Sync + 'static>(service: &AgentService) -> Router<S> {
-    let jwks_service = service;
-    let service = service.clone();
+/// agent's own path. Takes what [`router`] takes.
+pub fn well_known_router<S: Clone + Send + Sync + 'static>(
+    agent: impl Into<A2aHttpService>,
+) -> Router<S> {
+    let http: A2aHttpService = agent.into();
+    let service = http.agent_service().clone();
     let handler = move |request: Request| {
         let (parts, _) = request.into_parts();
-        std::future::ready(card_response(&service, &parts, ""))
+        std::future::ready(http.card_response(&parts, ""))
     };
     let card_routes = Router::new()
         .route(AGENT_CARD_PATH, get(handler.clone()))
         .route(LEGACY_AGENT_CARD_PATH, get(handler));
-    with_jwks(card_routes, jwks_service)
+    with_jwks(card_routes, &service)
 }
 
-/// The agent at the root, card included: a complete standalone app.
-pub fn app(service: &AgentService) -> Router {
-    router(service)
+/// The agent at the root, card included: a complete standalone app (see [`router`]).
+pub fn app(agent: impl Into<A2aHttpService>) -> Router {
+    router(agent)
 }
 
 /// Serve `agent` alone on `addr` with the default configuration: the one-call way to run an
@@ -174,9 +190,8 @@ pub async fn serve_service(
 /// [`serve_service`] with these connection limits: HTTP/1.1 and h2c, each connection given
 /// [`header_read_timeout`](ServerLimits::header_read_timeout) to send its headers (and the
 /// same when idle between requests), at most
-/// [`max_connections`](ServerLimits::max_connections) at once. The request body's size and
-/// time are bounded by the service ([`body_limit`](a2a_kit::server::AgentServiceBuilder::body_limit),
-/// [`body_read_timeout`](a2a_kit::server::AgentServiceBuilder::body_read_timeout)). Limits
+/// [`max_connections`](ServerLimits::max_connections) at once, and each request as
+/// [`http`](ServerLimits::http) says (the body's size and time). Limits
 /// that make no sense (zero connections, zero timeouts) are an
 /// [`InvalidInput`](std::io::ErrorKind::InvalidInput) error.
 ///
@@ -199,7 +214,10 @@ pub async fn serve_service_with(
         Ok(n) => tracing::warn!(tasks = n, "ended tasks left running by a previous process"),
         Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
     }
-    let app = app(&service);
+    let app = app(
+        A2aHttpService::with_config(service.clone(), limits.http.clone())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+    );
     let drain = async {
         tracing::info!("shutting down: letting running tasks finish");
         service.shutdown(SHUTDOWN_GRACE).await;

@@ -57,6 +57,9 @@ pub struct ServerLimits {
     /// most a second): a client flooding over one connection is slowed to the rate. An IPv6 client is its /64.
     /// Behind a proxy every request comes from the proxy's address: limit there instead.
     pub rate_limit_per_ip: Option<RateLimit>,
+    /// How each request is treated once its headers are in: the body's size and time, and
+    /// whether a proxy's `Forwarded` headers may name the agent in its card.
+    pub http: a2a_kit::binding::HttpConfig,
 }
 
 /// A rate: `per_second` requests a second on average, up to `burst` at once.
@@ -100,6 +103,7 @@ impl Default for ServerLimits {
             http2_max_concurrent_streams: 128,
             http2_keep_alive_interval: Duration::from_secs(30),
             rate_limit_per_ip: None,
+            http: a2a_kit::binding::HttpConfig::default(),
         }
     }
 }

@@ -24,5 +24,5 @@ pub fn a2a() -> AgentServiceBuilder {
 
 /// A complete axum app serving the agent at `/` (JSON-RPC and HTTP+JSON) and its card.
 pub fn app() -> axum::Router {
-    a2a_kit_axum::app(&a2a().build().expect("a valid configuration"))
+    a2a_kit_axum::app(a2a().build().expect("a valid configuration"))
 }

@@ -91,5 +91,5 @@ pub fn a2a(worker_url: &str) -> AgentServiceBuilder {
 
 /// A complete axum app serving the agent and its card.
 pub fn app(worker_url: &str) -> axum::Router {
-    a2a_kit_axum::app(&a2a(worker_url).build().expect("a valid configuration"))
+    a2a_kit_axum::app(a2a(worker_url).build().expect("a valid configuration"))
 }

@@ -21,16 +21,19 @@ pub const LEGACY_AGENT_CARD_PATH: &str = "/.well-known/agent.json";
 /// before `Last-Modified`. A date that does not parse is ignored, as RFC 9110 says.
 ///
 /// `mount_path` is the path the agent's endpoints are mounted at (`""` at the root): without
-/// a public URL, the card names [`request_base_url`] of this request and mount path. A
+/// a public URL, the card names [`request_base_url`] of this request and mount path (a
+/// proxy's view of it with `trust_forwarded`, see
+/// [`HttpConfig::trust_forwarded_headers`](super::HttpConfig::trust_forwarded_headers)). A
 /// request that says nothing of its host (no `Host`, no authority) then gets 400.
 pub fn card_response(
     service: &AgentService,
     request: &http::request::Parts,
     mount_path: &str,
+    trust_forwarded: bool,
 ) -> http::Response<A2aBody> {
     let base_url = match service.public_url() {
         Some(url) => url.to_string(),
-        None => match request_base_url(request, mount_path, service.trusts_forwarded_headers()) {
+        None => match request_base_url(request, mount_path, trust_forwarded) {
             Ok(url) => url,
             Err(reason) => {
                 let err = A2aError::InvalidRequest(format!(
@@ -43,7 +46,7 @@ pub fn card_response(
     };
     let (json_bytes, etag, last_modified) = service.card_document(&base_url);
     let mut resp = cacheable_json(request, json_bytes, &etag, last_modified);
-    if service.public_url().is_none() && service.trusts_forwarded_headers() {
+    if service.public_url().is_none() && trust_forwarded {
         // A cache in front must not serve one proxy's view of the URL to another.
         resp.headers_mut().insert(
             http::header::VARY,

@@ -153,13 +153,21 @@ fn append<T: Serialize>(mut out: Vec<u8>, value: &T) -> Result<Answer, A2aError>
     Ok(Answer::Json(out))
 }
 
+/// What a codec knows of the HTTP request beside its body: its head, and whether a proxy's
+/// `Forwarded` headers may name the agent's URL.
+#[derive(Clone, Copy)]
+pub(super) struct Edge<'a> {
+    pub parts: &'a http::request::Parts,
+    pub trust_forwarded: bool,
+}
+
 /// Call `method` with `params`; a JSON result is appended to `out` (which holds the start of
 /// the binding's envelope, if it has one).
 pub(super) async fn call(
     service: &AgentService,
     method: A2aMethod,
     params: Params<'_>,
-    headers: &http::HeaderMap,
+    edge: Edge<'_>,
     cx: &RequestContext,
     mut out: Vec<u8>,
 ) -> Result<Answer, A2aError> {
@@ -177,7 +185,9 @@ pub(super) async fn call(
             ))
         }
         A2aMethod::SubscribeToTask => {
-            let last = headers
+            let last = edge
+                .parts
+                .headers
                 .get("last-event-id")
                 .and_then(|v| v.to_str().ok())
                 .map(sse::parse_last_event_id)
@@ -203,12 +213,10 @@ pub(super) async fn call(
         }
         A2aMethod::GetExtendedAgentCard => {
             // The request's origin, for a card built without a public URL (rare: built here).
-            let base_url = service.public_url().is_none().then(|| {
-                let mut head = http::Request::new(());
-                *head.headers_mut() = headers.clone();
-                let (parts, ()) = head.into_parts();
-                super::card::request_base_url(&parts, "", service.trusts_forwarded_headers()).ok()
-            });
+            let base_url = service
+                .public_url()
+                .is_none()
+                .then(|| super::card::request_base_url(edge.parts, "", edge.trust_forwarded).ok());
             let card = match base_url.flatten() {
                 Some(url) => {
                     let cx = cx.clone().with_agent_url(url);

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::dispatch::{A2aMethod, Answer, Params, call};
+use super::dispatch::{A2aMethod, Answer, Edge, Params, call};
 use super::response::A2aBody;
 use super::response::{json, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
@@ -260,11 +260,11 @@ fn error_response(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
 /// Handle one JSON-RPC request.
 pub(super) async fn handle(
     service: &AgentService,
-    headers: &http::HeaderMap,
-    query: Option<&str>,
+    edge: Edge<'_>,
     cx: &RequestContext,
     body: &[u8],
 ) -> http::Response<A2aBody> {
+    let (headers, query) = (&edge.parts.headers, edge.parts.uri.query());
     let null = Value::Null;
     if !is_json_content_type(headers) {
         let got = content_type(headers);
@@ -350,7 +350,7 @@ pub(super) async fn handle(
         Ok(out) => out,
         Err(e) => return error_response(&id, &e),
     };
-    match call(service, method, params, headers, cx, out).await {
+    match call(service, method, params, edge, cx, out).await {
         Ok(Answer::Json(mut out)) => {
             out.push(b'}');
             with_extensions(json(http::StatusCode::OK, out), &meta)

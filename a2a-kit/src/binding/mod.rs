@@ -2,7 +2,9 @@
 //! operations, served by one [`tower::Service`](tower_service::Service):
 //! [`A2aHttpService`]. axum, plain hyper or any tower-based server mount the same service.
 //!
-//! Each binding turns a request into an [`A2aMethod`] and its parameters; one dispatcher
+//! Every request first crosses the [`edge`]: the card, authentication and quotas, the body's
+//! size and time, as tower layers configured by one [`HttpConfig`]. Then each binding's
+//! codec turns it into an [`A2aMethod`] and its parameters; one dispatcher
 //! calls the [`AgentService`](crate::server::AgentService) operation for the method; the
 //! binding writes the answer (a JSON-RPC envelope or a bare REST body, one SSE frame per
 //! event). Paths are relative to where the service is mounted: JSON-RPC at `/`, HTTP+JSON
@@ -10,6 +12,7 @@
 
 mod card;
 mod dispatch;
+pub mod edge;
 mod jsonrpc;
 pub mod params;
 mod response;
@@ -21,9 +24,10 @@ pub mod sse;
 pub use card::jwks_response;
 pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_base_url};
 pub use dispatch::A2aMethod;
+pub use edge::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, HttpConfig, InvalidHttpConfig};
 pub use params::RequestMeta;
 pub use response::{A2aBody, SseFrames, edge_refusal};
-pub use service::A2aHttpService;
+pub use service::{A2aHttpFuture, A2aHttpService};
 
 use crate::protocol::is_json_media_type;
 

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::dispatch::{A2aMethod, Answer, Params, call};
+use super::dispatch::{A2aMethod, Answer, Edge, Params, call};
 use super::response::A2aBody;
 use super::response::{json, rest_body, rest_body_as, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
@@ -341,13 +341,12 @@ fn params(
 /// Handle one HTTP+JSON request. `path` is relative to where the agent is mounted.
 pub(super) async fn handle(
     service: &AgentService,
-    verb: &http::Method,
-    path: &str,
-    query: Option<&str>,
-    headers: &http::HeaderMap,
+    edge: Edge<'_>,
     cx: RequestContext,
     body: &[u8],
 ) -> http::Response<A2aBody> {
+    let (verb, path) = (&edge.parts.method, edge.parts.uri.path());
+    let (query, headers) = (edge.parts.uri.query(), &edge.parts.headers);
     let Some((route, tenant)) = resolve(path) else {
         return error_response(&A2aError::MethodNotFound(format!(
             "no A2A operation at `{path}`"
@@ -382,7 +381,7 @@ pub(super) async fn handle(
                 Some(tenant) => cx.with_tenant(tenant),
                 None => cx,
             };
-            call(service, method, Params::Rest(p), headers, &cx, out).await
+            call(service, method, Params::Rest(p), edge, &cx, out).await
         }
         Err(e) => Err(e),
     };

@@ -12,13 +12,6 @@ use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
 use crate::skill::{BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillSet, SkillTable};
 use crate::store::{InMemoryTaskManager, TaskManager};
 
-/// The default request body limit (1 MiB).
-pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
-
-/// How long a client gets, by default, to send a whole request body once its headers are in
-/// (30 s): a body that trickles in, or stops half-way, is refused with 408 then.
-pub const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -40,12 +33,6 @@ pub enum BuildError {
     /// `ExecutionConfig::max_running_skills` was zero: no skill could ever run.
     #[error("execution: max_running_skills must be at least 1")]
     ZeroRunningSkills,
-    /// The body limit is zero.
-    #[error("body_limit must be at least one byte")]
-    ZeroBodyLimit,
-    /// `body_read_timeout` was zero.
-    #[error("body_read_timeout must be longer than zero")]
-    ZeroBodyReadTimeout,
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
@@ -120,7 +107,6 @@ pub struct AgentServiceBuilder {
     skill_sets: Vec<BoundBlock>,
     skill_set_error: Option<BuildError>,
     public_url: Option<String>,
-    trust_forwarded: bool,
     store: Option<Arc<dyn TaskManager>>,
     execution: ExecutionConfig,
     router: Option<Arc<dyn SkillRouter>>,
@@ -132,8 +118,6 @@ pub struct AgentServiceBuilder {
     customize: Vec<CardEdit>,
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
-    body_limit: usize,
-    body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
     ownership: Option<super::TaskOwnership>,
@@ -158,7 +142,6 @@ impl AgentServiceBuilder {
             skill_sets: Vec::new(),
             skill_set_error: None,
             public_url: None,
-            trust_forwarded: false,
             store: None,
             execution: ExecutionConfig::default(),
             router: None,
@@ -170,13 +153,11 @@ impl AgentServiceBuilder {
             customize: Vec::new(),
             observers: Vec::new(),
             webhook_validator: None,
-            body_limit: DEFAULT_BODY_LIMIT,
             authenticator: None,
             caller_quota: None,
             ownership: None,
             extended_card_for: None,
             extended_card_upstream: false,
-            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             #[cfg(feature = "jose")]
             card_signers: Vec::new(),
             #[cfg(feature = "jose")]
@@ -206,21 +187,6 @@ impl AgentServiceBuilder {
         self.public_url.is_some()
     }
 
-    /// The largest accepted request body (default [`DEFAULT_BODY_LIMIT`]); larger ones get
-    /// 413 from the bindings.
-    pub fn body_limit(mut self, bytes: usize) -> Self {
-        self.body_limit = bytes;
-        self
-    }
-    /// How long a client gets to send a request body once its headers are in (default
-    /// [`DEFAULT_BODY_READ_TIMEOUT`]); a slower or stalled body is refused with 408 and its
-    /// connection closed, so a half-sent body holds nothing for long. A body whose declared
-    /// `Content-Length` is over the [limit](Self::body_limit) is refused at once (413),
-    /// unread.
-    pub fn body_read_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.body_read_timeout = timeout;
-        self
-    }
     /// Add an observer of every stored event (built with the service's store).
     pub fn observe_with(
         mut self,
@@ -270,17 +236,11 @@ impl AgentServiceBuilder {
     /// The absolute URL clients reach the agent at (scheme, host and the path it is mounted
     /// at: JSON-RPC there, HTTP+JSON below it); the card advertises it. Without one, the card names the URL each request came in on: its
     /// `Host` (and the path the agent's router is nested at), or the `Forwarded` /
-    /// `X-Forwarded-*` headers when [trusted](Self::trust_forwarded_headers). Behind a proxy
+    /// `X-Forwarded-*` headers when the HTTP edge trusts them
+    /// ([`HttpConfig::trust_forwarded_headers`](crate::binding::HttpConfig::trust_forwarded_headers)). Behind a proxy
     /// that terminates TLS, set one or trust the proxy's headers.
     pub fn public_url(mut self, url: impl Into<String>) -> Self {
         self.public_url = Some(url.into());
-        self
-    }
-    /// Take the card's URL from `Forwarded` (RFC 7239 `proto`, `host`) and `X-Forwarded-Proto`,
-    /// `X-Forwarded-Host` and `X-Forwarded-Prefix` when no public URL is set (default off:
-    /// only a proxy in front of the agent that sets or strips them makes them trustworthy).
-    pub fn trust_forwarded_headers(mut self, on: bool) -> Self {
-        self.trust_forwarded = on;
         self
     }
     /// The task store (default: [`InMemoryTaskManager`] with default limits).
@@ -419,12 +379,6 @@ impl AgentServiceBuilder {
         }
         if self.execution.max_running_skills == 0 {
             return Err(BuildError::ZeroRunningSkills);
-        }
-        if self.body_limit == 0 {
-            return Err(BuildError::ZeroBodyLimit);
-        }
-        if self.body_read_timeout.is_zero() {
-            return Err(BuildError::ZeroBodyReadTimeout);
         }
         if let Some(e) = self.skill_set_error {
             return Err(e);
@@ -573,7 +527,6 @@ impl AgentServiceBuilder {
                 card_json,
                 card_last_modified,
                 public_url: self.public_url,
-                trust_forwarded: self.trust_forwarded,
                 extended_card,
                 extended_card_for: self.extended_card_for,
                 required_extensions: self.required_extensions,
@@ -583,8 +536,6 @@ impl AgentServiceBuilder {
                 webhook_validator: self
                     .webhook_validator
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
-                body_limit: self.body_limit,
-                body_read_timeout: self.body_read_timeout,
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
                 ownership: self.ownership.unwrap_or_default(),

@@ -126,12 +126,6 @@ impl AgentService {
         self.inner.public_url.as_deref()
     }
 
-    /// Whether the card's URL may come from `Forwarded` / `X-Forwarded-*` headers
-    /// ([`AgentServiceBuilder::trust_forwarded_headers`](super::AgentServiceBuilder::trust_forwarded_headers)).
-    pub fn trusts_forwarded_headers(&self) -> bool {
-        self.inner.trust_forwarded
-    }
-
     /// GetExtendedAgentCard for the context's caller: the extended card (configured, or this agent's card
     /// with every skill, `extended_only` ones too), through the
     /// [`extended_card_for`](super::AgentServiceBuilder::extended_card_for) hook if there is

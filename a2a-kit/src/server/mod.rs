@@ -12,10 +12,7 @@ mod send;
 mod tasks;
 
 pub use crate::request::RequestContext;
-pub use builder::{
-    AgentServiceBuilder, BuildError, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT,
-    WebhookValidator, check_webhook_url,
-};
+pub use builder::{AgentServiceBuilder, BuildError, WebhookValidator, check_webhook_url};
 pub use card::PER_REQUEST_URL;
 pub use ownership::TaskOwnership;
 
@@ -69,7 +66,6 @@ struct ServiceInner {
     card_json: card::CardJson,
     card_last_modified: String,
     public_url: Option<String>,
-    trust_forwarded: bool,
     extended_card: Option<AgentCard>,
     extended_card_for: Option<ExtendedCardHook>,
     required_extensions: Vec<String>,
@@ -77,8 +73,6 @@ struct ServiceInner {
     streaming: bool,
     push: bool,
     webhook_validator: WebhookValidator,
-    body_limit: usize,
-    body_read_timeout: std::time::Duration,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
     ownership: TaskOwnership,
@@ -145,16 +139,6 @@ impl AgentService {
     /// The per-caller quotas, if configured.
     pub(crate) fn quotas(&self) -> Option<&crate::runtime::Quotas> {
         self.inner.quotas.as_ref()
-    }
-
-    /// The largest request body the bindings accept.
-    pub fn body_limit(&self) -> usize {
-        self.inner.body_limit
-    }
-
-    /// How long the bindings wait for a whole request body.
-    pub fn body_read_timeout(&self) -> std::time::Duration {
-        self.inner.body_read_timeout
     }
 
     fn rt(&self) -> &Arc<Runtime> {
