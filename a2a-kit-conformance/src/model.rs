@@ -104,8 +104,13 @@ pub async fn model_replay(s: Store) {
                     let mut a = artifact(&aid, parts);
                     if next(5) == 0 {
                         a.name = Some(format!("n{step}"));
-                        a.metadata =
-                            Some(json!({"s": step}).as_object().cloned().unwrap_or_default().into());
+                        a.metadata = Some(
+                            json!({"s": step})
+                                .as_object()
+                                .cloned()
+                                .unwrap_or_default()
+                                .into(),
+                        );
                     }
                     artifact_ev(&id, &ctx, a, next(3) > 0, false)
                 }
