@@ -486,7 +486,10 @@ async fn creations_and_appends_are_announced_to_the_other_replica() {
     use futures::StreamExt;
     let schema = PostgresSchema::new(2).await;
     let (a, b) = (&schema.stores[0], &schema.stores[1]);
-    let mut changes = b.changes().expect("a shared store has a change feed");
+    let mut changes = b
+        .cluster()
+        .expect("a shared store has the cluster capability and its change feed")
+        .changes();
     // The feed listens once its first item is asked for: give it a moment.
     let _ = tokio::time::timeout(Duration::from_millis(300), changes.next()).await;
     let task = |id: &str| Task {

@@ -267,7 +267,9 @@ async fn kill_9_then_restart_on_the_same_file() {
         .await
         .expect("the file is free once the server is gone");
     let config = store
-        .get_push_config(&done_id, "cfg-1")
+        .push_configs()
+        .expect("a SQLite store keeps push configs")
+        .get(&done_id, "cfg-1")
         .await
         .expect("readable")
         .expect("kept");

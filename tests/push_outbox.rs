@@ -86,7 +86,11 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     a.create_task(task("t1"), None, None).await.unwrap();
     // No config, no lane: nothing to claim.
     assert_eq!(a.claim_push("t1").await.unwrap(), Some(vec![]));
-    a.put_push_config(config("t1", "c1")).await.unwrap();
+    a.push_configs()
+        .unwrap()
+        .put(config("t1", "c1"))
+        .await
+        .unwrap();
 
     // A lane starts at the task's last event: the config gets what comes after it.
     let lanes = a.claim_push("t1").await.unwrap().expect("free to claim");
@@ -116,9 +120,13 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     assert_eq!(a.claim_push("t1").await.unwrap(), None);
 
     // Deleting the config drops its lane; replacing one keeps it.
-    b.put_push_config(config("t1", "c1")).await.unwrap();
+    b.push_configs()
+        .unwrap()
+        .put(config("t1", "c1"))
+        .await
+        .unwrap();
     assert_eq!(b.claim_push("t1").await.unwrap().unwrap()[0], lane);
-    assert!(b.delete_push_config("t1", "c1").await.unwrap());
+    assert!(b.push_configs().unwrap().delete("t1", "c1").await.unwrap());
     assert_eq!(b.claim_push("t1").await.unwrap(), Some(vec![]));
     schema.drop().await;
 }
@@ -130,7 +138,11 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
     let b = schema.stores.pop().unwrap();
     let a = schema.stores.pop().unwrap();
     a.create_task(task("t2"), None, None).await.unwrap();
-    a.put_push_config(config("t2", "c1")).await.unwrap();
+    a.push_configs()
+        .unwrap()
+        .put(config("t2", "c1"))
+        .await
+        .unwrap();
     a.claim_push("t2").await.unwrap().expect("free");
     a.append_event("t2", completed("t2")).await.unwrap();
     // A lives: its claim is renewed past the lease.
@@ -395,7 +407,9 @@ async fn lanes_show_retries_in_progress_and_refused_hosts() {
     let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
     let port = hook_url.split(':').nth(2).unwrap_or_default();
     store
-        .put_push_config(TaskPushNotificationConfig {
+        .push_configs()
+        .expect("a SQLite store keeps push configs")
+        .put(TaskPushNotificationConfig {
             task_id: Some(id.clone()),
             id: Some("local".into()),
             url: format!("http://localhost:{port}"),

@@ -5,7 +5,9 @@ use a2a_kit::protocol::{
     TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus,
     TaskStatusUpdateEvent, Timestamp,
 };
-use a2a_kit::store::{EventRecord, ListQuery, Seq, TaskRecord, TaskView};
+use a2a_kit::store::{
+    ClusterStore, EventRecord, ListQuery, PushConfigStore, PushOutbox, Seq, TaskRecord, TaskView,
+};
 
 use crate::*;
 
@@ -206,4 +208,22 @@ pub(crate) fn list_order(mut keys: Vec<(i64, String)>) -> Vec<String> {
 pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v
+}
+
+/// The store's push configs; a check of them panics on a store without.
+pub(crate) fn push_store(s: &Store) -> &dyn PushConfigStore {
+    s.push_configs()
+        .unwrap_or_else(|| panic!("{}", Capability::PushConfigs.missing()))
+}
+
+/// The store's push outbox; a check of it panics on a store without.
+pub(crate) fn outbox_of(s: &Store) -> &dyn PushOutbox {
+    s.push_outbox()
+        .unwrap_or_else(|| panic!("{}", Capability::PushOutbox.missing()))
+}
+
+/// The store's cluster capability; a check of it panics on a store without.
+pub(crate) fn cluster_of(s: &Store) -> &dyn ClusterStore {
+    s.cluster()
+        .unwrap_or_else(|| panic!("{}", Capability::Cluster.missing()))
 }

@@ -1,14 +1,19 @@
-//! The [`TaskManager`] conformance suite: test support, not part of the SDK.
+//! The task store conformance suite: test support, not part of the SDK.
 //!
 //! Every store must behave the same: the runtime, the HTTP bindings and `Last-Event-ID` replay
 //! rely on exactly the semantics of [`InMemoryTaskManager`](a2a_kit::store::InMemoryTaskManager)
-//! and [`apply_event`](a2a_kit::store::apply_event). This crate checks them, so a third-party store can run the same suite
-//! as the kit's own stores:
+//! and [`apply_event`](a2a_kit::store::apply_event). This crate checks them, so a third-party
+//! store can run the same suite as the kit's own stores:
 //!
 //! ```toml
 //! [dev-dependencies]
 //! a2a-kit-conformance = "0.1"
 //! ```
+//!
+//! The checks come in [groups](GROUPS): the [core](CORE) checks the
+//! [`TaskManager`] trait every store implements; each capability a store may have
+//! ([`Capability`]) has checks of its own, run on a store that has it. [`run_all`] runs the core
+//! and the groups of every capability the store has, and reports the others as skipped:
 //!
 //! ```
 //! use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
@@ -18,13 +23,16 @@
 //! # async fn never() {}
 //! async fn my_store_conforms() {
 //!     // Replace with your store; each check gets a fresh, empty one.
-//!     conformance::run_all(|| async {
+//!     let report = conformance::run_all(|| async {
 //!         InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
 //!     })
 //!     .await;
+//!     assert!(report.capabilities.push_configs);
 //! }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(my_store_conforms());
 //! ```
+//!
+//! For one test per check (a failure then names the check), use [`store_tests!`].
 //!
 //! Rules for the store under test:
 //!
@@ -34,9 +42,10 @@
 //! * a Tokio runtime is running (the concurrency checks spawn tasks; a multi-thread runtime
 //!   exercises them best).
 //!
-//! A failing check panics with a message naming what differed. [`CHECKS`] lists every check by
-//! name; [`run_check`] runs one. [`kit_cursor_format`] is not part of [`run_all`]: it pins the
-//! page-token format the kit's own stores share, which other stores need not follow.
+//! A failing check panics with a message naming what differed; a capability's check run on a
+//! store without the capability panics saying so. [`run_check`] runs one check by name.
+//! [`kit_cursor_format`] is in no group: it pins the page-token format the kit's own stores
+//! share, which other stores need not follow.
 
 #![forbid(unsafe_code)]
 
@@ -47,19 +56,24 @@ use futures::future::BoxFuture;
 
 use a2a_kit::store::TaskManager;
 
+mod cluster;
 mod concurrency;
 mod fixtures;
 mod list;
 mod log;
 mod maintenance;
 mod model;
+mod push;
+mod suite;
 mod tasks;
 
+pub use cluster::*;
 pub use concurrency::*;
 pub use list::*;
 pub use log::*;
 pub use maintenance::*;
 pub use model::*;
+pub use push::*;
 pub use tasks::*;
 
 /// The keyset cursor the kit's stores share: (status timestamp, task id), base64url. Pinned
@@ -75,15 +89,22 @@ pub type Store = Arc<dyn TaskManager>;
 /// One named check of the suite.
 ///
 /// ```
-/// let names: Vec<&str> = a2a_kit_conformance::CHECKS.iter().map(|c| c.name).collect();
+/// let names: Vec<&str> = a2a_kit_conformance::CORE.iter().map(|c| c.name).collect();
 /// assert!(names.contains(&"event_log"));
 /// ```
 #[derive(Clone, Copy)]
 pub struct Check {
-    /// The check's name (the name of its function in this module).
+    /// The check's name (the name of its function in this crate).
     pub name: &'static str,
     /// Run it against a fresh store; panics on a difference.
     pub run: fn(Store) -> BoxFuture<'static, ()>,
+}
+
+impl Check {
+    /// Run the check on `store` (a fresh, empty one).
+    pub fn run_on<M: TaskManager>(self, store: M) -> BoxFuture<'static, ()> {
+        (self.run)(Arc::new(store))
+    }
 }
 
 impl std::fmt::Debug for Check {
@@ -94,68 +115,199 @@ impl std::fmt::Debug for Check {
     }
 }
 
-macro_rules! checks {
-    ($($f:ident),* $(,)?) => {
-        &[$(Check { name: stringify!($f), run: |s| Box::pin($f(s)) }),*]
-    };
+/// A capability a store may have besides the core [`TaskManager`]: each is a trait of its
+/// own, reached through an accessor of the core, and has a group of checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// [`PushConfigStore`](a2a_kit::store::PushConfigStore), through
+    /// [`TaskManager::push_configs`].
+    PushConfigs,
+    /// [`PushOutbox`](a2a_kit::store::PushOutbox), through [`TaskManager::push_outbox`];
+    /// its checks need push configs too.
+    PushOutbox,
+    /// [`ClusterStore`](a2a_kit::store::ClusterStore), through [`TaskManager::cluster`].
+    Cluster,
 }
 
-/// Every check [`run_all`] runs, in order.
+impl Capability {
+    /// Whether `store` has it.
+    pub fn of(self, store: &dyn TaskManager) -> bool {
+        match self {
+            Capability::PushConfigs => store.push_configs().is_some(),
+            Capability::PushOutbox => {
+                store.push_outbox().is_some() && store.push_configs().is_some()
+            }
+            Capability::Cluster => store.cluster().is_some(),
+        }
+    }
+
+    /// Its trait's name.
+    pub fn trait_name(self) -> &'static str {
+        match self {
+            Capability::PushConfigs => "PushConfigStore",
+            Capability::PushOutbox => "PushOutbox",
+            Capability::Cluster => "ClusterStore",
+        }
+    }
+
+    /// Why its checks do not run on a store without it.
+    pub fn missing(self) -> String {
+        let accessor = match self {
+            Capability::PushConfigs => "push_configs",
+            Capability::PushOutbox => "push_outbox (or push_configs)",
+            Capability::Cluster => "cluster",
+        };
+        format!(
+            "the store has no {} (TaskManager::{accessor} returns None)",
+            self.trait_name()
+        )
+    }
+}
+
+/// Which capabilities a store has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// [`Capability::PushConfigs`].
+    pub push_configs: bool,
+    /// [`Capability::PushOutbox`].
+    pub push_outbox: bool,
+    /// [`Capability::Cluster`].
+    pub cluster: bool,
+}
+
+impl Capabilities {
+    /// Those of `store`.
+    pub fn of(store: &dyn TaskManager) -> Capabilities {
+        Capabilities {
+            push_configs: Capability::PushConfigs.of(store),
+            push_outbox: Capability::PushOutbox.of(store),
+            cluster: Capability::Cluster.of(store),
+        }
+    }
+
+    /// Whether `capability` is among them.
+    pub fn has(self, capability: Capability) -> bool {
+        match capability {
+            Capability::PushConfigs => self.push_configs,
+            Capability::PushOutbox => self.push_outbox,
+            Capability::Cluster => self.cluster,
+        }
+    }
+}
+
+/// The store has exactly the capabilities `declared` (what a [`store_tests!`] invocation says
+/// of it): a capability the store gained or lost shows as a failure, never as checks silently
+/// skipped.
+pub async fn capabilities_as_declared(s: Store, declared: Capabilities) {
+    assert_eq!(
+        Capabilities::of(&*s),
+        declared,
+        "the store's capabilities (left) differ from those declared to the suite (right)"
+    );
+}
+
+/// The checks of the core or of one capability.
+#[derive(Debug, Clone, Copy)]
+pub struct Group {
+    /// `core`, or the capability's name as [`store_tests!`] takes it (`push_configs`, ...).
+    pub name: &'static str,
+    /// `None` for the core, which every store runs.
+    pub capability: Option<Capability>,
+    /// Its checks, in order.
+    pub checks: &'static [Check],
+}
+
+crate::__with_checks!(__check_consts! {});
+
+/// Every group: the core, then each capability's.
 ///
 /// ```
-/// assert!(a2a_kit_conformance::CHECKS.len() > 10);
+/// let n: usize = a2a_kit_conformance::GROUPS.iter().map(|g| g.checks.len()).sum();
+/// assert!(n > 20);
 /// ```
-pub const CHECKS: &[Check] = checks![
-    create_and_get,
-    task_views,
-    status_updates,
-    artifact_updates,
-    history_semantics,
-    event_log,
-    create_with_events,
-    list_empty,
-    list_order_and_pagination,
-    list_filters,
-    list_views,
-    list_page_tokens,
-    list_pagination_is_stable_under_inserts,
-    push_configs,
-    retention,
-    task_ids_in_states,
-    json_fidelity,
-    concurrent_appends_across_tasks,
-    concurrent_appends_to_one_task,
-    concurrent_refusals_stay_their_own,
-    model_replay,
-    owners,
+pub const GROUPS: &[Group] = &[
+    Group {
+        name: "core",
+        capability: None,
+        checks: CORE,
+    },
+    Group {
+        name: "push_configs",
+        capability: Some(Capability::PushConfigs),
+        checks: PUSH_CONFIGS,
+    },
+    Group {
+        name: "push_outbox",
+        capability: Some(Capability::PushOutbox),
+        checks: PUSH_OUTBOX,
+    },
+    Group {
+        name: "cluster",
+        capability: Some(Capability::Cluster),
+        checks: CLUSTER,
+    },
 ];
 
-/// Run every check in [`CHECKS`], each on a fresh store from `make`.
+/// What [`run_all`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Report {
+    /// The capabilities the store has.
+    pub capabilities: Capabilities,
+    /// The checks run, in order (all passed: a failure panics).
+    pub ran: Vec<&'static str>,
+    /// The capabilities the store lacks, whose checks did not run.
+    pub skipped: Vec<Capability>,
+}
+
+/// Run the core checks and those of every capability the store has, each on a fresh store
+/// from `make`; the capabilities it lacks are reported (on stderr and in the [`Report`]).
 ///
 /// ```
 /// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
 /// # use a2a_kit_conformance as conformance;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// conformance::run_all(|| async {
+/// let report = conformance::run_all(|| async {
 ///     InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
 /// })
 /// .await;
+/// assert_eq!(report.skipped, [conformance::Capability::PushOutbox, conformance::Capability::Cluster]);
 /// # });
 /// ```
-pub async fn run_all<F, Fut, M>(mut make: F)
+pub async fn run_all<F, Fut, M>(mut make: F) -> Report
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = M>,
     M: TaskManager,
 {
-    for check in CHECKS {
-        let store: Store = Arc::new(make().await);
-        eprintln!("conformance: {}", check.name);
-        (check.run)(store).await;
+    let capabilities = Capabilities::of(&make().await);
+    let mut report = Report {
+        capabilities,
+        ran: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for group in GROUPS {
+        if let Some(c) = group.capability.filter(|c| !capabilities.has(*c)) {
+            eprintln!(
+                "conformance: {} checks skipped: {}",
+                group.name,
+                c.missing()
+            );
+            report.skipped.push(c);
+            continue;
+        }
+        for check in group.checks {
+            eprintln!("conformance: {}", check.name);
+            check.run_on(make().await).await;
+            report.ran.push(check.name);
+        }
     }
+    report
 }
 
-/// Run the check called `name` on a fresh store from `make`; panics if there is no such check.
+/// Run the check called `name` (of any group, or [`kit_cursor_format`]) on a fresh store from
+/// `make`; panics if there is no such check, or if the store lacks its group's capability.
 ///
 /// ```
 /// use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
@@ -173,9 +325,15 @@ where
     Fut: Future<Output = M>,
     M: TaskManager,
 {
-    let check = CHECKS
+    let kit_cursor = Check {
+        name: "kit_cursor_format",
+        run: |s| Box::pin(kit_cursor_format(s)),
+    };
+    let check = GROUPS
         .iter()
+        .flat_map(|g| g.checks)
+        .chain([&kit_cursor])
         .find(|c| c.name == name)
         .unwrap_or_else(|| panic!("no conformance check named `{name}`"));
-    (check.run)(Arc::new(make().await)).await;
+    check.run_on(make().await).await;
 }

@@ -1,112 +1,19 @@
-//! Checks of push configs, retention, recovery queries and JSON fidelity.
+//! Checks of retention, recovery queries and JSON fidelity.
 
 use serde_json::json;
 
 use a2a_kit::protocol::{
-    Artifact, AuthenticationInfo, Message, Metadata, Part, Role, StreamResponse, Task, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, Part, Role, StreamResponse, Task, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use a2a_kit::store::{EventRecord, StoreError, TaskView, apply_event};
 
 use crate::fixtures::*;
 use crate::*;
 
-/// Push configs: put (insert or replace by id, creation order kept), get, list, delete, per-task
-/// isolation, missing tasks.
-///
-/// ```
-/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
-/// # use a2a_kit_conformance as conformance;
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// conformance::push_configs(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
-/// # });
-/// ```
-pub async fn push_configs(s: Store) {
-    let b = base();
-    create(&s, &new_task("p1", "c", TaskState::Working, b)).await;
-    create(&s, &new_task("p2", "c", TaskState::Completed, b)).await;
-    let a = push("p1", "a", "https://example.com/a");
-    let mut bb = push("p1", "b", "https://example.com/b");
-    bb.authentication = Some(AuthenticationInfo {
-        scheme: "Bearer".into(),
-        credentials: Some("secret".into()),
-    });
-    bb.tenant = Some("tenant-1".into());
-    let c = push("p2", "a", "https://example.com/other");
-    for cfg in [&a, &bb, &c] {
-        assert_eq!(s.put_push_config(cfg.clone()).await, Ok(()));
-    }
-    assert_eq!(
-        s.list_push_configs("p1").await,
-        Ok(vec![a.clone(), bb.clone()]),
-        "creation order"
-    );
-    assert_eq!(
-        s.list_push_configs("p2").await,
-        Ok(vec![c.clone()]),
-        "configs are per task (same id, other task)"
-    );
-    assert_eq!(s.get_push_config("p1", "b").await, Ok(Some(bb.clone())));
-    assert_eq!(s.get_push_config("p2", "a").await, Ok(Some(c.clone())));
-    assert_eq!(s.get_push_config("p1", "zzz").await, Ok(None));
-
-    let mut a2 = a.clone();
-    a2.url = "https://example.com/a-v2".into();
-    a2.token = None;
-    s.put_push_config(a2.clone()).await.expect("replace");
-    assert_eq!(
-        s.list_push_configs("p1").await,
-        Ok(vec![a2.clone(), bb.clone()]),
-        "a replaced config keeps its place"
-    );
-    assert_eq!(s.get_push_config("p1", "a").await, Ok(Some(a2.clone())));
-
-    assert_eq!(s.delete_push_config("p1", "a").await, Ok(true));
-    assert_eq!(
-        s.delete_push_config("p1", "a").await,
-        Ok(false),
-        "deleting twice"
-    );
-    assert_eq!(s.get_push_config("p1", "a").await, Ok(None));
-    assert_eq!(
-        s.list_push_configs("p2").await,
-        Ok(vec![c.clone()]),
-        "deleting p1/a leaves p2/a"
-    );
-    s.put_push_config(a.clone()).await.expect("put again");
-    assert_eq!(
-        s.list_push_configs("p1").await,
-        Ok(vec![bb.clone(), a.clone()]),
-        "a re-created config goes last"
-    );
-
-    let mut orphan = push("p1", "o", "https://example.com/o");
-    orphan.task_id = None;
-    assert!(
-        matches!(
-            s.put_push_config(orphan).await,
-            Err(StoreError::InvalidEvent(_))
-        ),
-        "a config needs a taskId"
-    );
-    let missing = || StoreError::TaskNotFound("missing".into());
-    assert_eq!(
-        s.put_push_config(push("missing", "a", "https://example.com"))
-            .await,
-        Err(missing())
-    );
-    assert_eq!(s.get_push_config("missing", "a").await, Err(missing()));
-    assert_eq!(s.list_push_configs("missing").await, Err(missing()));
-    assert_eq!(s.delete_push_config("missing", "a").await, Err(missing()));
-    assert_eq!(
-        full(&s, "p1").await.last_seq,
-        1,
-        "push configs log no event"
-    );
-}
-
 /// Retention: `purge_terminal_before` deletes terminal tasks that ended strictly before the
-/// cutoff, with their log and push configs, and never a live task.
+/// cutoff, with their log, and never a live task (their push configs: see
+/// [`push_configs_go_with_their_task`](crate::push_configs_go_with_their_task)).
 ///
 /// ```
 /// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
@@ -152,9 +59,6 @@ pub async fn retention(s: Store) {
         ),
     )
     .await;
-    s.put_push_config(push("old-failed", "cfg", "https://example.com/hook"))
-        .await
-        .expect("push");
     create(&s, &new_task("at-cut", "c", TaskState::Rejected, cut)).await;
     create(
         &s,
@@ -184,16 +88,10 @@ pub async fn retention(s: Store) {
             Ok(None),
             "{gone} is purged"
         );
-        let missing = StoreError::TaskNotFound(gone.into());
         assert_eq!(
             s.events_after(gone, 0, 10).await,
-            Err(missing.clone()),
+            Err(StoreError::TaskNotFound(gone.into())),
             "{gone}'s log is purged"
-        );
-        assert_eq!(
-            s.list_push_configs(gone).await,
-            Err(missing),
-            "{gone}'s push configs are purged"
         );
     }
     for kept in [
@@ -228,7 +126,7 @@ pub async fn retention(s: Store) {
         "live tasks are never purged"
     );
 
-    // A purged id can be used again, with a fresh log and no configs.
+    // A purged id can be used again, with a fresh log.
     let again = new_task("old-failed", "c2", TaskState::Submitted, b);
     create(&s, &again).await;
     assert_eq!(
@@ -238,7 +136,6 @@ pub async fn retention(s: Store) {
             event: StreamResponse::Task(again.clone())
         }]
     );
-    assert_eq!(s.list_push_configs("old-failed").await, Ok(vec![]));
     assert_eq!(full(&s, "old-failed").await.task, again);
 }
 
@@ -379,11 +276,4 @@ pub async fn json_fidelity(s: Store) {
         all_events(&s, "rich").await[2].event,
         StreamResponse::StatusUpdate(ev)
     );
-    let mut cfg = push("rich", "cfg-✓", "https://example.com/hook?x=1&y=é");
-    cfg.authentication = Some(AuthenticationInfo {
-        scheme: "Basic".into(),
-        credentials: None,
-    });
-    s.put_push_config(cfg.clone()).await.expect("push");
-    assert_eq!(s.get_push_config("rich", "cfg-✓").await, Ok(Some(cfg)));
 }

@@ -1,15 +1,13 @@
-//! The TaskManager conformance suite (`a2a_kit_conformance`) against every store the
-//! kit ships: one test per check and store, so a failure names both.
+//! The conformance suite (`a2a_kit_conformance`) against every store the kit ships, and
+//! against wrappers that leave parts out: one test per check and store, so a failure names
+//! both (`store_tests!`, from the crate's one list of checks).
 
-use a2a_kit::protocol::{
-    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
-    Timestamp,
-};
+use a2a_kit::protocol::{ListTasksResponse, Message, StreamResponse, Task, TaskState, Timestamp};
 use a2a_kit::store::{
-    EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Owner, Seq, StoreError,
-    TaskManager, TaskRecord, TaskView,
+    EventRecord, InMemoryConfig, InMemoryTaskManager, ListQuery, Owner, PushConfigStore, Seq,
+    StoreError, TaskManager, TaskRecord, TaskView,
 };
-use a2a_kit_conformance::{self as conformance, Store};
+use a2a_kit_conformance::{self as conformance, Capability, Store};
 
 fn memory() -> InMemoryTaskManager {
     InMemoryTaskManager::new(InMemoryConfig {
@@ -58,24 +56,54 @@ impl TaskManager for OneByOne {
     async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError> {
         self.0.list_tasks(query).await
     }
-    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        self.0.put_push_config(config).await
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.0.purge_terminal_before(before).await
     }
-    async fn get_push_config(
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError> {
+        self.0.task_ids_in_states(states).await
+    }
+    fn push_configs(&self) -> Option<&dyn PushConfigStore> {
+        self.0.push_configs()
+    }
+}
+
+/// The in-memory store through the core alone: the eight required methods, every default
+/// (speed-ups and capabilities) the trait's own. What a newcomer's first store is.
+struct CoreOnly(InMemoryTaskManager);
+
+#[async_trait::async_trait]
+impl TaskManager for CoreOnly {
+    async fn create_task(
+        &self,
+        task: Task,
+        skill_id: Option<String>,
+        owner: Option<Owner>,
+    ) -> Result<Seq, StoreError> {
+        self.0.create_task(task, skill_id, owner).await
+    }
+    async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
+        self.0.append_event(task_id, event).await
+    }
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError> {
+        self.0.add_message(task_id, message).await
+    }
+    async fn get_task(
         &self,
         task_id: &str,
-        id: &str,
-    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        self.0.get_push_config(task_id, id).await
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        self.0.get_task(task_id, view).await
     }
-    async fn list_push_configs(
+    async fn events_after(
         &self,
         task_id: &str,
-    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        self.0.list_push_configs(task_id).await
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        self.0.events_after(task_id, after, limit).await
     }
-    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
-        self.0.delete_push_config(task_id, id).await
+    async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError> {
+        self.0.list_tasks(query).await
     }
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
         self.0.purge_terminal_before(before).await
@@ -155,126 +183,119 @@ mod postgres_support {
     }
 }
 
-/// One `#[tokio::test]` per check, for each store.
-macro_rules! suite {
-    ($($check:ident),* $(,)?) => {
-        /// The checks this file tests, in order.
-        const SUITE: &[&str] = &[$(stringify!($check)),*];
+conformance::store_tests! {
+    in_memory {
+        push_configs: yes,
+        push_outbox: no,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) { check.run_on(memory()).await }
+    }
 
-        mod in_memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    let store: super::Store = std::sync::Arc::new(super::memory());
-                    super::conformance::$check(store).await;
-                }
-            )*
-        }
+    /// Finished tasks compacted at once (`hot_finished(0)`): every check then also reads
+    /// tasks and logs back from their compact form.
+    in_memory_compacting {
+        push_configs: yes,
+        push_outbox: no,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) { check.run_on(memory().hot_finished(0)).await }
+    }
 
-        /// Finished tasks compacted at once (`hot_finished(0)`): every check then also reads
-        /// tasks and logs back from their compact form.
-        mod in_memory_compacting {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    let store: super::Store = std::sync::Arc::new(super::memory().hot_finished(0));
-                    super::conformance::$check(store).await;
-                }
-            )*
-        }
+    /// The trait's default `create_task_with_events` (create, then append one by one).
+    one_by_one {
+        push_configs: yes,
+        push_outbox: no,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) { check.run_on(OneByOne(memory())).await }
+    }
 
-        /// The trait's default `create_task_with_events` (create, then append one by one).
-        mod one_by_one {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    let store: super::Store = std::sync::Arc::new(super::OneByOne(super::memory()));
-                    super::conformance::$check(store).await;
-                }
-            )*
-        }
+    /// The core alone: its capabilities' checks are reported ignored.
+    core_only {
+        push_configs: no,
+        push_outbox: no,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) { check.run_on(CoreOnly(memory())).await }
+    }
 
-        mod sqlite_in_memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    let store = a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open");
-                    super::conformance::$check(std::sync::Arc::new(store)).await;
-                }
-            )*
+    sqlite_in_memory {
+        push_configs: yes,
+        push_outbox: no,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) {
+            let store = a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open");
+            check.run_on(store).await
         }
+    }
 
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    super::postgres_support::run(|s| Box::pin(super::conformance::$check(s))).await;
-                }
-            )*
+    sqlite_file {
+        push_configs: yes,
+        push_outbox: yes,
+        cluster: no,
+        also: [kit_cursor_format],
+        run(check) {
+            let f = sqlite_support::file().await;
+            check.run_on(f.store.clone()).await
         }
+    }
 
-        mod sqlite_file {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $check() {
-                    let f = super::sqlite_support::file().await;
-                    super::conformance::$check(std::sync::Arc::new(f.store.clone())).await;
-                }
-            )*
-        }
-    };
+    postgres {
+        push_configs: yes,
+        push_outbox: yes,
+        cluster: yes,
+        also: [kit_cursor_format],
+        run(check) { postgres_support::run(check.run).await }
+    }
 }
 
-suite!(
-    create_and_get,
-    task_views,
-    status_updates,
-    artifact_updates,
-    history_semantics,
-    event_log,
-    create_with_events,
-    list_empty,
-    list_order_and_pagination,
-    list_filters,
-    list_views,
-    list_page_tokens,
-    list_pagination_is_stable_under_inserts,
-    push_configs,
-    retention,
-    task_ids_in_states,
-    json_fidelity,
-    concurrent_appends_across_tasks,
-    concurrent_appends_to_one_task,
-    concurrent_refusals_stay_their_own,
-    model_replay,
-    owners,
-    kit_cursor_format,
-);
-
-/// The macro above lists every check of `CHECKS`, in order (plus the kit's own cursor check).
-#[test]
-fn every_check_has_a_test() {
-    let listed: Vec<&str> = SUITE
-        .iter()
-        .copied()
-        .filter(|c| *c != "kit_cursor_format")
-        .collect();
-    let all: Vec<&str> = conformance::CHECKS.iter().map(|c| c.name).collect();
-    assert_eq!(all, listed);
-}
-
-/// `run_all` itself, as a third-party store would call it.
+/// `run_all` itself, as a third-party store would call it: the core and the capabilities
+/// the store has, the others reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_all_in_memory() {
-    conformance::run_all(|| async { memory() }).await;
+    let report = conformance::run_all(|| async { memory() }).await;
+    assert_eq!(
+        report.skipped,
+        [Capability::PushOutbox, Capability::Cluster]
+    );
+    let groups = &conformance::GROUPS;
+    assert_eq!(
+        report.ran.len(),
+        groups[0].checks.len() + groups[1].checks.len(),
+        "the core and the push config checks"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_all_sqlite() {
-    conformance::run_all(|| async {
+    let report = conformance::run_all(|| async {
         a2a_kit::store::SqliteTaskManager::open_in_memory()
             .await
             .expect("open")
     })
     .await;
+    assert!(report.capabilities.push_configs);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_all_core_only() {
+    let report = conformance::run_all(|| async { CoreOnly(memory()) }).await;
+    assert_eq!(
+        report.skipped,
+        [
+            Capability::PushConfigs,
+            Capability::PushOutbox,
+            Capability::Cluster
+        ]
+    );
+    assert_eq!(report.ran.len(), conformance::CORE.len());
+}
+
+/// A capability's check on a store without it fails, saying what is missing: never a pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "the store has no PushConfigStore")]
+async fn a_capability_check_on_a_store_without_it_fails() {
+    conformance::run_check("push_configs", || async { CoreOnly(memory()) }).await;
 }

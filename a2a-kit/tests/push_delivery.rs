@@ -888,7 +888,9 @@ async fn connect_time_guard_checks_the_address_actually_dialled() {
     ];
     for (i, url) in urls.iter().enumerate() {
         svc.task_manager()
-            .put_push_config(TaskPushNotificationConfig {
+            .push_configs()
+            .expect("the default store keeps push configs")
+            .put(TaskPushNotificationConfig {
                 id: Some(format!("c{i}")),
                 task_id: Some(t.id.clone()),
                 ..push_config(url, "a")

@@ -133,7 +133,11 @@ async fn snapshot(s: &SqliteTaskManager, ids: &[String]) -> Vec<String> {
         ));
         out.push(format!(
             "{:?}",
-            s.list_push_configs(id).await.expect("push")
+            s.push_configs()
+                .expect("push configs")
+                .list(id)
+                .await
+                .expect("push")
         ));
     }
     let mut q = all(7);
@@ -202,7 +206,11 @@ async fn reopening_the_file_finds_everything() {
                 token: Some("t".into()),
                 ..Default::default()
             };
-            s.put_push_config(cfg).await.expect("push");
+            s.push_configs()
+                .expect("push configs")
+                .put(cfg)
+                .await
+                .expect("push");
             ids.push(id);
         }
         snapshot(&s, &ids).await
@@ -789,14 +797,16 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
         )
         .await
         .expect("done");
-        s.put_push_config(TaskPushNotificationConfig {
-            id: Some("p".into()),
-            task_id: Some(id.clone()),
-            url: "https://example.com".into(),
-            ..Default::default()
-        })
-        .await
-        .expect("push");
+        s.push_configs()
+            .expect("push configs")
+            .put(TaskPushNotificationConfig {
+                id: Some("p".into()),
+                task_id: Some(id.clone()),
+                url: "https://example.com".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("push");
     }
     s.create_task(task("live", "c", TaskState::Working, b - 1), None, None)
         .await
@@ -823,7 +833,14 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
         s.events_after("old-5", 0, 10).await.expect("events").len(),
         1
     );
-    assert!(s.list_push_configs("old-5").await.expect("push").is_empty());
+    assert!(
+        s.push_configs()
+            .expect("push configs")
+            .list("old-5")
+            .await
+            .expect("push")
+            .is_empty()
+    );
     assert_eq!(
         s.get_task("old-5", TaskView::FULL)
             .await

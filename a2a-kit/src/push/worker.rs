@@ -28,6 +28,15 @@ impl Worker {
         }
     }
 
+    /// The task's push configs; none from a store that keeps none (`build` refuses push
+    /// delivery on such a store, but an observer may be installed by hand).
+    async fn configs(&self, task_id: &str) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        match self.store.push_configs() {
+            Some(configs) => configs.list(task_id).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
     async fn run_in_memory(self, mut cursor: Seq) {
         let task_id = self.task_id.as_str();
         // The last event handled, when it was a terminal or interrupted state, with the configs
@@ -67,7 +76,7 @@ impl Worker {
                 break;
             }
             lingered = false;
-            let configs = match self.store.list_push_configs(task_id).await {
+            let configs = match self.configs(task_id).await {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::error!(target: "a2a_kit::push", task_id, error = %e, "could not read the task's push configs");
@@ -220,11 +229,7 @@ impl Worker {
                     terminal,
                 });
             }
-            let configs = self
-                .store
-                .list_push_configs(task_id)
-                .await
-                .map_err(Stop::Store)?;
+            let configs = self.configs(task_id).await.map_err(Stop::Store)?;
             // Only lanes whose config is there count (one deleted meanwhile has no say).
             let from = configs
                 .iter()
@@ -370,7 +375,7 @@ impl Worker {
             {
                 return;
             }
-            let Ok(configs) = self.store.list_push_configs(&self.task_id).await else {
+            let Ok(configs) = self.configs(&self.task_id).await else {
                 return;
             };
             let late: Vec<TaskPushNotificationConfig> = configs

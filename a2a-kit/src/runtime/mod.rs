@@ -393,10 +393,13 @@ impl Runtime {
     /// ending INPUT_REQUIRED or AUTH_REQUIRED, no `ask` waits here): a reply then continues it
     /// on whichever replica it reaches. Ended tasks need nothing: ending one lets go of it.
     async fn release_if_interrupted(&self, task_id: &str, state: Option<TaskState>) {
-        if !self.store.is_shared() || !state.is_some_and(|s| s.is_interrupted()) {
+        let Some(cluster) = self.store.cluster() else {
+            return;
+        };
+        if !state.is_some_and(|s| s.is_interrupted()) {
             return;
         }
-        if let Err(e) = self.store.release(task_id).await {
+        if let Err(e) = cluster.release(task_id).await {
             tracing::warn!(task_id, error = %e, "could not let go of a task");
         }
     }
@@ -650,7 +653,7 @@ impl Runtime {
     /// that reached another replica), and resume a skill waiting in `ask` here with a reply
     /// that reached another replica. Ends with the runtime.
     pub(crate) fn follow_store_changes(self: &Arc<Self>, continue_reply: ContinueReply) {
-        let Some(mut changes) = self.store.changes() else {
+        let Some(mut changes) = self.store.cluster().map(|c| c.changes()) else {
             return;
         };
         let runtime = Arc::downgrade(self);

@@ -84,6 +84,13 @@ pub enum BuildError {
     /// (it listens for the other processes' changes from then on).
     #[error("a store shared by several processes needs `build()` to run inside a Tokio runtime")]
     NoRuntime,
+    /// Push notifications were asked for (`push_notifications(true)`, `push_delivery`, or
+    /// the agent's `push_notifications`) but the task store keeps no push configs: its
+    /// [`TaskManager::push_configs`] is `None`.
+    #[error(
+        "push notifications need a task store with the PushConfigStore capability, and this store has none (TaskManager::push_configs returns None): use a store that keeps push configs (InMemoryTaskManager, SqliteTaskManager, PostgresTaskManager), or turn push off (push_notifications(false))"
+    )]
+    PushWithoutConfigStore,
 }
 
 /// Checks a push notification URL when a config is created; `Err` is the reason it is refused
@@ -324,7 +331,9 @@ impl AgentServiceBuilder {
         self
     }
     /// Override the push notification capability (default: the agent's). This alone only
-    /// stores configs; `push_delivery` (feature `push`) also delivers them.
+    /// stores configs; `push_delivery` (feature `push`) also delivers them. Push needs a task
+    /// store that keeps configs ([`TaskManager::push_configs`]): on one without,
+    /// [`build`](Self::build) fails with [`BuildError::PushWithoutConfigStore`].
     pub fn push_notifications(mut self, on: bool) -> Self {
         self.push = Some(on);
         self
@@ -435,7 +444,16 @@ impl AgentServiceBuilder {
         }
         self.agent.customize_card(&mut card);
         let streaming = self.streaming.unwrap_or(info.streaming);
-        let push = self.push.unwrap_or(info.push_notifications);
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        // Push needs somewhere to keep configs; without it the agent does not offer push.
+        let push = match self.push.unwrap_or(info.push_notifications) {
+            true if store.push_configs().is_none() => {
+                return Err(BuildError::PushWithoutConfigStore);
+            }
+            on => on,
+        };
         card.capabilities.streaming = Some(streaming);
         card.capabilities.push_notifications = Some(push);
         card.capabilities.extended_agent_card = Some(extended_card.is_some());
@@ -509,13 +527,11 @@ impl AgentServiceBuilder {
             .iter()
             .filter_map(|e| e.uri.clone())
             .collect();
-        let store = self
-            .store
-            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         let runtime = Arc::new(runtime);
-        if store.is_shared() && tokio::runtime::Handle::try_current().is_err() {
+        let shared = store.cluster().is_some();
+        if shared && tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
         let service = AgentService {
@@ -549,7 +565,7 @@ impl AgentServiceBuilder {
                 jwks,
             }),
         };
-        if store.is_shared() {
+        if shared {
             // Replies handed to this replica with no skill waiting for them here are
             // continued by the service (the runtime does not know skills).
             let weak = Arc::downgrade(&service.inner);

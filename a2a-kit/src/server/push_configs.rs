@@ -9,7 +9,7 @@ use crate::protocol::{
     TaskPushNotificationConfig,
 };
 use crate::request::RequestContext;
-use crate::store::TaskView;
+use crate::store::{PushConfigStore, TaskView};
 
 impl AgentService {
     pub(super) fn check_webhook(&self, field: &str, url: &str) -> Result<(), A2aError> {
@@ -24,11 +24,12 @@ impl AgentService {
 
     // ----- Push notification configs -----
 
-    fn require_push(&self) -> Result<(), A2aError> {
-        if self.inner.push {
-            Ok(())
-        } else {
-            Err(A2aError::PushNotificationNotSupported)
+    /// The store's push configs, when the agent supports push notifications (`build` made
+    /// sure a store without them means no push).
+    fn push_store(&self) -> Result<&dyn PushConfigStore, A2aError> {
+        match self.rt().store.push_configs() {
+            Some(configs) if self.inner.push => Ok(configs),
+            _ => Err(A2aError::PushNotificationNotSupported),
         }
     }
 
@@ -40,7 +41,7 @@ impl AgentService {
         if config.id.as_deref().is_none_or(str::is_empty) {
             config.id = Some(new_id());
         }
-        self.rt().store.put_push_config(config.clone()).await?;
+        self.push_store()?.put(config.clone()).await?;
         Ok(config)
     }
 
@@ -51,7 +52,7 @@ impl AgentService {
         cx: &RequestContext,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.require_push()?;
+        self.push_store()?;
         let task_id = config.task_id.clone().unwrap_or_default();
         require_id("taskId", &task_id)?;
         self.check_task(&task_id, cx, config.tenant.as_deref())
@@ -68,14 +69,13 @@ impl AgentService {
         cx: &RequestContext,
         req: GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.require_push()?;
+        let configs = self.push_store()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
         self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
-        self.rt()
-            .store
-            .get_push_config(&req.task_id, &req.id)
+        configs
+            .get(&req.task_id, &req.id)
             .await?
             .map(redacted)
             .ok_or_else(|| A2aError::TaskNotFound {
@@ -91,7 +91,7 @@ impl AgentService {
         cx: &RequestContext,
         req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
-        self.require_push()?;
+        let configs = self.push_store()?;
         require_id("taskId", &req.task_id)?;
         let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
             None => 0,
@@ -108,7 +108,7 @@ impl AgentService {
         };
         self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
-        let all = self.rt().store.list_push_configs(&req.task_id).await?;
+        let all = configs.list(&req.task_id).await?;
         let end = start.saturating_add(size).min(all.len());
         let configs = all
             .get(start.min(all.len())..end)
@@ -131,15 +131,12 @@ impl AgentService {
         cx: &RequestContext,
         req: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), A2aError> {
-        self.require_push()?;
+        let configs = self.push_store()?;
         require_id("taskId", &req.task_id)?;
         require_id("id", &req.id)?;
         self.check_task(&req.task_id, cx, req.tenant.as_deref())
             .await?;
-        self.rt()
-            .store
-            .delete_push_config(&req.task_id, &req.id)
-            .await?;
+        configs.delete(&req.task_id, &req.id).await?;
         Ok(())
     }
 

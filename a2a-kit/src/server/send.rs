@@ -513,9 +513,11 @@ impl AgentService {
             }
             // On replicas sharing a store, the skill may wait in `ask` on another one: the
             // reply goes there, and this request follows the task from here.
-            if rt.store.is_shared()
-                && rt.store.route_reply(&task_id, &message).await? == ReplyRoute::HandedOver
-            {
+            let route = match rt.store.cluster() {
+                Some(cluster) => cluster.route_reply(&task_id, &message).await?,
+                None => ReplyRoute::Here,
+            };
+            if route == ReplyRoute::HandedOver {
                 self.attach_push(&task_id, push).await?;
                 return Ok(Started::Task {
                     task_id,

@@ -154,11 +154,11 @@ impl AgentService {
     /// End the tasks a previous process left SUBMITTED or WORKING (it crashed or was killed):
     /// each ends FAILED with a "server restarted" status message, so no task stays WORKING.
     /// Call it once at start-up with a durable store (`a2a_kit_axum::serve_service` does); returns how many.
-    /// With a store several processes share ([`TaskManager::is_shared`](crate::store::TaskManager::is_shared)),
+    /// With a store several processes share ([`TaskManager::cluster`](crate::store::TaskManager::cluster)),
     /// tasks in progress may be running on another replica: none is ended.
     pub async fn recover(&self) -> Result<usize, A2aError> {
         let rt = self.rt();
-        if rt.store.is_shared() {
+        if rt.store.cluster().is_some() {
             return Ok(0);
         }
         let stale = rt
@@ -195,7 +195,9 @@ impl AgentService {
         for task_id in rt.running_ids() {
             if durable && !working.contains(&task_id) {
                 // Another replica may take the reply from now on.
-                let _ = rt.store.release(&task_id).await;
+                if let Some(cluster) = rt.store.cluster() {
+                    let _ = cluster.release(&task_id).await;
+                }
                 continue;
             }
             let _ = self

@@ -1,20 +1,33 @@
 //! Task storage: the [`TaskManager`] trait and its default, [`InMemoryTaskManager`].
 //!
-//! A task manager owns tasks, their history and artifacts, push notification configs and one
-//! ordered **event log per task**. Every change to a task goes through
-//! [`TaskManager::append_event`], which checks the transition with
-//! [`TaskStateMachine`](crate::task::TaskStateMachine), applies it to the stored task and appends
-//! the event to the log under one sequence number, atomically. Streams, `SubscribeToTask` and
-//! `Last-Event-ID` replay read that log, so every reader sees the same events in the same order.
-//! Once a task has finished and no reader needs its log, the runtime says so
-//! ([`TaskManager::release_log`]) and a store may drop it; a later read of it gets the final
-//! `Task` snapshot instead ([`TaskManager::events_after`]).
+//! A task manager owns tasks, their history and artifacts and one ordered **event log per
+//! task**. Every change to a task goes through [`TaskManager::append_event`], which checks the
+//! transition with [`TaskStateMachine`](crate::task::TaskStateMachine), applies it to the stored
+//! task ([`apply_event`]) and appends the event to the log under one sequence number,
+//! atomically. Streams, `SubscribeToTask` and `Last-Event-ID` replay read that log, so every
+//! reader sees the same events in the same order. Once a task has finished and no reader needs
+//! its log, the runtime says so ([`TaskManager::release_log`]) and a store may drop it; a later
+//! read of it gets the final `Task` snapshot instead ([`TaskManager::events_after`]).
 //!
-//! The trait is object-safe (`Arc<dyn TaskManager>`) through `async_trait`: the kit picks the
+//! The core trait is small (eight required methods); what not every store can do is a
+//! **capability** of its own trait, which a store opts into by returning itself from an
+//! accessor of the core:
+//!
+//! | capability | accessor | without it |
+//! |---|---|---|
+//! | [`PushConfigStore`]: push notification configs | [`TaskManager::push_configs`] | the agent does not support push notifications |
+//! | [`PushOutbox`]: delivery progress that outlives the process | [`TaskManager::push_outbox`] | the push dispatcher tracks deliveries in memory |
+//! | [`ClusterStore`]: several processes share the store | [`TaskManager::cluster`] | the runtime assumes one process |
+//!
+//! The traits are object-safe (`Arc<dyn TaskManager>`) through `async_trait`: the kit picks the
 //! store at run time (`--store sqlite:PATH`), and one boxed future per store call is noise next
 //! to the HTTP work around it.
 
+mod apply;
+mod cluster;
 mod memory;
+mod page;
+mod push;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
@@ -30,15 +43,22 @@ pub(crate) use just_finished::JustFinished;
 pub mod retention;
 
 use async_trait::async_trait;
-use futures::stream::BoxStream;
 
+pub use apply::apply_event;
+pub(crate) use apply::{
+    check_artifact_update, check_status_update, check_takes_artifacts, is_closing_part,
+    merge_metadata, not_appendable, task_after,
+};
+pub use cluster::{ClusterStore, ReplyRoute, StoreChange};
 pub use memory::{DEFAULT_HOT_FINISHED, InMemoryConfig, InMemoryTaskManager};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use page::keyset_page;
+pub(crate) use page::{decode_cursor, encode_cursor};
+pub(crate) use push::config_task_id;
+pub use push::{PushConfigStore, PushLane, PushOutbox};
 
 use crate::error::A2aError;
-use crate::protocol::{
-    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
-    Timestamp,
-};
+use crate::protocol::{ListTasksResponse, Message, StreamResponse, Task, TaskState, Timestamp};
 use crate::task::TransitionError;
 
 /// A sequence number in a task's event log. The task's creation snapshot is event 1.
@@ -230,113 +250,38 @@ impl From<StoreError> for A2aError {
     }
 }
 
-/// A change another process made to a store several processes share
-/// ([`TaskManager::changes`]).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum StoreChange {
-    /// An event was appended to a task's log; `state` is the status it set, if any.
-    Appended {
-        /// The task.
-        task_id: String,
-        /// The event's sequence number.
-        seq: Seq,
-        /// The state a status update set.
-        state: Option<TaskState>,
-    },
-    /// Changes may have been missed (the feed's connection dropped and came back): every
-    /// reader should read its task's log again.
-    Resync,
-    /// Another process handed this process the user's reply to a task whose skill waits in
-    /// `ask` here ([`TaskManager::route_reply`]); the reply is the task's last message.
-    Reply {
-        /// The task.
-        task_id: String,
-    },
-}
-
-/// Where the user's reply to an interrupted task is continued ([`TaskManager::route_reply`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplyRoute {
-    /// In this process: nobody else holds the task, and now this process does.
-    Here,
-    /// In the process whose skill waits for it: the reply is in the task's history and that
-    /// process was told ([`StoreChange::Reply`]).
-    HandedOver,
-}
-
-/// Durable delivery progress of one push config: its lane in the push outbox
-/// ([`PushOutbox`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PushLane {
-    /// The config's id (empty for a config stored without one).
-    pub config_id: String,
-    /// Events of the task's log up to here were handled for this config (delivered, given
-    /// up on, or not matching the triggers). A lane starts at the task's last event when its
-    /// config is stored: a config receives the events after it.
-    pub cursor: Seq,
-    /// Events accepted by the webhook.
-    pub delivered: u64,
-    /// Events that could not be delivered.
-    pub failed: u64,
-    /// Failed events since the last success.
-    pub consecutive_failures: u32,
-    /// No more deliveries are attempted.
-    pub suspended: bool,
-    /// Why the last failed event failed, or the last failed attempt of the event being
-    /// retried.
-    pub last_error: Option<String>,
-    /// HTTP attempts made so far for the event being delivered (the one after `cursor`); 0
-    /// when none is being retried. A process that takes over the lane (a restart, another
-    /// replica) goes on counting from here.
-    pub attempts: u32,
-    /// When the event being retried is tried again (Unix milliseconds), if it is.
-    pub next_attempt_at: Option<i64>,
-}
-
-/// The durable half of the push outbox, for stores several processes share or that outlive
-/// a crash: which events each push config has had, and which process is delivering a task's
-/// events now.
-///
-/// A process delivers a task's events only while it holds the task's **claim**; the claim
-/// lasts the store's lease, is renewed while the process lives, and is taken over by another
-/// process once it ran out. Lanes are written only by the claim's holder, so each event
-/// reaches each config from one process, and the process that takes over starts where the
-/// last one recorded it stopped.
-#[async_trait]
-pub trait PushOutbox: Send + Sync {
-    /// Claim `task_id`'s push deliveries for this process: its lanes when the claim is now
-    /// this process's (it was free, ran out, or was already held here), `None` when another
-    /// live process holds it. A task without lanes (no push configs) is not claimed: `Some`
-    /// of nothing.
-    async fn claim_push(&self, task_id: &str) -> Result<Option<Vec<PushLane>>, StoreError>;
-
-    /// Record a lane's progress while this process holds the task's claim; `false` when the
-    /// claim was lost (the caller stops: another process delivers now).
-    async fn save_push_lane(&self, task_id: &str, lane: &PushLane) -> Result<bool, StoreError>;
-
-    /// The task's lanes as stored, without claiming anything: the delivery status that
-    /// outlives the process and is the same from every replica.
-    async fn push_lanes(&self, task_id: &str) -> Result<Vec<PushLane>, StoreError>;
-
-    /// Let go of the task's claim (its events are handled, or the process stops).
-    async fn release_push_claim(&self, task_id: &str) -> Result<(), StoreError>;
-
-    /// Tasks with events some lane has not handled whose claim ran out, or that nobody
-    /// claimed for longer than the lease: work a process that stopped left behind, or
-    /// events written where nobody delivers (a task ended by a survivor). At most `limit`.
-    async fn orphaned_push_work(&self, limit: usize) -> Result<Vec<String>, StoreError>;
-
-    /// How long a claim lasts without renewal (the store's lease): how often to look for
-    /// orphaned work.
-    fn push_claim_ttl(&self) -> std::time::Duration;
-}
-
-/// Storage for tasks, history, artifacts, push configs and per-task event logs.
+/// Storage for tasks and their event logs: the core every store implements.
 ///
 /// Implementations must make [`append_event`](Self::append_event) atomic: the transition check,
-/// the change to the task and the log entry happen together or not at all. The shared
-/// conformance tests in this crate's `tests/` run against every implementation.
+/// the change to the task and the log entry happen together or not at all. The crate
+/// `a2a-kit-conformance` checks a store against the semantics the runtime relies on; every
+/// store of the kit passes it.
+///
+/// # Required methods
+///
+/// Eight, all a working store needs: [`create_task`](Self::create_task),
+/// [`append_event`](Self::append_event), [`add_message`](Self::add_message),
+/// [`get_task`](Self::get_task), [`events_after`](Self::events_after),
+/// [`list_tasks`](Self::list_tasks), [`purge_terminal_before`](Self::purge_terminal_before) and
+/// [`task_ids_in_states`](Self::task_ids_in_states).
+///
+/// # Optional speed-ups
+///
+/// Each has a default built on the required methods that gives the same answers; a store
+/// overrides one to do the same work in fewer steps:
+/// [`create_task_with_events`](Self::create_task_with_events) (a task and its first events in
+/// one write), [`create_task_with_released_log`](Self::create_task_with_released_log) (the same,
+/// for a task nobody will read event by event), [`write_task_json`](Self::write_task_json)
+/// (GetTask's bytes without a typed copy) and [`release_log`](Self::release_log) (drop a
+/// finished task's log). [`is_durable`](Self::is_durable) says whether tasks outlive the
+/// process (default: no).
+///
+/// # Capabilities
+///
+/// What not every store can do is a trait of its own, reached through an accessor that
+/// returns `None` by default: [`push_configs`](Self::push_configs) ([`PushConfigStore`]),
+/// [`push_outbox`](Self::push_outbox) ([`PushOutbox`]) and [`cluster`](Self::cluster)
+/// ([`ClusterStore`]). The runtime and the server check for each and do without it.
 ///
 /// ```
 /// use a2a_kit::store::{InMemoryTaskManager, TaskManager, TaskView};
@@ -361,6 +306,8 @@ pub trait PushOutbox: Send + Sync {
 /// ```
 #[async_trait]
 pub trait TaskManager: Send + Sync + 'static {
+    // ----- Required: tasks and their event logs -----
+
     /// Store a new task for `owner`; its snapshot becomes event 1 of its log. The owner is
     /// kept beside the task, returned by [`get_task`](Self::get_task) and matched by
     /// [`list_tasks`](Self::list_tasks); it never changes.
@@ -377,6 +324,42 @@ pub trait TaskManager: Send + Sync + 'static {
     /// An artifact update with `append` adds its parts to the stored artifact of that id;
     /// without `append` it replaces it (or adds a new artifact).
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError>;
+
+    /// Append a message to a task's history without logging an event (a client follow-up).
+    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
+
+    /// Read a task.
+    async fn get_task(
+        &self,
+        task_id: &str,
+        view: TaskView,
+    ) -> Result<Option<TaskRecord>, StoreError>;
+
+    /// Events with `seq > after`, in order, at most `limit`.
+    ///
+    /// After [`release_log`](Self::release_log) a store may have dropped the events of a
+    /// finished task; it then answers a read that starts before its end with **one** event:
+    /// the final `Task` snapshot, under the last sequence number. Readers treat it as the
+    /// rest of the log (it holds every artifact and the final status), so nothing is lost
+    /// but the granularity.
+    async fn events_after(
+        &self,
+        task_id: &str,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// One page of the query's owner's tasks, newest status timestamp first.
+    async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError>;
+
+    /// Delete terminal tasks whose last status change is older than `before`, with their logs
+    /// (and whatever a capability keeps for them: push configs, lanes); returns how many.
+    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError>;
+
+    /// Ids of tasks in any of `states` (used at start-up to end tasks a crash left running).
+    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError>;
+
+    // ----- Optional speed-ups: sound defaults over the required methods -----
 
     /// Store a new task with the first events of its log, as one write; returns the last
     /// sequence number. The outcome is that of [`create_task`](Self::create_task) followed by
@@ -465,16 +448,6 @@ pub trait TaskManager: Send + Sync + 'static {
         Ok(seq)
     }
 
-    /// Append a message to a task's history without logging an event (a client follow-up).
-    async fn add_message(&self, task_id: &str, message: Message) -> Result<(), StoreError>;
-
-    /// Read a task.
-    async fn get_task(
-        &self,
-        task_id: &str,
-        view: TaskView,
-    ) -> Result<Option<TaskRecord>, StoreError>;
-
     /// Append a task's ProtoJSON to `out`, exactly what GetTask returns for `view`; `false`
     /// (and `out` untouched) if there is no such task; after an error `out` may hold part of
     /// it, and is discarded. The caller's buffer may already hold
@@ -500,20 +473,6 @@ pub trait TaskManager: Send + Sync + 'static {
         write_found(out, self.get_task(task_id, view).await?)
     }
 
-    /// Events with `seq > after`, in order, at most `limit`.
-    ///
-    /// After [`release_log`](Self::release_log) a store may have dropped the events of a
-    /// finished task; it then answers a read that starts before its end with **one** event:
-    /// the final `Task` snapshot, under the last sequence number. Readers treat it as the
-    /// rest of the log (it holds every artifact and the final status), so nothing is lost
-    /// but the granularity.
-    async fn events_after(
-        &self,
-        task_id: &str,
-        after: Seq,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, StoreError>;
-
     /// A hint from the runtime: the task is terminal and no live reader (stream, blocking
     /// SendMessage, push worker) is subscribed to it. A reader that comes later (a blocking
     /// SendMessage whose skill finished before it subscribed, a reconnecting stream) gets the
@@ -532,33 +491,7 @@ pub trait TaskManager: Send + Sync + 'static {
         let _ = task_id;
     }
 
-    /// One page of the query's owner's tasks, newest status timestamp first.
-    async fn list_tasks(&self, query: &ListQuery) -> Result<ListTasksResponse, StoreError>;
-
-    /// Store (insert or replace by `id`) a push config; `config.id` and `config.task_id` are set.
-    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError>;
-
-    /// One push config.
-    async fn get_push_config(
-        &self,
-        task_id: &str,
-        id: &str,
-    ) -> Result<Option<TaskPushNotificationConfig>, StoreError>;
-
-    /// All push configs of a task, in creation order.
-    async fn list_push_configs(
-        &self,
-        task_id: &str,
-    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError>;
-
-    /// Delete a push config; `Ok(false)` when there was none.
-    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError>;
-
-    /// Delete terminal tasks whose last status change is older than `before`; returns how many.
-    async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError>;
-
-    /// Ids of tasks in any of `states` (used at start-up to end tasks a crash left running).
-    async fn task_ids_in_states(&self, states: &[TaskState]) -> Result<Vec<String>, StoreError>;
+    // ----- What the store is -----
 
     /// Whether the tasks outlive the process (a file or a server, not memory). A graceful
     /// shutdown then leaves tasks waiting for input as they are, for the next process to
@@ -567,48 +500,30 @@ pub trait TaskManager: Send + Sync + 'static {
         false
     }
 
-    /// Whether other processes write to the same tasks (replicas on one database). Start-up
-    /// recovery then leaves tasks in progress alone: they may be running elsewhere.
-    fn is_shared(&self) -> bool {
-        false
-    }
+    // ----- Capabilities: `None` unless the store has them -----
 
-    /// For a [shared](Self::is_shared) store: the changes other processes make, as they
-    /// happen. The runtime rings its readers' doorbells with them (readers then read the log)
-    /// and stops a local skill whose task another process ended (a CancelTask that reached
-    /// another replica). Called once per service; `None` (the default) when only this process
-    /// writes.
-    fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
+    /// The [`PushConfigStore`] capability: the store keeps push notification configs.
+    /// `None` (the default): the agent does not support push notifications (its card says so
+    /// and the push-config operations answer PushNotificationNotSupportedError); asking for
+    /// them anyway (`AgentServiceBuilder::push_notifications(true)`, push delivery) is an error
+    /// from `AgentServiceBuilder::build`. A store that has it returns `Some(self)`.
+    fn push_configs(&self) -> Option<&dyn PushConfigStore> {
         None
     }
 
-    /// For a [shared](Self::is_shared) store: decide where the user's reply to an
-    /// INPUT_REQUIRED or AUTH_REQUIRED task continues. If another live process holds the task
-    /// (its skill waits in `ask` there), append `message` to the history and tell that
-    /// process ([`ReplyRoute::HandedOver`]); otherwise this process becomes the holder and
-    /// nothing is written ([`ReplyRoute::Here`]). Decided under the task's lock, so among
-    /// replies arriving at several processes at once exactly one continues the task. The
-    /// default (one process) is `Here`.
-    async fn route_reply(
-        &self,
-        task_id: &str,
-        message: &Message,
-    ) -> Result<ReplyRoute, StoreError> {
-        let _ = (task_id, message);
-        Ok(ReplyRoute::Here)
-    }
-
-    /// For a [shared](Self::is_shared) store: this process no longer runs or holds the
-    /// task's skill (its run ended without ending the task, or the process is stopping), so
-    /// another process may continue it. The default does nothing.
-    async fn release(&self, task_id: &str) -> Result<(), StoreError> {
-        let _ = task_id;
-        Ok(())
-    }
-
-    /// The durable push outbox, if this store keeps one; `None` (the default): the push
-    /// dispatcher tracks deliveries in memory.
+    /// The [`PushOutbox`] capability: delivery progress kept in the store, so deliveries
+    /// survive a restart and replicas share them. `None` (the default): the push dispatcher
+    /// tracks deliveries in memory. A store that has it has [push configs](Self::push_configs)
+    /// too.
     fn push_outbox(&self) -> Option<&dyn PushOutbox> {
+        None
+    }
+
+    /// The [`ClusterStore`] capability: other processes write the same tasks (replicas on one
+    /// database), and the store coordinates them. `None` (the default): this process is the
+    /// only one, so start-up recovery ends the tasks a crash left running, and replies are
+    /// continued where they arrive.
+    fn cluster(&self) -> Option<&dyn ClusterStore> {
         None
     }
 }
@@ -625,187 +540,4 @@ pub(crate) fn write_found(
             .map_err(|e| StoreError::Backend(format!("could not serialize a task: {e}"))),
         None => Ok(false),
     }
-}
-
-/// The task a push config belongs to (set by the server before a store sees the config).
-pub(crate) fn config_task_id(config: &TaskPushNotificationConfig) -> Result<String, StoreError> {
-    config
-        .task_id
-        .clone()
-        .ok_or_else(|| StoreError::InvalidEvent("push config without taskId".into()))
-}
-
-/// One ListTasks page from what a keyset query read: at most one task more than a page, newest
-/// first, each with its status timestamp (the extra one only says another page follows).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn keyset_page(
-    rows: Vec<(i64, Task)>,
-    page_size: usize,
-    total: usize,
-) -> ListTasksResponse {
-    let has_more = rows.len() > page_size;
-    let mut tasks = Vec::with_capacity(rows.len().min(page_size));
-    let mut last_key = None;
-    for (ts, task) in rows.into_iter().take(page_size) {
-        last_key = Some((ts, task.id.clone()));
-        tasks.push(task);
-    }
-    let next_page_token = match (has_more, last_key) {
-        (true, Some((ts, id))) => encode_cursor(ts, &id),
-        _ => String::new(),
-    };
-    ListTasksResponse {
-        tasks,
-        next_page_token,
-        page_size: page_size as i32,
-        total_size: total as i32,
-    }
-}
-
-/// Build the opaque keyset cursor shared by the kit's stores: (status timestamp, task id).
-pub(crate) fn encode_cursor(ts_millis: i64, task_id: &str) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ts_millis}:{task_id}"))
-}
-
-/// Parse a cursor made by [`encode_cursor`].
-pub(crate) fn decode_cursor(token: &str) -> Result<(i64, String), StoreError> {
-    use base64::Engine;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| StoreError::InvalidPageToken)?;
-    let s = String::from_utf8(raw).map_err(|_| StoreError::InvalidPageToken)?;
-    let (ts, id) = s.split_once(':').ok_or(StoreError::InvalidPageToken)?;
-    let ts = ts.parse().map_err(|_| StoreError::InvalidPageToken)?;
-    Ok((ts, id.to_string()))
-}
-
-/// A new task as its first `events` leave it, checked as
-/// [`create_task_with_events`](TaskManager::create_task_with_events) must: a state a task may
-/// start in, then each event as [`apply_event`] allows it.
-pub(crate) fn task_after(task: &Task, events: &[StreamResponse]) -> Result<Task, StoreError> {
-    crate::task::TaskStateMachine::check_initial(task.status.state)?;
-    let mut last = task.clone();
-    for event in events {
-        apply_event(&mut last, event)?;
-    }
-    Ok(last)
-}
-
-/// Apply a status or artifact event to a task in place: the shared semantics of every store.
-///
-/// Every check runs before the first change, so on `Err` the task is untouched and stores may
-/// apply events to their stored task directly.
-pub fn apply_event(task: &mut Task, event: &StreamResponse) -> Result<(), StoreError> {
-    match event {
-        StreamResponse::StatusUpdate(u) => {
-            check_status_update(task, u)?;
-            if let Some(m) = &u.status.message {
-                task.history.push(m.clone());
-            }
-            task.status = u.status.clone();
-            merge_metadata(&mut task.metadata, u.metadata.as_ref());
-            Ok(())
-        }
-        StreamResponse::ArtifactUpdate(u) => {
-            check_artifact_update(task, u)?;
-            let incoming = &u.artifact;
-            let existing = task
-                .artifacts
-                .iter_mut()
-                .find(|a| a.artifact_id == incoming.artifact_id);
-            match (existing, u.append) {
-                (Some(a), true) => {
-                    a.parts.extend(
-                        incoming
-                            .parts
-                            .iter()
-                            .filter(|p| !is_closing_part(p))
-                            .cloned(),
-                    );
-                    if incoming.metadata.is_some() {
-                        a.metadata.clone_from(&incoming.metadata);
-                    }
-                }
-                (Some(a), false) => *a = incoming.clone(),
-                (None, _) => {
-                    let mut a = incoming.clone();
-                    a.parts.retain(|p| !is_closing_part(p));
-                    task.artifacts.push(a);
-                }
-            }
-            Ok(())
-        }
-        StreamResponse::Task(_) | StreamResponse::Message(_) => Err(not_appendable()),
-    }
-}
-
-/// A status update's metadata, merged into its task's (key by key, the update's value
-/// winning): how a skill records facts on its task as it runs (token usage, the remote tasks
-/// it delegated to). Every store applies it the same way.
-pub(crate) fn merge_metadata(
-    task: &mut Option<crate::protocol::Metadata>,
-    update: Option<&crate::protocol::Metadata>,
-) {
-    let Some(update) = update.filter(|u| !u.is_empty()) else {
-        return;
-    };
-    let task = task.get_or_insert_with(Default::default);
-    for (k, v) in update {
-        task.insert(k.clone(), v.clone());
-    }
-}
-
-/// An event names the task it is applied to.
-fn same_task(kind: &str, event_task_id: &str, task: &Task) -> Result<(), StoreError> {
-    if event_task_id == task.id {
-        return Ok(());
-    }
-    Err(StoreError::InvalidEvent(format!(
-        "{kind} update for task {event_task_id} applied to task {}",
-        task.id
-    )))
-}
-
-/// The checks [`apply_event`] makes before a status update changes anything.
-pub(crate) fn check_status_update(
-    task: &Task,
-    u: &crate::protocol::TaskStatusUpdateEvent,
-) -> Result<(), StoreError> {
-    same_task("status", &u.task_id, task)?;
-    crate::task::TaskStateMachine::check(task.status.state, u.status.state)?;
-    Ok(())
-}
-
-/// The checks [`apply_event`] makes before an artifact update changes anything.
-pub(crate) fn check_artifact_update(
-    task: &Task,
-    u: &crate::protocol::TaskArtifactUpdateEvent,
-) -> Result<(), StoreError> {
-    same_task("artifact", &u.task_id, task)?;
-    check_takes_artifacts(&task.id, task.status.state)
-}
-
-/// A task in `state` takes artifacts unless it has ended.
-pub(crate) fn check_takes_artifacts(task_id: &str, state: TaskState) -> Result<(), StoreError> {
-    if state.is_terminal() {
-        return Err(StoreError::InvalidEvent(format!(
-            "task {task_id} is {} and cannot take more artifacts",
-            state.as_str()
-        )));
-    }
-    Ok(())
-}
-
-/// The refusal of an event that is neither a status nor an artifact update.
-pub(crate) fn not_appendable() -> StoreError {
-    StoreError::InvalidEvent("only status and artifact updates can be appended to a task".into())
-}
-
-/// The empty text part that closes a streamed artifact (see `ArtifactWriter::finish`); stores
-/// drop it from the assembled artifact since it carries no content.
-pub(crate) fn is_closing_part(p: &crate::protocol::Part) -> bool {
-    matches!(&p.content, crate::protocol::PartContent::Text(t) if t.is_empty())
-        && p.metadata.is_none()
-        && p.filename.is_none()
 }

@@ -5,11 +5,11 @@
 //! lock, when the process dies), else when its lease runs out. Push claims are renewed with the
 //! leases.
 //!
-//! A reply handed to a replica whose skill waits in `ask` ([`TaskManager::route_reply`]) is
+//! A reply handed to a replica whose skill waits in `ask` ([`ClusterStore::route_reply`]) is
 //! marked (`reply_after`) until that replica takes it; if the replica dies first, a survivor
 //! takes the question over and continues the reply itself, exactly once (under the row lock).
 //!
-//! [`TaskManager::route_reply`]: crate::store::TaskManager::route_reply
+//! [`ClusterStore::route_reply`]: crate::store::ClusterStore::route_reply
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};

@@ -9,25 +9,23 @@ use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::stream::BoxStream;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection, PgConnection, Row};
 use tokio::sync::mpsc;
 
 mod changes;
+mod cluster;
 mod lease;
 mod migrations;
 mod outbox;
+mod push_configs;
 mod writer;
 
 use super::{
-    EventRecord, ListQuery, Owner, ReplyRoute, Seq, StoreChange, StoreError, TaskManager,
-    TaskRecord, TaskView, config_task_id, decode_cursor, keyset_page, task_after,
+    ClusterStore, EventRecord, ListQuery, Owner, PushConfigStore, PushOutbox, Seq, StoreChange,
+    StoreError, TaskManager, TaskRecord, TaskView, decode_cursor, keyset_page, task_after,
 };
-use crate::protocol::{
-    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
-    Timestamp,
-};
+use crate::protocol::{ListTasksResponse, Message, StreamResponse, Task, TaskState, Timestamp};
 
 /// How a [`PostgresTaskManager`] connects.
 ///
@@ -124,14 +122,14 @@ impl PostgresOptions {
 ///   writes after it, and one refused write never fails another of its batch. Other
 ///   operations are a transaction each. Server-made ids are UUIDv7, so new rows land at the
 ///   right edge of each index.
-/// * **Push outbox** ([`PushOutbox`](crate::store::PushOutbox)): a lane per push config
+/// * **Push outbox** ([`PushOutbox`]): a lane per push config
 ///   (its progress through the task's log) and a claim per task (which replica delivers it,
 ///   renewed with the leases), so each event reaches each webhook from one replica and a
 ///   survivor continues a dead replica's deliveries.
 /// * **Other replicas' events**: each append notifies the channel `a2a_<schema>` with the
 ///   task id, sequence number and state (`NOTIFY`, delivered at commit). Each store listens
 ///   on its own connection and hands other processes' changes to the runtime
-///   ([`TaskManager::changes`]), which rings its readers' doorbells; readers then read the log,
+///   ([`ClusterStore::changes`]), which rings its readers' doorbells; readers then read the log,
 ///   which stays the truth. When the listening connection drops and comes back, readers are
 ///   told to read their logs again, so nothing is missed.
 /// * **Leases** (`owner`, `lease_until`): a replica that writes a task's status holds a lease
@@ -147,7 +145,7 @@ impl PostgresOptions {
 ///   replica to continue. A store trusts a free lock only once its own liveness session has
 ///   been up for a second (after a database restart every replica takes its lock again).
 ///   This replaces start-up recovery, which a shared store skips.
-/// * **Replies** ([`TaskManager::route_reply`]): a reply to a task whose skill waits in `ask`
+/// * **Replies** ([`ClusterStore::route_reply`]): a reply to a task whose skill waits in `ask`
 ///   on a live replica is added to its history, marked (`reply_after`) and handed to that
 ///   replica, which takes it under the row's lock before resuming its skill. A reply to a
 ///   dead replica's question is continued where it arrives; a marked reply whose replica died
@@ -167,7 +165,7 @@ struct Inner {
     writer: writer::Writer,
     /// Since when (Unix ms) this replica's liveness session is up; 0 while it is down.
     live_since: AtomicI64,
-    /// The runtimes following this store ([`TaskManager::changes`]): replies this replica
+    /// The runtimes following this store ([`ClusterStore::changes`]): replies this replica
     /// takes over from a dead one are handed to them directly.
     followers: std::sync::Mutex<Vec<mpsc::UnboundedSender<StoreChange>>>,
 }
@@ -181,23 +179,6 @@ enum Lease<'a> {
     Take { owner: &'a str, until: i64 },
     /// Nobody runs the task any more (it ended).
     Release,
-}
-
-impl Inner {
-    /// Whether a runtime follows this store's changes (and so can continue a reply).
-    fn has_followers(&self) -> bool {
-        let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
-        followers.retain(|f| !f.is_closed());
-        !followers.is_empty()
-    }
-
-    /// Hand a change to the runtimes following this store, in this process.
-    fn tell_followers(&self, change: StoreChange) {
-        let followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
-        for f in followers.iter() {
-            let _ = f.send(change.clone());
-        }
-    }
 }
 
 fn now_millis() -> i64 {
@@ -730,105 +711,6 @@ impl TaskManager for PostgresTaskManager {
         Ok(keyset_page(page, q.page_size, total as usize))
     }
 
-    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let task_id = config_task_id(&config)?;
-        let body = to_json(&config)?;
-        let mut tx = self.begin().await?;
-        // The task's row lock orders concurrent puts of one config id.
-        lock_task(&mut tx, &task_id).await?;
-        let updated = sqlx::query(
-            "UPDATE push_configs SET config = $3 WHERE task_id = $1 AND config_id IS NOT DISTINCT FROM $2",
-        )
-        .bind(&task_id)
-        .bind(config.id.as_deref())
-        .bind(&body)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-        if updated.rows_affected() == 0 {
-            sqlx::query(
-                "INSERT INTO push_configs (task_id, config_id, config) VALUES ($1, $2, $3)",
-            )
-            .bind(&task_id)
-            .bind(config.id.as_deref())
-            .bind(&body)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        }
-        // The config's push lane starts at the task's last event (kept when a config is
-        // replaced: its deliveries so far stay counted).
-        sqlx::query(
-            "INSERT INTO push_lanes (task_id, config_id, cursor) \
-             SELECT id, $2, last_seq FROM tasks WHERE id = $1 ON CONFLICT DO NOTHING",
-        )
-        .bind(&task_id)
-        .bind(config.id.as_deref().unwrap_or_default())
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-        tx.commit().await.map_err(db)
-    }
-
-    async fn get_push_config(
-        &self,
-        task_id: &str,
-        id: &str,
-    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
-        let row = sqlx::query(
-            "SELECT config FROM push_configs WHERE task_id = $1 AND config_id = $2 ORDER BY pos LIMIT 1",
-        )
-        .bind(task_id)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-        match row {
-            Some(row) => Ok(Some(from_json(row.get::<&str, _>(0))?)),
-            None => {
-                require_task(&mut conn, task_id).await?;
-                Ok(None)
-            }
-        }
-    }
-
-    async fn list_push_configs(
-        &self,
-        task_id: &str,
-    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
-        let rows = sqlx::query("SELECT config FROM push_configs WHERE task_id = $1 ORDER BY pos")
-            .bind(task_id)
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(db)?;
-        if rows.is_empty() {
-            require_task(&mut conn, task_id).await?;
-        }
-        rows.iter()
-            .map(|row| from_json(row.get::<&str, _>(0)))
-            .collect()
-    }
-
-    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
-        let mut conn = self.inner.cx.pool.acquire().await.map_err(db)?;
-        let deleted = sqlx::query(
-            "WITH lane AS (DELETE FROM push_lanes WHERE task_id = $1 AND config_id = $2) \
-             DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
-        )
-        .bind(task_id)
-        .bind(id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db)?
-        .rows_affected();
-        if deleted == 0 {
-            require_task(&mut conn, task_id).await?;
-        }
-        Ok(deleted > 0)
-    }
-
     async fn purge_terminal_before(&self, before: Timestamp) -> Result<usize, StoreError> {
         self.inner.cx.finished.clear();
         let cutoff = before.0.timestamp_millis();
@@ -871,93 +753,16 @@ impl TaskManager for PostgresTaskManager {
         true
     }
 
-    fn is_shared(&self) -> bool {
-        true
-    }
-
-    fn push_outbox(&self) -> Option<&dyn crate::store::PushOutbox> {
+    fn push_configs(&self) -> Option<&dyn PushConfigStore> {
         Some(self)
     }
 
-    async fn route_reply(
-        &self,
-        task_id: &str,
-        message: &Message,
-    ) -> Result<ReplyRoute, StoreError> {
-        let me = &self.inner.cx.instance;
-        let mut tx = self.begin().await?;
-        let mut locked = lock_row(&mut tx, task_id)
-            .await?
-            .ok_or_else(|| StoreError::TaskNotFound(task_id.to_string()))?;
-        let holder = locked.holder.clone().unwrap_or_default();
-        // A holder whose lease still runs may have died: then this replica takes the
-        // question over rather than handing the reply to nobody.
-        if locked.held_by_other(me)
-            && locked.task.status.state.is_interrupted()
-            && !lease::is_dead(&self.inner, &mut tx, &holder).await?
-        {
-            locked.task.history.push(message.clone());
-            update_task(&mut tx, &locked.task, locked.last_seq, Lease::Keep).await?;
-            // Marked until the holder takes it: if it dies first, a survivor continues it.
-            sqlx::query("UPDATE tasks SET reply_after = last_seq WHERE id = $1")
-                .bind(task_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db)?;
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(&self.inner.cx.channel)
-                .bind(changes::reply_payload(&holder, task_id))
-                .execute(&mut *tx)
-                .await
-                .map_err(db)?;
-            tx.commit().await.map_err(db)?;
-            return Ok(ReplyRoute::HandedOver);
-        }
-        sqlx::query(
-            "UPDATE tasks SET owner = $2, lease_until = $3, reply_after = NULL WHERE id = $1",
-        )
-        .bind(task_id)
-        .bind(me)
-        .bind(self.inner.cx.lease_until())
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-        tx.commit().await.map_err(db)?;
-        Ok(ReplyRoute::Here)
+    fn push_outbox(&self) -> Option<&dyn PushOutbox> {
+        Some(self)
     }
 
-    async fn release(&self, task_id: &str) -> Result<(), StoreError> {
-        // A reply handed to this replica and not taken stays with it, its lease run out, for
-        // a survivor to continue (`lease::reap`).
-        sqlx::query(
-            "UPDATE tasks SET \
-             owner = CASE WHEN reply_after = last_seq THEN owner ELSE NULL END, \
-             lease_until = CASE WHEN reply_after = last_seq THEN 0 ELSE NULL END \
-             WHERE id = $1 AND owner = $2",
-        )
-        .bind(task_id)
-        .bind(&self.inner.cx.instance)
-        .execute(&self.inner.cx.pool)
-        .await
-        .map_err(db)?;
-        Ok(())
-    }
-
-    fn changes(&self) -> Option<BoxStream<'static, StoreChange>> {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        self.inner
-            .followers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(tx);
-        let heard = changes::listen(
-            self.inner.cx.pool.clone(),
-            self.inner.cx.channel.clone(),
-            self.inner.cx.instance.clone(),
-            self.inner.cx.lease_ms,
-        );
-        let local = futures::stream::poll_fn(move |cx| rx.poll_recv(cx));
-        Some(Box::pin(futures::stream::select(heard, local)))
+    fn cluster(&self) -> Option<&dyn ClusterStore> {
+        Some(self)
     }
 }
 

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 mod connection;
 mod outbox;
 mod process_lock;
+mod push_configs;
 mod rows;
 
 use connection::*;
@@ -19,13 +20,10 @@ use rows::*;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    EventRecord, ListQuery, Owner, Seq, StoreError, TaskManager, TaskRecord, TaskView,
-    config_task_id, decode_cursor, keyset_page,
+    EventRecord, ListQuery, Owner, PushConfigStore, PushOutbox, Seq, StoreError, TaskManager,
+    TaskRecord, TaskView, decode_cursor, keyset_page,
 };
-use crate::protocol::{
-    ListTasksResponse, Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
-    Timestamp,
-};
+use crate::protocol::{ListTasksResponse, Message, StreamResponse, Task, TaskState, Timestamp};
 
 /// A durable [`TaskManager`] on one SQLite file (cargo feature `sqlite`).
 ///
@@ -438,18 +436,6 @@ impl SqliteTaskManager {
 
 #[async_trait]
 impl TaskManager for SqliteTaskManager {
-    fn push_outbox(&self) -> Option<&dyn crate::store::PushOutbox> {
-        // A file outlives the process: its lanes let a restart finish what was pending.
-        self.inner
-            .path
-            .is_some()
-            .then_some(self as &dyn crate::store::PushOutbox)
-    }
-
-    fn is_durable(&self) -> bool {
-        self.inner.path.is_some()
-    }
-
     async fn create_task(
         &self,
         task: Task,
@@ -674,105 +660,6 @@ impl TaskManager for SqliteTaskManager {
         .await
     }
 
-    async fn put_push_config(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let task_id = config_task_id(&config)?;
-        self.write(move |tx| {
-            require_task(tx, &task_id)?;
-            let body = to_json(&config)?;
-            let existing: Option<i64> = tx
-                .prepare_cached("SELECT pos FROM push_configs WHERE task_id = ?1 AND config_id IS ?2 ORDER BY pos LIMIT 1")
-                .db()?
-                .query_row(params![task_id, config.id], |r| r.get(0))
-                .optional()
-                .db()?;
-            match existing {
-                Some(pos) => {
-                    tx.prepare_cached("UPDATE push_configs SET url = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
-                        .db()?
-                        .execute(params![task_id, pos, config.url, body])
-                        .db()?;
-                }
-                None => {
-                    tx.prepare_cached(
-                        "INSERT INTO push_configs (task_id, pos, config_id, url, body) VALUES \
-                         (?1, (SELECT COALESCE(MAX(pos) + 1, 0) FROM push_configs WHERE task_id = ?1), ?2, ?3, ?4)",
-                    )
-                    .db()?
-                    .execute(params![task_id, config.id, config.url, body])
-                    .db()?;
-                }
-            }
-            // The config's push lane starts at the task's last event (kept when a config is
-            // replaced).
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO push_lanes (task_id, config_id, cursor) \
-                 SELECT id, ?2, last_seq FROM tasks WHERE id = ?1",
-            )
-            .db()?
-            .execute(params![task_id, config.id.as_deref().unwrap_or_default()])
-            .db()?;
-            Ok(())
-        })
-        .await
-    }
-
-    async fn get_push_config(
-        &self,
-        task_id: &str,
-        id: &str,
-    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        let (task_id, id) = (task_id.to_string(), id.to_string());
-        self.read(move |tx| {
-            require_task(tx, &task_id)?;
-            let body: Option<String> = tx
-                .prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 AND config_id = ?2 ORDER BY pos LIMIT 1")
-                .db()?
-                .query_row(params![task_id, id], |r| r.get(0))
-                .optional()
-                .db()?;
-            body.as_deref().map(from_json).transpose()
-        })
-        .await
-    }
-
-    async fn list_push_configs(
-        &self,
-        task_id: &str,
-    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        let task_id = task_id.to_string();
-        self.read(move |tx| {
-            require_task(tx, &task_id)?;
-            let mut stmt = tx
-                .prepare_cached("SELECT body FROM push_configs WHERE task_id = ?1 ORDER BY pos")
-                .db()?;
-            let rows = stmt.query_map([&task_id], |r| r.get::<_, String>(0)).db()?;
-            let mut out = Vec::new();
-            for body in rows {
-                out.push(from_json(&body.db()?)?);
-            }
-            Ok(out)
-        })
-        .await
-    }
-
-    async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
-        let (task_id, id) = (task_id.to_string(), id.to_string());
-        self.write(move |tx| {
-            require_task(tx, &task_id)?;
-            let n = tx
-                .prepare_cached("DELETE FROM push_configs WHERE task_id = ?1 AND config_id = ?2")
-                .db()?
-                .execute(params![task_id, id])
-                .db()?;
-            tx.prepare_cached("DELETE FROM push_lanes WHERE task_id = ?1 AND config_id = ?2")
-                .db()?
-                .execute(params![task_id, id])
-                .db()?;
-            Ok(n > 0)
-        })
-        .await
-    }
-
     async fn write_task_json(
         &self,
         task_id: &str,
@@ -859,5 +746,18 @@ impl TaskManager for SqliteTaskManager {
             Ok(out)
         })
         .await
+    }
+
+    fn is_durable(&self) -> bool {
+        self.inner.path.is_some()
+    }
+
+    fn push_configs(&self) -> Option<&dyn PushConfigStore> {
+        Some(self)
+    }
+
+    fn push_outbox(&self) -> Option<&dyn PushOutbox> {
+        // A file outlives the process: its lanes let a restart finish what was pending.
+        self.inner.path.is_some().then_some(self as &dyn PushOutbox)
     }
 }
