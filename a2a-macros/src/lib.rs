@@ -122,7 +122,7 @@ use syn::Item;
 ///     async fn hotel(&self, Text(city): Text) -> String { format!("hotel in {city}") }
 /// }
 ///
-/// let service = AgentService::builder(Travel).skills(Travel::hotels()).build()?;
+/// let service = AgentService::builder_with(Travel, Travel::hotels()).build()?;
 /// let ids: Vec<_> = service.card().skills.iter().map(|s| s.id.as_str()).collect();
 /// assert_eq!(ids, ["flight", "hotel"]);
 /// ```

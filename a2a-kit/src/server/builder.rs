@@ -1,6 +1,5 @@
 //! [`AgentServiceBuilder`]: the one way to configure an agent, checked when it is built.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use super::card::{CardJson, PER_REQUEST_URL};
@@ -9,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::protocol::{AgentCard, AgentExtension, SecurityRequirement, SecurityScheme, StringList};
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
-use crate::skill::{BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillSet, SkillTable};
+use crate::skill::{BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillTable};
 use crate::store::{InMemoryTaskManager, TaskManager};
 
 /// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
@@ -57,16 +56,6 @@ pub enum BuildError {
     /// The message names both blocks.
     #[error("{0}")]
     Skills(String),
-    /// A skill set of another agent type was added.
-    #[error(
-        "skills: a skill set of `{set}` cannot be added to an agent of type `{agent}` (a skill set belongs to the type whose impl block declares it; build from the agent's own type, not `builder_arc`)"
-    )]
-    SkillSetType {
-        /// The skill set's agent type.
-        set: &'static str,
-        /// The service's agent type.
-        agent: &'static str,
-    },
     /// The card cannot be serialized (a card edit put something unserializable in it).
     #[error("the agent card cannot be serialized: {0}")]
     Card(String),
@@ -109,10 +98,8 @@ type ObserverFactory = Box<dyn FnOnce(&Arc<dyn TaskManager>) -> Arc<dyn EventObs
 pub struct AgentServiceBuilder {
     agent: DynAgent,
     /// The agent as its own type, for skill sets.
-    typed_agent: Option<Arc<dyn Any + Send + Sync>>,
     type_name: &'static str,
     skill_sets: Vec<BoundBlock>,
-    skill_set_error: Option<BuildError>,
     public_url: Option<String>,
     store: Option<Arc<dyn TaskManager>>,
     execution: ExecutionConfig,
@@ -137,17 +124,11 @@ pub struct AgentServiceBuilder {
 }
 
 impl AgentServiceBuilder {
-    pub(super) fn new(
-        agent: DynAgent,
-        typed_agent: Option<Arc<dyn Any + Send + Sync>>,
-        type_name: &'static str,
-    ) -> Self {
+    pub(super) fn new(agent: DynAgent, type_name: &'static str) -> Self {
         AgentServiceBuilder {
             agent,
-            typed_agent,
             type_name,
             skill_sets: Vec::new(),
-            skill_set_error: None,
             public_url: None,
             store: None,
             execution: ExecutionConfig::default(),
@@ -172,20 +153,12 @@ impl AgentServiceBuilder {
         }
     }
 
-    /// Add the skills of `set` (`#[a2a_agent(skill_set = name)]` blocks of the agent's type,
-    /// `Type::name()`) to the agent's own. A skill id or `default` that two blocks declare is
-    /// an error from [`build`](Self::build) naming both.
-    pub fn skills<A: Send + Sync + 'static>(mut self, set: SkillSet<A>) -> Self {
-        match self.typed_agent.clone().map(|a| a.downcast::<A>()) {
-            Some(Ok(agent)) => self.skill_sets.extend(set.bind(agent)),
-            _ => {
-                self.skill_set_error
-                    .get_or_insert(BuildError::SkillSetType {
-                        set: std::any::type_name::<A>(),
-                        agent: self.type_name,
-                    });
-            }
-        }
+    /// Add bound skill blocks (from [`AgentService::builder_with`](super::AgentService::builder_with)).
+    pub(super) fn with_skill_blocks(
+        mut self,
+        blocks: impl IntoIterator<Item = BoundBlock>,
+    ) -> Self {
+        self.skill_sets.extend(blocks);
         self
     }
 
@@ -388,9 +361,6 @@ impl AgentServiceBuilder {
         }
         if self.execution.max_running_skills == 0 {
             return Err(BuildError::ZeroRunningSkills);
-        }
-        if let Some(e) = self.skill_set_error {
-            return Err(e);
         }
         if let Some(q) = &self.caller_quota {
             if self.authenticator.is_none() {

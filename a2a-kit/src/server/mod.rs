@@ -100,14 +100,30 @@ impl AgentService {
 
     /// Start configuring a service for a shared agent.
     pub fn builder_shared<A: Agent>(agent: Arc<A>) -> AgentServiceBuilder {
-        AgentServiceBuilder::new(agent.clone(), Some(agent), std::any::type_name::<A>())
+        AgentServiceBuilder::new(agent, std::any::type_name::<A>())
+    }
+
+    /// Start configuring a service for `agent` (or an `Arc` of it) with its skill sets
+    /// (`#[a2a_agent(skill_set = name)]` blocks, `Type::name()`, joined with `+`) beside its
+    /// own skills. A set belongs to the type whose impl block declares it: another type's set
+    /// does not compile. A skill id or `default` that two blocks declare is an error from
+    /// [`build`](AgentServiceBuilder::build) naming both.
+    ///
+    /// ```ignore
+    /// let service = AgentService::builder_with(Travel, Travel::hotels() + Travel::cars()).build()?;
+    /// ```
+    pub fn builder_with<A: Agent>(
+        agent: impl Into<Arc<A>>,
+        skills: crate::skill::SkillSet<A>,
+    ) -> AgentServiceBuilder {
+        let agent = agent.into();
+        Self::builder_shared(agent.clone()).with_skill_blocks(skills.bind(agent))
     }
 
     /// Start configuring a service for an agent behind a trait object. Skill sets need the
-    /// agent's type: add them through [`builder`](Self::builder) or
-    /// [`builder_shared`](Self::builder_shared).
+    /// agent's type: add them through [`builder_with`](Self::builder_with).
     pub fn builder_arc(agent: Arc<dyn Agent>) -> AgentServiceBuilder {
-        AgentServiceBuilder::new(agent, None, "dyn Agent")
+        AgentServiceBuilder::new(agent, "dyn Agent")
     }
 
     /// The public agent card. Built without a public URL, its URLs start with

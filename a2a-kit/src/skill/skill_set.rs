@@ -27,7 +27,7 @@
 //! }
 //! # struct Travel;
 //!
-//! let service = AgentService::builder(Travel).skills(Travel::hotels()).build()?;
+//! let service = AgentService::builder_with(Travel, Travel::hotels()).build()?;
 //! let ids: Vec<&str> = service.card().skills.iter().map(|s| s.id.as_str()).collect();
 //! assert_eq!(ids, ["flight", "hotel"]);
 //! # Ok::<(), a2a_kit::server::BuildError>(())
