@@ -97,8 +97,7 @@ fn registry_lists_every_agent() {
         card.skills.iter().map(|s| s.id.clone()).collect()
     };
     assert_eq!(ids(&travel.card(url)), ["flight"]);
-    let service = AgentService::builder(Travel)
-        .skills(Travel::hotels())
+    let service = AgentService::builder_with(Travel, Travel::hotels())
         .build()
         .unwrap();
     assert_eq!(ids(service.card()), ["flight", "book-hotel"]);
