@@ -62,7 +62,11 @@ async fn tasks_are_scoped_by_the_contexts_caller() {
     assert_eq!(t.status.state, TaskState::Completed);
     assert_eq!(svc.get_task(&alice, get(&t.id)).await.unwrap().id, t.id);
     let err = svc.get_task(&bob, get(&t.id)).await.unwrap_err();
-    assert_eq!(err.code(), -32001, "another caller's task is not found: {err}");
+    assert_eq!(
+        err.code(),
+        -32001,
+        "another caller's task is not found: {err}"
+    );
     let err = svc
         .get_task(&RequestContext::new(), get(&t.id))
         .await
@@ -131,7 +135,11 @@ async fn a_blocking_send_answers_at_the_deadline_and_the_task_goes_on() {
     let started = std::time::Instant::now();
     let t = task(svc.send_message(&cx, send("1500", None)).await.unwrap());
     let waited = started.elapsed();
-    assert_eq!(t.status.state, TaskState::Working, "answered before the end");
+    assert_eq!(
+        t.status.state,
+        TaskState::Working,
+        "answered before the end"
+    );
     assert!(
         waited < Duration::from_millis(1400),
         "answered at the deadline, not when the skill ended: {waited:?}"
