@@ -126,53 +126,64 @@ fn parse_args(attr: TokenStream, errors: &mut Errors) -> AgentArgs {
                  `Type::name()`, added with `AgentService::builder_with(agent, Type::name())`",
                 );
             }
-            "provider" => {
-                if let Some(entries) = e.nested(&PROVIDER_KEYS, errors) {
-                    let mut org = None;
-                    let mut url = None;
-                    for p in &entries {
-                        match p.key.as_str() {
-                            "organization" => org = p.string(errors),
-                            _ => url = p.string(errors),
-                        }
-                    }
-                    let missing: Vec<&str> =
-                        [("organization", org.is_none()), ("url", url.is_none())]
-                            .into_iter()
-                            .filter_map(|(k, m)| m.then_some(k))
-                            .collect();
-                    match (org, url) {
-                        (Some(o), Some(u)) => a.provider = Some((o, u)),
-                        _ if entries.len() < 2 => errors.spanned(
-                            &e.meta,
-                            format!(
-                                "A2A's AgentProvider needs both `organization` and `url`: missing {}",
-                                missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and ")
-                            ),
-                        ),
-                        _ => {}
-                    }
-                }
-            }
+            "provider" => a.provider = provider(e, errors),
             _ => unreachable!("key list and match agree"),
         }
     }
     if a.set_form {
-        for e in entries
-            .iter()
-            .filter(|e| e.key != "skill_set" && e.key != "extend")
-        {
-            errors.spanned(
-                e.meta.path(),
-                format!(
-                    "`{}` does not go on an `#[a2a_agent(skill_set = ..)]` block, which only \
-                     declares skills: set card fields on the agent's `#[a2a_agent(..)]` block",
-                    e.key
-                ),
-            );
-        }
+        refuse_card_keys(&entries, errors);
     }
     a
+}
+
+/// `provider(organization = .., url = ..)`: both, as A2A's AgentProvider needs.
+fn provider(e: &crate::args::Entry, errors: &mut Errors) -> Option<(StrValue, StrValue)> {
+    let entries = e.nested(&PROVIDER_KEYS, errors)?;
+    let mut org = None;
+    let mut url = None;
+    for p in &entries {
+        match p.key.as_str() {
+            "organization" => org = p.string(errors),
+            _ => url = p.string(errors),
+        }
+    }
+    let missing: Vec<&str> = [("organization", org.is_none()), ("url", url.is_none())]
+        .into_iter()
+        .filter_map(|(k, m)| m.then_some(k))
+        .collect();
+    match (org, url) {
+        (Some(o), Some(u)) => return Some((o, u)),
+        _ if entries.len() < 2 => errors.spanned(
+            &e.meta,
+            format!(
+                "A2A's AgentProvider needs both `organization` and `url`: missing {}",
+                missing
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        ),
+        _ => {}
+    }
+    None
+}
+
+/// A skill-set block only declares skills: each card key on it is an error.
+fn refuse_card_keys(entries: &[crate::args::Entry], errors: &mut Errors) {
+    for e in entries
+        .iter()
+        .filter(|e| e.key != "skill_set" && e.key != "extend")
+    {
+        errors.spanned(
+            e.meta.path(),
+            format!(
+                "`{}` does not go on an `#[a2a_agent(skill_set = ..)]` block, which only \
+                 declares skills: set card fields on the agent's `#[a2a_agent(..)]` block",
+                e.key
+            ),
+        );
+    }
 }
 
 /// `skill_set = name`: the name of the function to generate.
@@ -196,39 +207,8 @@ fn skill_set_name(e: &crate::args::Entry, errors: &mut Errors) -> Option<syn::Id
 
 fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> TokenStream {
     let args = parse_args(attr, &mut errors);
-
-    let mut usable = true; // whether fallback items for the type can be emitted
-    if let Some((_, path, _)) = &imp.trait_ {
-        errors.spanned(
-            path,
-            "`#[a2a_agent]` goes on an inherent impl block (`impl MyAgent { ... }`), not on a trait impl",
-        );
-        usable = false;
-    }
-    if !imp.generics.params.is_empty() || imp.generics.where_clause.is_some() {
-        errors.spanned(
-            &imp.generics,
-            "`#[a2a_agent]` does not support generic impl blocks: the agent's card and skills are \
-             static; use a concrete type (e.g. a type alias or a newtype) per agent",
-        );
-        usable = false;
-    }
-
-    // Skills, attributes stripped from the methods.
-    let mut skills: Vec<Skill> = Vec::new();
-    for item in &mut imp.items {
-        match item {
-            ImplItem::Fn(method) => {
-                if let Some(skill) = Skill::take(method, &mut errors) {
-                    skills.push(skill);
-                }
-            }
-            ImplItem::Const(c) => strip_misplaced(&mut c.attrs, &mut errors),
-            ImplItem::Type(t) => strip_misplaced(&mut t.attrs, &mut errors),
-            ImplItem::Macro(m) => strip_misplaced(&mut m.attrs, &mut errors),
-            _ => {}
-        }
-    }
+    let usable = check_block(&imp, &mut errors);
+    let skills = take_skills(&mut imp, &mut errors);
     // A main block without skills is an error without the `inventory` feature (reported
     // through `require_skills!`, which knows the feature); with it, extension blocks may hold
     // them all.
@@ -244,28 +224,7 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             no_skills = true;
         }
     }
-    for (i, s) in skills.iter().enumerate() {
-        if let Some(first) = skills[..i].iter().find(|o| o.id == s.id) {
-            errors.at(
-                s.id_span,
-                format!(
-                    "duplicate skill id `{}` (method `{}` uses it too): set a distinct `#[skill(id = \"...\")]`",
-                    s.id, first.method
-                ),
-            );
-        }
-        if let Some(span) = s.default {
-            if let Some(first) = skills[..i].iter().find(|o| o.default.is_some()) {
-                errors.at(
-                    span,
-                    format!(
-                        "only one skill can be the default, and `{}` already is: remove one `default`",
-                        first.id
-                    ),
-                );
-            }
-        }
-    }
+    check_skill_ids(&skills, &mut errors);
 
     let self_ty = (*imp.self_ty).clone();
     if args.set_form {
@@ -291,7 +250,6 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
              `#[a2a_agent]` or `#[a2a_agent(description = \"...\")]`",
         );
     }
-
     if !errors.is_empty() {
         let errs = errors.to_compile_errors();
         let fallback = if usable { fallback(&self_ty) } else { quote!() };
@@ -304,12 +262,109 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
             #require_skills
         };
     }
+    let description = description.expect("checked above");
 
     let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
+    let (skill_items, skill_infos) = skill_tokens(&skills, &subst);
+    let info = agent_info(args, description, &self_ty, &skill_infos);
+    let arms = skills.iter().map(|s| s.prepare_arm(&quote!(self)));
+    agent_items(&imp, &self_ty, &skill_items, &info, arms, &require_skills)
+}
+
+/// Whether the block is one `#[a2a_agent]` goes on: an inherent impl that is not generic.
+/// When it is not, the errors say why, and no fallback items for the type can be emitted.
+fn check_block(imp: &ItemImpl, errors: &mut Errors) -> bool {
+    let mut usable = true;
+    if let Some((_, path, _)) = &imp.trait_ {
+        errors.spanned(
+            path,
+            "`#[a2a_agent]` goes on an inherent impl block (`impl MyAgent { ... }`), not on a trait impl",
+        );
+        usable = false;
+    }
+    if !imp.generics.params.is_empty() || imp.generics.where_clause.is_some() {
+        errors.spanned(
+            &imp.generics,
+            "`#[a2a_agent]` does not support generic impl blocks: the agent's card and skills are \
+             static; use a concrete type (e.g. a type alias or a newtype) per agent",
+        );
+        usable = false;
+    }
+    usable
+}
+
+/// The block's skills, their attributes stripped from the methods (and misplaced ones from
+/// the other items, with an error each).
+fn take_skills(imp: &mut ItemImpl, errors: &mut Errors) -> Vec<Skill> {
+    let mut skills: Vec<Skill> = Vec::new();
+    for item in &mut imp.items {
+        match item {
+            ImplItem::Fn(method) => {
+                if let Some(skill) = Skill::take(method, errors) {
+                    skills.push(skill);
+                }
+            }
+            ImplItem::Const(c) => strip_misplaced(&mut c.attrs, errors),
+            ImplItem::Type(t) => strip_misplaced(&mut t.attrs, errors),
+            ImplItem::Macro(m) => strip_misplaced(&mut m.attrs, errors),
+            _ => {}
+        }
+    }
+    skills
+}
+
+/// Skill ids are distinct within a block, and one skill at most is the default.
+fn check_skill_ids(skills: &[Skill], errors: &mut Errors) {
+    for (i, s) in skills.iter().enumerate() {
+        if let Some(first) = skills[..i].iter().find(|o| o.id == s.id) {
+            errors.at(
+                s.id_span,
+                format!(
+                    "duplicate skill id `{}` (method `{}` uses it too): set a distinct `#[skill(id = \"...\")]`",
+                    s.id, first.method
+                ),
+            );
+        }
+        if let Some(span) = s.default {
+            if let Some(first) = skills[..i].iter().find(|o| o.default.is_some()) {
+                errors.at(
+                    span,
+                    format!(
+                        "only one skill can be the default, and `{}` already is: remove one `default`",
+                        first.id
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Each skill's nested items and its `SkillInfo { .. }` literal, in order.
+fn skill_tokens(
+    skills: &[Skill],
+    subst: &dyn Fn(TokenStream) -> TokenStream,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut skill_items = Vec::new();
+    let mut skill_infos = Vec::new();
+    for (i, s) in skills.iter().enumerate() {
+        let (items, info) = s.info(i, subst);
+        skill_items.push(items);
+        skill_infos.push(info);
+    }
+    (skill_items, skill_infos)
+}
+
+/// The agent's `AgentInfo { .. }` literal: the card fields of its attribute, defaults filled
+/// in, and its skills.
+fn agent_info(
+    args: AgentArgs,
+    description: StrValue,
+    self_ty: &Type,
+    skill_infos: &[TokenStream],
+) -> TokenStream {
     let name = args
         .name
-        .unwrap_or_else(|| StrValue::lit(&type_name(&self_ty), Span::call_site()));
-    let description = description.expect("checked above");
+        .unwrap_or_else(|| StrValue::lit(&type_name(self_ty), Span::call_site()));
     let version = match args.version {
         Some(v) => quote!(#v),
         None => quote!(::core::env!("CARGO_PKG_VERSION")),
@@ -334,16 +389,34 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
     let output_modes = str_slice(&args.output_modes.unwrap_or_else(default_modes));
     let streaming = args.streaming;
     let push = args.push_notifications;
-
-    let mut skill_items = Vec::new();
-    let mut skill_infos = Vec::new();
-    for (i, s) in skills.iter().enumerate() {
-        let (items, info) = s.info(i, &subst);
-        skill_items.push(items);
-        skill_infos.push(info);
+    quote! {
+        ::a2a_kit::__private::AgentInfo {
+            name: #name,
+            description: #description,
+            version: #version,
+            provider: #provider,
+            documentation_url: #documentation_url,
+            icon_url: #icon_url,
+            default_input_modes: #input_modes,
+            default_output_modes: #output_modes,
+            streaming: #streaming,
+            push_notifications: #push,
+            skills: &[#(#skill_infos),*],
+        }
     }
-    let arms = skills.iter().map(|s| s.prepare_arm(&quote!(self)));
+}
 
+/// The agent's items: the impl block, `agent_card` and `agent_info`, `GeneratedAgent` (the
+/// static `AgentInfo` literal `info`) and `Agent` (dispatching by the skills' `arms`), and
+/// its registration.
+fn agent_items(
+    imp: &ItemImpl,
+    self_ty: &Type,
+    skill_items: &[TokenStream],
+    info: &TokenStream,
+    arms: impl Iterator<Item = TokenStream>,
+    require_skills: &TokenStream,
+) -> TokenStream {
     quote! {
         #imp
 
@@ -368,19 +441,7 @@ fn expand_impl(attr: TokenStream, mut imp: ItemImpl, mut errors: Errors) -> Toke
         impl ::a2a_kit::__private::GeneratedAgent for #self_ty {
             fn base_info() -> &'static ::a2a_kit::__private::AgentInfo {
                 #(#skill_items)*
-                static __A2A_AGENT_INFO: ::a2a_kit::__private::AgentInfo = ::a2a_kit::__private::AgentInfo {
-                    name: #name,
-                    description: #description,
-                    version: #version,
-                    provider: #provider,
-                    documentation_url: #documentation_url,
-                    icon_url: #icon_url,
-                    default_input_modes: #input_modes,
-                    default_output_modes: #output_modes,
-                    streaming: #streaming,
-                    push_notifications: #push,
-                    skills: &[#(#skill_infos),*],
-                };
+                static __A2A_AGENT_INFO: ::a2a_kit::__private::AgentInfo = #info;
                 &__A2A_AGENT_INFO
             }
         }
@@ -431,13 +492,7 @@ fn expand_skill_set(
     let self_ty = (*imp.self_ty).clone();
     // The items below live in a function body, where `Self` does not exist.
     let subst = |tokens: TokenStream| replace_self(tokens, &self_ty);
-    let mut skill_items = Vec::new();
-    let mut skill_infos = Vec::new();
-    for (i, s) in skills.iter().enumerate() {
-        let (items, info) = s.info(i, &subst);
-        skill_items.push(items);
-        skill_infos.push(info);
-    }
+    let (skill_items, skill_infos) = skill_tokens(skills, &subst);
     let arms = skills
         .iter()
         .map(|s| subst(s.prepare_arm(&quote!(__a2a_self))));

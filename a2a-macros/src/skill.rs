@@ -62,48 +62,25 @@ pub(crate) struct Skill {
     pub(crate) ret: Option<Type>,
 }
 
-impl Skill {
-    /// Read the skill from `method`, removing its `#[skill]` and `#[streaming]` attributes.
-    /// Returns `None` when the method is not a skill (or the skill is too broken to use; the
-    /// errors say why).
-    pub(crate) fn take(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Skill> {
-        let mut skill_attrs = Vec::new();
-        let mut streaming_attrs = Vec::new();
-        method.attrs.retain(|a| {
-            if is_skill_attr(a) {
-                skill_attrs.push(a.clone());
-                false
-            } else if is_streaming_attr(a) {
-                streaming_attrs.push(a.clone());
-                false
-            } else {
-                true
-            }
-        });
-        for extra in skill_attrs.iter().skip(1) {
-            errors.spanned(extra, "duplicate `#[skill]` attribute");
-        }
-        for extra in streaming_attrs.iter().skip(1) {
-            errors.spanned(extra, "duplicate `#[streaming]` attribute");
-        }
-        for s in &streaming_attrs {
-            if !matches!(s.meta, Meta::Path(_)) {
-                errors.spanned(&s.meta, "`#[streaming]` takes no arguments");
-            }
-        }
-        let Some(attr) = skill_attrs.first() else {
-            if let Some(s) = streaming_attrs.first() {
-                errors.spanned(s, "`#[streaming]` marks a skill's result as a stream: add `#[skill]` to this method too");
-            }
-            return None;
-        };
-        let streaming = !streaming_attrs.is_empty();
-        // The kit imposes `async` and `&self`: a skill that does not use them is fine.
-        method
-            .attrs
-            .push(syn::parse_quote!(#[allow(clippy::unused_async, clippy::unused_self)]));
+/// The values of a `#[skill(..)]` attribute's keys.
+#[derive(Default)]
+struct SkillArgs {
+    /// The id and where it is written.
+    id: Option<(String, Span)>,
+    name: Option<StrValue>,
+    description: Option<StrValue>,
+    tags: Vec<StrValue>,
+    examples: Vec<StrValue>,
+    input_modes: Vec<StrValue>,
+    output_modes: Vec<StrValue>,
+    default: Option<Span>,
+    scopes: Vec<StrValue>,
+    extended_only: bool,
+}
 
-        // Attribute keys.
+impl SkillArgs {
+    /// Read the keys of `attr` (`#[skill]` or `#[skill(key = value, ...)]`).
+    fn parse(attr: &Attribute, errors: &mut Errors) -> SkillArgs {
         let entries = match &attr.meta {
             Meta::Path(_) => Vec::new(),
             Meta::List(list) => SKILL_KEYS.parse(list.tokens.clone(), errors),
@@ -112,14 +89,7 @@ impl Skill {
                 Vec::new()
             }
         };
-        let sig = &method.sig;
-        let mut id = None;
-        let mut name = None;
-        let mut description = None;
-        let (mut tags, mut examples, mut input_modes, mut output_modes) = Default::default();
-        let mut default = None;
-        let mut scopes = Vec::new();
-        let mut extended_only = false;
+        let mut a = SkillArgs::default();
         for e in &entries {
             match e.key.as_str() {
                 "id" => {
@@ -133,160 +103,85 @@ impl Skill {
                                 "a skill id must be non-empty and contain no whitespace",
                             );
                         }
-                        id = Some((value, lit.span()));
+                        a.id = Some((value, lit.span()));
                     }
                 }
-                "name" => name = e.string(errors),
-                "description" => description = e.string(errors),
-                "tags" => tags = e.strings(errors).unwrap_or_default(),
-                "examples" => examples = e.strings(errors).unwrap_or_default(),
-                "input_modes" => input_modes = e.strings(errors).unwrap_or_default(),
-                "output_modes" => output_modes = e.strings(errors).unwrap_or_default(),
+                "name" => a.name = e.string(errors),
+                "description" => a.description = e.string(errors),
+                "tags" => a.tags = e.strings(errors).unwrap_or_default(),
+                "examples" => a.examples = e.strings(errors).unwrap_or_default(),
+                "input_modes" => a.input_modes = e.strings(errors).unwrap_or_default(),
+                "output_modes" => a.output_modes = e.strings(errors).unwrap_or_default(),
                 "default" => {
                     if e.flag(errors) == Some(true) {
-                        default = Some(e.meta.path().span());
+                        a.default = Some(e.meta.path().span());
                     }
                 }
                 "scopes" => {
-                    scopes = e.strings(errors).unwrap_or_default();
-                    for scope in &scopes {
-                        if let StrValue::Lit(lit) = scope {
-                            let v = lit.value();
-                            if v.is_empty() || v.chars().any(char::is_whitespace) {
-                                errors.spanned(
-                                    lit,
-                                    "a scope must be non-empty and contain no whitespace (OAuth scopes are space-separated tokens)",
-                                );
-                            }
-                        }
-                    }
+                    a.scopes = e.strings(errors).unwrap_or_default();
+                    check_scopes(&a.scopes, errors);
                 }
-                "extended_only" => extended_only = e.flag(errors) == Some(true),
+                "extended_only" => a.extended_only = e.flag(errors) == Some(true),
                 _ => unreachable!("key list and match agree"),
             }
         }
-        let method_name = sig.ident.to_string();
-        let (id, id_span) = id.unwrap_or_else(|| (method_name.clone(), sig.ident.span()));
-        let name = name.unwrap_or_else(|| StrValue::lit(&humanize(&method_name), sig.ident.span()));
-        let description = match description
-            .or_else(|| doc_comment(&method.attrs).map(|d| StrValue::lit(&d, sig.ident.span())))
-        {
-            Some(d) => d,
-            None => {
+        a
+    }
+}
+
+/// Scopes are OAuth scope tokens: non-empty, no whitespace.
+fn check_scopes(scopes: &[StrValue], errors: &mut Errors) {
+    for scope in scopes {
+        if let StrValue::Lit(lit) = scope {
+            let v = lit.value();
+            if v.is_empty() || v.chars().any(char::is_whitespace) {
                 errors.spanned(
-                    &sig.ident,
-                    format!(
-                        "skill `{id}`{} has no description (A2A requires one): add a `///` doc \
-                         comment to the method or `#[skill(description = \"...\")]`",
-                        if id == method_name {
-                            String::new()
-                        } else {
-                            format!(" (method `{method_name}`)")
-                        }
-                    ),
+                    lit,
+                    "a scope must be non-empty and contain no whitespace (OAuth scopes are space-separated tokens)",
                 );
-                StrValue::lit("", sig.ident.span())
-            }
-        };
-
-        // Signature.
-        if !sig.generics.params.is_empty() {
-            errors.spanned(
-                &sig.generics,
-                "skills cannot be generic: the kit must know every argument and result type to \
-                 extract arguments and describe the skill in the card",
-            );
-        } else if let Some(w) = &sig.generics.where_clause {
-            errors.spanned(
-                w,
-                "skills cannot have a `where` clause: the kit needs concrete types",
-            );
-        }
-        if let Some(c) = &sig.constness {
-            errors.spanned(c, "a skill cannot be a `const fn`");
-        }
-        if let Some(u) = &sig.unsafety {
-            errors.spanned(u, "a skill cannot be an `unsafe fn`");
-        }
-        match (streaming, &sig.asyncness) {
-            (false, None) => errors.spanned(
-                sig.fn_token,
-                format!(
-                    "skill `{method_name}` must be an `async fn`; a method that returns a `Stream` \
-                     (each item one artifact chunk) is a skill too when also marked `#[streaming]`"
-                ),
-            ),
-            (true, Some(a)) => errors.spanned(
-                a,
-                "a `#[streaming]` skill is a plain (non-async) `fn` returning a `Stream`: remove `async` \
-                 and return `impl Stream<Item = T> + Send + 'static` (e.g. built with `a2a_kit::stream!`)",
-            ),
-            _ => {}
-        }
-
-        let mut inputs = sig.inputs.iter();
-        match inputs.next() {
-            Some(FnArg::Receiver(r)) if is_shared_self(r) => {}
-            Some(FnArg::Receiver(r)) => errors.spanned(
-                r,
-                "skills take `&self`: the agent is shared between concurrent tasks (use interior \
-                 mutability such as a `Mutex` for state)",
-            ),
-            Some(FnArg::Typed(t)) => errors.spanned(
-                t,
-                format!("skill `{method_name}` must take `&self` as its first parameter, before its arguments"),
-            ),
-            None => errors.at(
-                sig.paren_token.span.join(),
-                format!("skill `{method_name}` must take `&self` as its first parameter"),
-            ),
-        }
-        let mut args = Vec::new();
-        for input in inputs {
-            match input {
-                FnArg::Typed(t) => {
-                    if contains_impl_trait(&t.ty) {
-                        errors.spanned(
-                            &t.ty,
-                            "skills cannot be generic: `impl Trait` arguments are not supported, name the extractor type",
-                        );
-                    }
-                    args.push((*t.ty).clone());
-                }
-                FnArg::Receiver(r) => errors.spanned(r, "unexpected `self`"),
             }
         }
-        let ret = match &sig.output {
-            ReturnType::Default => None,
-            ReturnType::Type(_, ty) => Some((**ty).clone()),
-        };
-        if !streaming {
-            if let Some(ty) = &ret {
-                if contains_impl_trait(ty) {
-                    errors.spanned(
-                        ty,
-                        "a skill's return type must be a named type, not `impl Trait`: the kit reads \
-                         from it whether the skill answers with a Message and its output schema",
-                    );
-                }
-            }
-        }
+    }
+}
 
+impl Skill {
+    /// Read the skill from `method`, removing its `#[skill]` and `#[streaming]` attributes.
+    /// Returns `None` when the method is not a skill (or the skill is too broken to use; the
+    /// errors say why).
+    pub(crate) fn take(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Skill> {
+        let (attr, streaming) = take_attrs(method, errors)?;
+        // The kit imposes `async` and `&self`: a skill that does not use them is fine.
+        method
+            .attrs
+            .push(syn::parse_quote!(#[allow(clippy::unused_async, clippy::unused_self)]));
+        let args = SkillArgs::parse(&attr, errors);
+        let sig = &method.sig;
+        let method_name = sig.ident.to_string();
+        let (id, id_span) = args
+            .id
+            .unwrap_or_else(|| (method_name.clone(), sig.ident.span()));
+        let name = args
+            .name
+            .unwrap_or_else(|| StrValue::lit(&humanize(&method_name), sig.ident.span()));
+        let description = description(args.description, method, &id, errors);
+        check_signature(sig, streaming, errors);
+        let arg_types = arg_types(sig, errors);
+        let ret = return_type(sig, streaming, errors);
         Some(Skill {
             method: sig.ident.clone(),
             id,
             id_span,
             name,
             description,
-            tags,
-            examples,
-            input_modes,
-            output_modes,
-            default,
-            scopes,
-            extended_only,
+            tags: args.tags,
+            examples: args.examples,
+            input_modes: args.input_modes,
+            output_modes: args.output_modes,
+            default: args.default,
+            scopes: args.scopes,
+            extended_only: args.extended_only,
             streaming,
-            args,
+            args: arg_types,
             ret,
         })
     }
@@ -431,6 +326,170 @@ impl Skill {
             }
         }
     }
+}
+
+/// Remove `method`'s `#[skill]` and `#[streaming]` attributes: its `#[skill]` attribute and
+/// whether it streams, or `None` if it has no `#[skill]`. Duplicates and a `#[streaming]`
+/// with arguments or without `#[skill]` are errors.
+fn take_attrs(method: &mut ImplItemFn, errors: &mut Errors) -> Option<(Attribute, bool)> {
+    let mut skill_attrs = Vec::new();
+    let mut streaming_attrs = Vec::new();
+    method.attrs.retain(|a| {
+        if is_skill_attr(a) {
+            skill_attrs.push(a.clone());
+            false
+        } else if is_streaming_attr(a) {
+            streaming_attrs.push(a.clone());
+            false
+        } else {
+            true
+        }
+    });
+    for extra in skill_attrs.iter().skip(1) {
+        errors.spanned(extra, "duplicate `#[skill]` attribute");
+    }
+    for extra in streaming_attrs.iter().skip(1) {
+        errors.spanned(extra, "duplicate `#[streaming]` attribute");
+    }
+    for s in &streaming_attrs {
+        if !matches!(s.meta, Meta::Path(_)) {
+            errors.spanned(&s.meta, "`#[streaming]` takes no arguments");
+        }
+    }
+    let Some(attr) = skill_attrs.into_iter().next() else {
+        if let Some(s) = streaming_attrs.first() {
+            errors.spanned(s, "`#[streaming]` marks a skill's result as a stream: add `#[skill]` to this method too");
+        }
+        return None;
+    };
+    Some((attr, !streaming_attrs.is_empty()))
+}
+
+/// The skill's description: the `description` key, else the method's doc comment; A2A
+/// requires one, so neither is an error (and an empty stand-in).
+fn description(
+    key: Option<StrValue>,
+    method: &ImplItemFn,
+    id: &str,
+    errors: &mut Errors,
+) -> StrValue {
+    let ident = &method.sig.ident;
+    if let Some(d) =
+        key.or_else(|| doc_comment(&method.attrs).map(|d| StrValue::lit(&d, ident.span())))
+    {
+        return d;
+    }
+    let method_name = ident.to_string();
+    errors.spanned(
+        ident,
+        format!(
+            "skill `{id}`{} has no description (A2A requires one): add a `///` doc \
+             comment to the method or `#[skill(description = \"...\")]`",
+            if id == method_name {
+                String::new()
+            } else {
+                format!(" (method `{method_name}`)")
+            }
+        ),
+    );
+    StrValue::lit("", ident.span())
+}
+
+/// What a skill's signature must be: not generic, const or unsafe; `async` unless it
+/// streams (then a plain `fn` returning a `Stream`); `&self` first.
+fn check_signature(sig: &syn::Signature, streaming: bool, errors: &mut Errors) {
+    let method_name = sig.ident.to_string();
+    if !sig.generics.params.is_empty() {
+        errors.spanned(
+            &sig.generics,
+            "skills cannot be generic: the kit must know every argument and result type to \
+             extract arguments and describe the skill in the card",
+        );
+    } else if let Some(w) = &sig.generics.where_clause {
+        errors.spanned(
+            w,
+            "skills cannot have a `where` clause: the kit needs concrete types",
+        );
+    }
+    if let Some(c) = &sig.constness {
+        errors.spanned(c, "a skill cannot be a `const fn`");
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.spanned(u, "a skill cannot be an `unsafe fn`");
+    }
+    match (streaming, &sig.asyncness) {
+        (false, None) => errors.spanned(
+            sig.fn_token,
+            format!(
+                "skill `{method_name}` must be an `async fn`; a method that returns a `Stream` \
+                 (each item one artifact chunk) is a skill too when also marked `#[streaming]`"
+            ),
+        ),
+        (true, Some(a)) => errors.spanned(
+            a,
+            "a `#[streaming]` skill is a plain (non-async) `fn` returning a `Stream`: remove `async` \
+             and return `impl Stream<Item = T> + Send + 'static` (e.g. built with `a2a_kit::stream!`)",
+        ),
+        _ => {}
+    }
+    match sig.inputs.first() {
+        Some(FnArg::Receiver(r)) if is_shared_self(r) => {}
+        Some(FnArg::Receiver(r)) => errors.spanned(
+            r,
+            "skills take `&self`: the agent is shared between concurrent tasks (use interior \
+             mutability such as a `Mutex` for state)",
+        ),
+        Some(FnArg::Typed(t)) => errors.spanned(
+            t,
+            format!("skill `{method_name}` must take `&self` as its first parameter, before its arguments"),
+        ),
+        None => errors.at(
+            sig.paren_token.span.join(),
+            format!("skill `{method_name}` must take `&self` as its first parameter"),
+        ),
+    }
+}
+
+/// The types of the skill's arguments after `&self`, in order (each one an extractor, named:
+/// `impl Trait` is an error).
+fn arg_types(sig: &syn::Signature, errors: &mut Errors) -> Vec<Type> {
+    let mut args = Vec::new();
+    for input in sig.inputs.iter().skip(1) {
+        match input {
+            FnArg::Typed(t) => {
+                if contains_impl_trait(&t.ty) {
+                    errors.spanned(
+                        &t.ty,
+                        "skills cannot be generic: `impl Trait` arguments are not supported, name the extractor type",
+                    );
+                }
+                args.push((*t.ty).clone());
+            }
+            FnArg::Receiver(r) => errors.spanned(r, "unexpected `self`"),
+        }
+    }
+    args
+}
+
+/// The declared return type (`None`: `()`); a non-streaming skill's must be named, since
+/// the kit reads from it whether the skill answers with a Message and its output schema.
+fn return_type(sig: &syn::Signature, streaming: bool, errors: &mut Errors) -> Option<Type> {
+    let ret = match &sig.output {
+        ReturnType::Default => None,
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+    };
+    if !streaming {
+        if let Some(ty) = &ret {
+            if contains_impl_trait(ty) {
+                errors.spanned(
+                    ty,
+                    "a skill's return type must be a named type, not `impl Trait`: the kit reads \
+                     from it whether the skill answers with a Message and its output schema",
+                );
+            }
+        }
+    }
+    ret
 }
 
 /// The spans of the first and last tokens of `tokens`.

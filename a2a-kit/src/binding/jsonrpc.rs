@@ -265,78 +265,28 @@ pub(super) async fn handle(
     body: &[u8],
 ) -> http::Response<A2aBody> {
     let (headers, query) = (&edge.parts.headers, edge.parts.uri.query());
-    let null = Value::Null;
-    if !is_json_content_type(headers) {
-        let got = content_type(headers);
-        return error_response(
-            &null,
-            &A2aError::ContentTypeNotSupported(format!(
-                "JSON-RPC requests must be sent as application/json, not `{got}`"
-            )),
-        );
-    }
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') {
-        return error_response(
-            &null,
-            &A2aError::InvalidRequest(
-                "batch requests are not supported by A2A; send one request per call".into(),
-            ),
-        );
+    if let Err(e) = check_media(headers, body) {
+        return error_response(&Value::Null, &e);
     }
     // A failed typed pass is parsed again untyped, for the same errors as ever.
     let env = match parse_envelope(body, true).or_else(|_| parse_envelope(body, false)) {
         Ok(env) => env,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return error_response(
-                &null,
-                &A2aError::JsonParse(format!("request body is not valid JSON: {e}")),
-            );
-        }
-        Err(e) => {
-            return error_response(
-                &null,
-                &A2aError::InvalidRequest(format!("not a JSON-RPC 2.0 request: {e}")),
-            );
-        }
+        Err(e) => return error_response(&Value::Null, &envelope_error(&e)),
     };
     let Some(id) = env.id else {
-        return error_response(&null, &A2aError::InvalidRequest(
+        return error_response(&Value::Null, &A2aError::InvalidRequest(
             "`id` is required: A2A methods always return a result, so notifications are not supported".into(),
         ));
     };
     if !matches!(id, Value::String(_) | Value::Number(_) | Value::Null) {
         return error_response(
-            &null,
+            &Value::Null,
             &A2aError::InvalidRequest("`id` must be a string, a number or null".into()),
         );
     }
-    if env.jsonrpc != Some("2.0") {
-        return error_response(
-            &id,
-            &A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()),
-        );
-    }
-    let Some(name) = env.method else {
-        return error_response(
-            &id,
-            &A2aError::InvalidRequest("`method` is required".into()),
-        );
-    };
-    let Some(method) = A2aMethod::from_name(&name) else {
-        let hint = if name.contains('/') {
-            " (that is an A2A 0.3 method name; this agent speaks 1.0)"
-        } else {
-            ""
-        };
-        let names: Vec<&str> = A2aMethod::ALL.iter().map(|m| m.name()).collect();
-        return error_response(
-            &id,
-            &A2aError::MethodNotFound(format!(
-                "method `{name}` does not exist{hint}; A2A 1.0 methods are {}",
-                names.join(", ")
-            )),
-        );
+    let method = match checked_method(env.jsonrpc, env.method) {
+        Ok(method) => method,
+        Err(e) => return error_response(&id, &e),
     };
     let meta = match super::params::check_service(service, headers, query) {
         Ok(m) => m,
@@ -360,6 +310,58 @@ pub(super) async fn handle(
         }
         Err(e) => error_response(&id, &e),
     }
+}
+
+/// Refuse, before the body is parsed, a request that is not JSON or is a batch.
+#[inline]
+fn check_media(headers: &http::HeaderMap, body: &[u8]) -> Result<(), A2aError> {
+    if !is_json_content_type(headers) {
+        let got = content_type(headers);
+        return Err(A2aError::ContentTypeNotSupported(format!(
+            "JSON-RPC requests must be sent as application/json, not `{got}`"
+        )));
+    }
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return Err(A2aError::InvalidRequest(
+            "batch requests are not supported by A2A; send one request per call".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a body is no request: JsonParse if it is no JSON, InvalidRequest if it is no JSON-RPC
+/// request object.
+fn envelope_error(e: &serde_json::Error) -> A2aError {
+    if e.is_syntax() || e.is_eof() {
+        A2aError::JsonParse(format!("request body is not valid JSON: {e}"))
+    } else {
+        A2aError::InvalidRequest(format!("not a JSON-RPC 2.0 request: {e}"))
+    }
+}
+
+/// The A2A method an envelope calls (`jsonrpc` must be "2.0"); MethodNotFound names the
+/// methods there are.
+#[inline]
+fn checked_method(jsonrpc: Option<&str>, method: Option<String>) -> Result<A2aMethod, A2aError> {
+    if jsonrpc != Some("2.0") {
+        return Err(A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()));
+    }
+    let Some(name) = method else {
+        return Err(A2aError::InvalidRequest("`method` is required".into()));
+    };
+    A2aMethod::from_name(&name).ok_or_else(|| {
+        let hint = if name.contains('/') {
+            " (that is an A2A 0.3 method name; this agent speaks 1.0)"
+        } else {
+            ""
+        };
+        let names: Vec<&str> = A2aMethod::ALL.iter().map(|m| m.name()).collect();
+        A2aError::MethodNotFound(format!(
+            "method `{name}` does not exist{hint}; A2A 1.0 methods are {}",
+            names.join(", ")
+        ))
+    })
 }
 
 fn sse_envelopes(id: Value, events: EventStream) -> futures::stream::BoxStream<'static, Bytes> {

@@ -63,6 +63,8 @@ pub(super) struct Outgoing {
     pub(super) body: Bytes,
 }
 
+/// Post `out` to the config's webhook until it is delivered, refused for good, or the retry
+/// policy gives up; returns the attempts made and the outcome.
 pub(super) async fn send_with_retries(
     client: &reqwest::Client,
     cfg: &PushConfig,
@@ -70,28 +72,10 @@ pub(super) async fn send_with_retries(
     out: &Outgoing,
     mut retrying: Option<Retrying<'_>>,
 ) -> (u32, DeliveryOutcome) {
-    let url = match reqwest::Url::parse(&config.url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") => u,
-        Ok(u) => {
-            return (
-                0,
-                DeliveryOutcome::Invalid {
-                    reason: format!("unsupported scheme `{}`", u.scheme()),
-                },
-            );
-        }
-        Err(e) => {
-            return (
-                0,
-                DeliveryOutcome::Invalid {
-                    reason: format!("`{}` is not a valid URL: {e}", config.url),
-                },
-            );
-        }
+    let url = match checked_url(cfg, config) {
+        Ok(url) => url,
+        Err(outcome) => return (0, outcome),
     };
-    if let Err(reason) = cfg.ssrf.check_literal(&url) {
-        return (0, DeliveryOutcome::Blocked { reason });
-    }
     let headers = match push_headers(config) {
         Ok(h) => h,
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
@@ -104,24 +88,10 @@ pub(super) async fn send_with_retries(
     }
     loop {
         attempt += 1;
-        #[allow(unused_mut)]
-        let mut headers = headers.clone();
-        #[cfg(feature = "jose")]
-        if let Some(signer) = &cfg.signer {
-            // Signed per attempt: a retry is a new delivery with its own `iat` and `jti`.
-            match signer
-                .sign_delivery(&out.body)
-                .map(|s| reqwest::header::HeaderValue::from_str(&s))
-            {
-                Ok(Ok(v)) => {
-                    headers.insert(crate::signing::SIGNATURE_HEADER, v);
-                }
-                _ => {
-                    let reason = "the delivery could not be signed".to_string();
-                    return (attempt - 1, DeliveryOutcome::Invalid { reason });
-                }
-            }
-        }
+        let Some(headers) = attempt_headers(cfg, &headers, &out.body) else {
+            let reason = "the delivery could not be signed".to_string();
+            return (attempt - 1, DeliveryOutcome::Invalid { reason });
+        };
         let sent = client
             .post(url.clone())
             .headers(headers)
@@ -164,6 +134,51 @@ pub(super) async fn send_with_retries(
             }
         }
     }
+}
+
+/// The config's webhook URL, if a delivery may go there: http or https, and no address the
+/// SSRF guard refuses as written (names are checked again when resolved).
+fn checked_url(
+    cfg: &PushConfig,
+    config: &TaskPushNotificationConfig,
+) -> Result<reqwest::Url, DeliveryOutcome> {
+    let url = match reqwest::Url::parse(&config.url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => u,
+        Ok(u) => {
+            return Err(DeliveryOutcome::Invalid {
+                reason: format!("unsupported scheme `{}`", u.scheme()),
+            });
+        }
+        Err(e) => {
+            return Err(DeliveryOutcome::Invalid {
+                reason: format!("`{}` is not a valid URL: {e}", config.url),
+            });
+        }
+    };
+    cfg.ssrf
+        .check_literal(&url)
+        .map_err(|reason| DeliveryOutcome::Blocked { reason })?;
+    Ok(url)
+}
+
+/// The headers of one attempt: the config's and, with a signer (feature `jose`), a signature
+/// of its own, since a retry is a new delivery with its own `iat` and `jti`. `None` if the
+/// delivery could not be signed.
+#[cfg_attr(not(feature = "jose"), allow(unused_variables))]
+fn attempt_headers(
+    cfg: &PushConfig,
+    headers: &reqwest::header::HeaderMap,
+    body: &[u8],
+) -> Option<reqwest::header::HeaderMap> {
+    #[allow(unused_mut)]
+    let mut headers = headers.clone();
+    #[cfg(feature = "jose")]
+    if let Some(signer) = &cfg.signer {
+        let signature = signer.sign_delivery(body).ok()?;
+        let value = reqwest::header::HeaderValue::from_str(&signature).ok()?;
+        headers.insert(crate::signing::SIGNATURE_HEADER, value);
+    }
+    Some(headers)
 }
 
 pub(super) fn push_headers(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::protocol::{StreamResponse, TaskPushNotificationConfig, Timestamp};
-use crate::store::{PushLane, PushOutbox, Seq, StoreError, TaskManager, TaskView};
+use crate::store::{EventRecord, PushLane, PushOutbox, Seq, StoreError, TaskManager, TaskView};
 
 use super::{config::*, deliver::*, report::*, state::*};
 
@@ -212,16 +212,7 @@ impl Worker {
         let mut settled: Option<(Outgoing, HashSet<String>)> = None;
         let mut terminal = false;
         loop {
-            // Claimed again each batch: it renews the claim and brings configs stored since.
-            let lanes = outbox
-                .claim_push(task_id)
-                .await
-                .map_err(Stop::Store)?
-                .ok_or(Stop::Busy)?;
-            let mut lanes: HashMap<String, PushLane> = lanes
-                .into_iter()
-                .map(|l| (l.config_id.clone(), l))
-                .collect();
+            let mut lanes = self.claim(outbox).await?;
             if lanes.is_empty() {
                 return Ok(Drained {
                     from: None,
@@ -230,14 +221,7 @@ impl Worker {
                 });
             }
             let configs = self.configs(task_id).await.map_err(Stop::Store)?;
-            // Only lanes whose config is there count (one deleted meanwhile has no say).
-            let from = configs
-                .iter()
-                .filter_map(|c| lanes.get(c.id.as_deref().unwrap_or_default()))
-                .filter(|l| !l.suspended)
-                .map(|l| l.cursor)
-                .min();
-            let Some(from) = from else {
+            let Some(from) = lowest_cursor(&configs, &lanes) else {
                 return Ok(Drained {
                     from: None,
                     settled: None,
@@ -259,79 +243,137 @@ impl Worker {
             let mut moved: HashSet<String> = HashSet::new();
             for rec in events {
                 let state = rec.event.state();
-                let is_settled = is_settled(state);
-                let due: Vec<&TaskPushNotificationConfig> = configs
-                    .iter()
-                    .filter(|c| {
-                        lanes
-                            .get(c.id.as_deref().unwrap_or_default())
-                            .is_some_and(|l| !l.suspended && l.cursor < rec.seq)
-                    })
-                    .collect();
-                let matches = self.inner.config.triggers.matches(&rec.event);
-                let out = if (matches && !due.is_empty()) || is_settled {
-                    Some(self.body_for(rec.seq, &rec.event).await)
-                } else {
-                    None
-                };
-                if let (true, Some(out)) = (matches, &out) {
-                    let sends = due.iter().map(|c| {
-                        let lane = lanes.get(c.id.as_deref().unwrap_or_default()).cloned();
-                        let retrying = lane.map(|lane| Retrying {
-                            outbox,
-                            task_id,
-                            lane,
-                        });
-                        self.attempt(c, out, retrying)
-                    });
-                    let reports = futures::future::join_all(sends).await;
-                    for (config, report) in due.iter().zip(reports) {
-                        let id = config.id.clone().unwrap_or_default();
-                        let Some(lane) = lanes.get_mut(&id) else {
-                            continue;
-                        };
-                        self.count(lane, &report);
-                        lane.cursor = rec.seq;
-                        let key = (self.task_id.clone(), id.clone());
-                        self.record(key, &config.url, report, Some(lane));
-                        if !outbox
-                            .save_push_lane(task_id, lane)
-                            .await
-                            .map_err(Stop::Store)?
-                        {
-                            return Err(Stop::Lost);
-                        }
-                        moved.remove(&id);
-                    }
-                } else {
-                    for config in &due {
-                        let id = config.id.clone().unwrap_or_default();
-                        if let Some(lane) = lanes.get_mut(&id) {
-                            lane.cursor = rec.seq;
-                            moved.insert(id);
-                        }
-                    }
-                }
+                let out = self
+                    .handle_event(outbox, &configs, &mut lanes, &mut moved, &rec)
+                    .await?;
                 settled = match out {
-                    Some(out) if is_settled => {
+                    Some(out) if is_settled(state) => {
                         Some((out, configs.iter().filter_map(|c| c.id.clone()).collect()))
                     }
                     _ => None,
                 };
                 terminal |= state.is_some_and(|s| s.is_terminal());
             }
-            for id in moved {
-                if let Some(lane) = lanes.get(&id) {
-                    if !outbox
-                        .save_push_lane(task_id, lane)
-                        .await
-                        .map_err(Stop::Store)?
-                    {
-                        return Err(Stop::Lost);
-                    }
+            self.save_moved(outbox, &lanes, moved).await?;
+        }
+    }
+
+    /// Claim the task's lanes, by config id. Claimed again each batch: it renews the claim
+    /// and brings configs stored since.
+    async fn claim(&self, outbox: &dyn PushOutbox) -> Result<HashMap<String, PushLane>, Stop> {
+        let lanes = outbox
+            .claim_push(&self.task_id)
+            .await
+            .map_err(Stop::Store)?
+            .ok_or(Stop::Busy)?;
+        Ok(lanes
+            .into_iter()
+            .map(|l| (l.config_id.clone(), l))
+            .collect())
+    }
+
+    /// One event of a durable worker's batch, for the lanes it is due on (behind it, not
+    /// suspended): delivered if the triggers match, else their cursors move past it
+    /// (`moved`, saved after the batch). Returns its body when one was built (a delivery, or
+    /// a terminal or interrupted state, which late configs get).
+    async fn handle_event(
+        &self,
+        outbox: &dyn PushOutbox,
+        configs: &[TaskPushNotificationConfig],
+        lanes: &mut HashMap<String, PushLane>,
+        moved: &mut HashSet<String>,
+        rec: &EventRecord,
+    ) -> Result<Option<Outgoing>, Stop> {
+        let due: Vec<&TaskPushNotificationConfig> = configs
+            .iter()
+            .filter(|c| {
+                lanes
+                    .get(c.id.as_deref().unwrap_or_default())
+                    .is_some_and(|l| !l.suspended && l.cursor < rec.seq)
+            })
+            .collect();
+        let matches = self.inner.config.triggers.matches(&rec.event);
+        let out = if (matches && !due.is_empty()) || is_settled(rec.event.state()) {
+            Some(self.body_for(rec.seq, &rec.event).await)
+        } else {
+            None
+        };
+        if let (true, Some(out)) = (matches, &out) {
+            self.deliver_due(outbox, &due, lanes, moved, out).await?;
+        } else {
+            for config in &due {
+                let id = config.id.clone().unwrap_or_default();
+                if let Some(lane) = lanes.get_mut(&id) {
+                    lane.cursor = rec.seq;
+                    moved.insert(id);
                 }
             }
         }
+        Ok(out)
+    }
+
+    /// Deliver `out` to the configs it is due on, all at once, then count each outcome in its
+    /// lane and save the lane; `Lost` if the claim went to another process meanwhile.
+    async fn deliver_due(
+        &self,
+        outbox: &dyn PushOutbox,
+        due: &[&TaskPushNotificationConfig],
+        lanes: &mut HashMap<String, PushLane>,
+        moved: &mut HashSet<String>,
+        out: &Outgoing,
+    ) -> Result<(), Stop> {
+        let task_id = self.task_id.as_str();
+        let sends = due.iter().map(|c| {
+            let lane = lanes.get(c.id.as_deref().unwrap_or_default()).cloned();
+            let retrying = lane.map(|lane| Retrying {
+                outbox,
+                task_id,
+                lane,
+            });
+            self.attempt(c, out, retrying)
+        });
+        let reports = futures::future::join_all(sends).await;
+        for (config, report) in due.iter().zip(reports) {
+            let id = config.id.clone().unwrap_or_default();
+            let Some(lane) = lanes.get_mut(&id) else {
+                continue;
+            };
+            self.count(lane, &report);
+            lane.cursor = out.seq;
+            let key = (self.task_id.clone(), id.clone());
+            self.record(key, &config.url, report, Some(lane));
+            if !outbox
+                .save_push_lane(task_id, lane)
+                .await
+                .map_err(Stop::Store)?
+            {
+                return Err(Stop::Lost);
+            }
+            moved.remove(&id);
+        }
+        Ok(())
+    }
+
+    /// Save the lanes whose cursors moved without a delivery; `Lost` if the claim went to
+    /// another process meanwhile.
+    async fn save_moved(
+        &self,
+        outbox: &dyn PushOutbox,
+        lanes: &HashMap<String, PushLane>,
+        moved: HashSet<String>,
+    ) -> Result<(), Stop> {
+        for id in moved {
+            if let Some(lane) = lanes.get(&id) {
+                if !outbox
+                    .save_push_lane(&self.task_id, lane)
+                    .await
+                    .map_err(Stop::Store)?
+                {
+                    return Err(Stop::Lost);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A config's counters after one event's delivery (suspended after
@@ -518,6 +560,20 @@ impl Worker {
         status.suspended = lane.suspended;
         status.last = Some(report);
     }
+}
+
+/// Where a durable worker's batch starts: the lowest cursor of the lanes still delivered
+/// (a config deleted meanwhile has no say, a suspended one waits); `None` if none is.
+fn lowest_cursor(
+    configs: &[TaskPushNotificationConfig],
+    lanes: &HashMap<String, PushLane>,
+) -> Option<Seq> {
+    configs
+        .iter()
+        .filter_map(|c| lanes.get(c.id.as_deref().unwrap_or_default()))
+        .filter(|l| !l.suspended)
+        .map(|l| l.cursor)
+        .min()
 }
 
 /// How a durable worker's round ended: every lane has handled the log from `from` on.

@@ -199,115 +199,6 @@ impl Runtime {
         self.set_abort(&task_id, generation, handle.abort_handle());
     }
 
-    /// Run a skill future for `run`'s task, polling it once on the caller's task first: a
-    /// skill that finishes without waiting on anything (the common quick skill) then costs no
-    /// spawned task, no wake-up and no doorbell, and its task, if staged ([`Staging`]), is
-    /// written once. If it must wait, the same future moves to a spawned task (it is boxed, so
-    /// moving it is sound) and goes on without the caller, after its task is stored.
-    /// Returns whether it finished inline, i.e. its final events are written; `Err` if its
-    /// staged task could not be written (then no task exists and the skill is dropped).
-    ///
-    /// Only for callers that wait for the task anyway (a blocking SendMessage): a stream
-    /// wants its first event before the skill has produced many more.
-    pub(crate) async fn run_inline_first(
-        self: &Arc<Self>,
-        run: Arc<TaskRun>,
-        fut: BoxFuture<'static, Ending>,
-        emit_working: bool,
-    ) -> Result<bool, StoreError> {
-        let generation = match &run.staging {
-            Some(staging) => {
-                let generation = self.next_generation();
-                staging.run.store(generation, Ordering::Relaxed);
-                generation
-            }
-            None => self.register(&run),
-        };
-        let this = run.clone();
-        let mut run: BoxFuture<'static, ()> =
-            Box::pin(self.clone().execute(run, fut, emit_working, generation));
-        // One poll, on this task's waker; no await point between it and the spawn below, so a
-        // caller that goes away (a client disconnecting) cannot drop the skill half-way. The
-        // skill's own panics are caught inside; one from the rest of the run (a store, an
-        // observer) must not unwind through the request's task either: the task fails.
-        let first = std::future::poll_fn(|cx| {
-            std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-                run.as_mut().poll(cx)
-            })))
-        })
-        .await;
-        match first {
-            Ok(std::task::Poll::Ready(())) => {}
-            Ok(std::task::Poll::Pending) => {
-                let task_id = this.task_id.clone();
-                if this.staging.is_none() {
-                    let handle = tokio::spawn(run);
-                    self.set_abort(&task_id, generation, handle.abort_handle());
-                    return Ok(false);
-                }
-                // Enter the running set (unless it asked, which entered it), so the task can
-                // be canceled once it is stored.
-                {
-                    let mut running = self.running();
-                    if !running.contains_key(&task_id) {
-                        running.insert(task_id.clone(), running_entry(&this, generation, None));
-                    }
-                }
-                // The task is stored as it stands before the skill is polled again, in the
-                // spawned task, so a caller that goes away drops neither.
-                let (stored_tx, stored_rx) = oneshot::channel();
-                let rt = self.clone();
-                let handle = tokio::spawn(async move {
-                    let stored = rt.store_staged(&this).await;
-                    let ok = stored.is_ok();
-                    let _ = stored_tx.send(stored);
-                    if ok {
-                        run.await;
-                    } else {
-                        drop(run);
-                        rt.forget(&this.task_id, generation);
-                    }
-                });
-                self.set_abort(&task_id, generation, handle.abort_handle());
-                return match stored_rx.await {
-                    Ok(Ok(())) => Ok(false),
-                    Ok(Err(e)) => Err(e),
-                    Err(_) => Err(StoreError::Backend(
-                        "the task could not be stored (its run ended first)".into(),
-                    )),
-                };
-            }
-            Err(_) => {
-                tracing::error!(task_id = this.task_id, "running a task panicked");
-                drop(run);
-                self.forget(&this.task_id, generation);
-                let _ = this.emit_status(TaskState::Failed, None).await;
-            }
-        }
-        if this.staging.is_none() {
-            return Ok(true);
-        }
-        // Finished inline: write the staged task, finished, in one step. Polled here first;
-        // a store that has to wait finishes the write in a spawned task, so a caller that
-        // goes away cannot lose it.
-        let rt = self.clone();
-        let held_in = this.staging.as_ref().and_then(|s| s.held_state());
-        let mut write: BoxFuture<'static, Result<(), StoreError>> = Box::pin(async move {
-            rt.store_staged(&this).await?;
-            rt.release_if_interrupted(&this.task_id, held_in).await;
-            Ok(())
-        });
-        let written =
-            std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
-        match written {
-            std::task::Poll::Ready(r) => r?,
-            std::task::Poll::Pending => tokio::spawn(write)
-                .await
-                .map_err(|e| StoreError::Backend(format!("storing the task failed: {e}")))??,
-        }
-        Ok(true)
-    }
-
     /// Enter a run of `run`'s task in the running set; returns its generation.
     fn register(&self, run: &TaskRun) -> u64 {
         let generation = self.next_generation();
@@ -374,7 +265,7 @@ impl Runtime {
         run.give_turn_up();
         run.finish(ending).await;
         // A task still held back (staged) is written, and let go of, by its first poll's caller.
-        if !run.staging.as_ref().is_some_and(|s| s.is_held()) {
+        if !run.is_held() {
             rt.release_if_interrupted(&run.task_id, ended_in).await;
         }
     }

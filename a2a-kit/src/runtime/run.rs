@@ -11,9 +11,9 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::staging::{Emitting, Staging};
-use super::{Runtime, StatusStyle, running_entry, status_update};
+use super::{Runtime, StatusStyle, status_update};
 use crate::protocol::{
-    Artifact, Message, Part, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
+    Artifact, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
     status_indicator, status_message_metadata,
 };
 use crate::store::{StoreError, TaskView};
@@ -152,21 +152,9 @@ impl Runtime {
         self.new_run(task_id, context_id, skill_id.into(), message, None)
     }
 
-    /// A run of a new task that is not stored yet: it is stored with the events held
-    /// meanwhile, after the skill's first poll ([`run_inline_first`](Self::run_inline_first)).
-    pub(crate) fn staged_run(
-        self: &Arc<Self>,
-        task: Task,
-        skill_id: &'static str,
-        owner: Option<crate::store::Owner>,
-        message: Message,
-    ) -> Arc<TaskRun> {
-        let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
-        let staging = Staging::new(task, skill_id, owner);
-        self.new_run(task_id, context_id, skill_id.into(), message, Some(staging))
-    }
-
-    fn new_run(
+    /// A run of `task_id`, staged when `staging` holds its new task back
+    /// ([`Runtime::staged_run`]).
+    pub(super) fn new_run(
         self: &Arc<Self>,
         task_id: String,
         context_id: String,
@@ -388,13 +376,11 @@ impl TaskRun {
             match running.get_mut(&self.task_id) {
                 Some(r) => r.waiter = Some(tx),
                 // A staged task that asks in its first poll enters the running set now.
-                None => match &self.staging {
-                    Some(staging) if staging.is_held() => {
-                        let generation = staging.run.load(Ordering::Relaxed);
-                        let entry = running_entry(self, generation, Some(tx));
+                None => match self.held_entry(tx) {
+                    Some(entry) => {
                         running.insert(self.task_id.clone(), entry);
                     }
-                    _ => return Err(NoReply::Ended),
+                    None => return Err(NoReply::Ended),
                 },
             }
         }
@@ -447,7 +433,6 @@ impl TaskRun {
         answer
     }
 
-    /// The task's history as it stands (held, or read from the store).
     /// Whether the task's store is durable.
     pub(crate) fn store_is_durable(&self) -> bool {
         self.runtime.store.is_durable()
@@ -480,7 +465,7 @@ impl TaskRun {
     /// the store.
     pub(crate) async fn context_tasks(&self) -> Vec<crate::protocol::Task> {
         let store = &self.runtime.store;
-        let owner = match self.staging.as_ref().and_then(|s| s.held_owner()) {
+        let owner = match self.held_owner() {
             Some(owner) => owner,
             None => {
                 let view = TaskView {
@@ -513,8 +498,9 @@ impl TaskRun {
         }
     }
 
+    /// The task's history as it stands (held, or read from the store).
     pub(crate) async fn history(&self) -> Vec<Message> {
-        if let Some(held) = self.staging.as_ref().and_then(|s| s.held_history()) {
+        if let Some(held) = self.held_history() {
             return held;
         }
         self.runtime

@@ -1,13 +1,19 @@
-//! Staging: a blocking SendMessage's new task held back from the store during its skill's
-//! first poll, so that a quick skill's task is written once, finished, with its whole log.
-//! Private to the runtime; the request path only chooses whether a new run is staged.
+//! Staging, a speed technique for a blocking SendMessage: its skill is polled once on the
+//! caller's task before anything is spawned ([`Runtime::run_inline_first`]), and its new task
+//! is held back from the store during that poll ([`Runtime::staged_run`]), so that a quick
+//! skill's task is written once, finished, with its whole log. Private to the runtime: the
+//! request path only chooses a staged run or a plain one, and runs a blocking send's run
+//! inline first; a plain run's code does not know how staging works.
 
-use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use futures::future::BoxFuture;
+use tokio::sync::oneshot;
 
-use super::{Runtime, TaskRun};
+use super::{Ending, Running, Runtime, TaskRun, running_entry};
 use crate::protocol::{Message, StreamResponse, Task, TaskState};
 use crate::store::{Owner, Seq, StoreError};
 
@@ -24,7 +30,7 @@ pub(super) struct Staging {
     stored: tokio::sync::Notify,
     /// The generation of its run. A staged task enters the running set only when it must
     /// (it asks for input, or has to wait): nobody can cancel a task whose id is not out.
-    pub(super) run: AtomicU64,
+    run: AtomicU64,
 }
 
 enum Stage {
@@ -43,7 +49,7 @@ enum Stage {
 }
 
 impl Staging {
-    pub(super) fn new(task: Task, skill_id: &str, owner: Option<Owner>) -> Self {
+    fn new(task: Task, skill_id: &str, owner: Option<Owner>) -> Self {
         Staging {
             stage: Mutex::new(Stage::Held {
                 state: task.status.state,
@@ -58,14 +64,14 @@ impl Staging {
     }
 
     /// The state the held task is in; `None` once it is written.
-    pub(super) fn held_state(&self) -> Option<TaskState> {
+    fn held_state(&self) -> Option<TaskState> {
         match &*self.lock() {
             Stage::Held { state, .. } => Some(*state),
             _ => None,
         }
     }
 
-    pub(super) fn is_held(&self) -> bool {
+    fn is_held(&self) -> bool {
         matches!(*self.lock(), Stage::Held { .. })
     }
 
@@ -74,7 +80,7 @@ impl Staging {
     }
 
     /// The owner of the task, if it is still held.
-    pub(super) fn held_owner(&self) -> Option<Option<Owner>> {
+    fn held_owner(&self) -> Option<Option<Owner>> {
         match &*self.lock() {
             Stage::Held { owner, .. } => Some(owner.clone()),
             _ => None,
@@ -82,7 +88,7 @@ impl Staging {
     }
 
     /// The history the task would have now, if it is still held.
-    pub(super) fn held_history(&self) -> Option<Vec<Message>> {
+    fn held_history(&self) -> Option<Vec<Message>> {
         let Stage::Held { task, events, .. } = &*self.lock() else {
             return None;
         };
@@ -141,6 +147,190 @@ impl Drop for WriteDone<'_> {
     fn drop(&mut self) {
         *self.0.lock() = Stage::Stored;
         self.0.stored.notify_waiters();
+    }
+}
+
+impl Runtime {
+    /// A run of a new task that is not stored yet: it is stored with the events held
+    /// meanwhile, after the skill's first poll ([`run_inline_first`](Self::run_inline_first)).
+    pub(crate) fn staged_run(
+        self: &Arc<Self>,
+        task: Task,
+        skill_id: &'static str,
+        owner: Option<Owner>,
+        message: Message,
+    ) -> Arc<TaskRun> {
+        let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
+        let staging = Staging::new(task, skill_id, owner);
+        self.new_run(task_id, context_id, skill_id.into(), message, Some(staging))
+    }
+
+    /// Whether a new task may be staged: not with a narrator, which reads the task from the
+    /// store on its own schedule.
+    pub(crate) fn stages_new_tasks(&self) -> bool {
+        self.config.narrator.is_none()
+    }
+
+    /// Run a skill future for `run`'s task, polling it once on the caller's task first: a
+    /// skill that finishes without waiting on anything (the common quick skill) then costs no
+    /// spawned task, no wake-up and no doorbell, and its task, if staged ([`Staging`]), is
+    /// written once. If it must wait, the same future moves to a spawned task (it is boxed, so
+    /// moving it is sound) and goes on without the caller, after its task is stored.
+    /// Returns whether it finished inline, i.e. its final events are written; `Err` if its
+    /// staged task could not be written (then no task exists and the skill is dropped).
+    ///
+    /// Only for callers that wait for the task anyway (a blocking SendMessage): a stream
+    /// wants its first event before the skill has produced many more.
+    pub(crate) async fn run_inline_first(
+        self: &Arc<Self>,
+        run: Arc<TaskRun>,
+        fut: BoxFuture<'static, Ending>,
+        emit_working: bool,
+    ) -> Result<bool, StoreError> {
+        let generation = self.new_generation(&run);
+        let this = run.clone();
+        let mut run: BoxFuture<'static, ()> =
+            Box::pin(self.clone().execute(run, fut, emit_working, generation));
+        // One poll, on this task's waker; no await point between it and the spawn below, so a
+        // caller that goes away (a client disconnecting) cannot drop the skill half-way.
+        match first_poll(&mut run).await {
+            Ok(Poll::Ready(())) => {}
+            Ok(Poll::Pending) if this.staging.is_none() => {
+                let handle = tokio::spawn(run);
+                self.set_abort(&this.task_id, generation, handle.abort_handle());
+                return Ok(false);
+            }
+            Ok(Poll::Pending) => return self.store_and_go_on(this, run, generation).await,
+            Err(_) => {
+                tracing::error!(task_id = this.task_id, "running a task panicked");
+                drop(run);
+                self.forget(&this.task_id, generation);
+                let _ = this.emit_status(TaskState::Failed, None).await;
+            }
+        }
+        if this.staging.is_none() {
+            return Ok(true);
+        }
+        // Finished inline: write the staged task, finished, in one step. Polled here first;
+        // a store that has to wait finishes the write in a spawned task, so a caller that
+        // goes away cannot lose it.
+        let mut write = self.store_finished(this);
+        let written = std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx))).await;
+        match written {
+            Poll::Ready(r) => r?,
+            Poll::Pending => tokio::spawn(write)
+                .await
+                .map_err(|e| StoreError::Backend(format!("storing the task failed: {e}")))??,
+        }
+        Ok(true)
+    }
+
+    /// The generation of a new run of `run`'s task. A plain run enters the running set now;
+    /// a staged one only when it must ([`Staging::run`]).
+    fn new_generation(&self, run: &TaskRun) -> u64 {
+        match &run.staging {
+            Some(staging) => {
+                let generation = self.next_generation();
+                staging.run.store(generation, Ordering::Relaxed);
+                generation
+            }
+            None => self.register(run),
+        }
+    }
+
+    /// A staged run whose first poll did not finish it: its task is stored as it stands
+    /// before the skill is polled again, in a spawned task, so a caller that goes away drops
+    /// neither. Returns once the task is stored (`Ok(false)`: the run goes on).
+    async fn store_and_go_on(
+        self: &Arc<Self>,
+        this: Arc<TaskRun>,
+        run: BoxFuture<'static, ()>,
+        generation: u64,
+    ) -> Result<bool, StoreError> {
+        let task_id = this.task_id.clone();
+        // Enter the running set (unless it asked, which entered it), so the task can be
+        // canceled once it is stored.
+        {
+            let mut running = self.running();
+            if !running.contains_key(&task_id) {
+                running.insert(task_id.clone(), running_entry(&this, generation, None));
+            }
+        }
+        let (stored_tx, stored_rx) = oneshot::channel();
+        let rt = self.clone();
+        let handle = tokio::spawn(async move {
+            let stored = rt.store_staged(&this).await;
+            let ok = stored.is_ok();
+            let _ = stored_tx.send(stored);
+            if ok {
+                run.await;
+            } else {
+                drop(run);
+                rt.forget(&this.task_id, generation);
+            }
+        });
+        self.set_abort(&task_id, generation, handle.abort_handle());
+        match stored_rx.await {
+            Ok(Ok(())) => Ok(false),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StoreError::Backend(
+                "the task could not be stored (its run ended first)".into(),
+            )),
+        }
+    }
+
+    /// The write of a staged task whose skill finished in its first poll: the task, finished,
+    /// with its whole log, then let go of if it ended waiting for the user.
+    fn store_finished(
+        self: &Arc<Self>,
+        run: Arc<TaskRun>,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let rt = self.clone();
+        let held_in = run.staging.as_ref().and_then(|s| s.held_state());
+        Box::pin(async move {
+            rt.store_staged(&run).await?;
+            rt.release_if_interrupted(&run.task_id, held_in).await;
+            Ok(())
+        })
+    }
+}
+
+/// Poll a run once, its panics caught: the skill's own are caught inside, but one from the
+/// rest of the run (a store, an observer) must not unwind through the request's task either
+/// (the task fails).
+fn first_poll(
+    run: &mut BoxFuture<'static, ()>,
+) -> impl Future<Output = std::thread::Result<Poll<()>>> {
+    std::future::poll_fn(move |cx| {
+        Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+            run.as_mut().poll(cx)
+        })))
+    })
+}
+
+impl TaskRun {
+    /// Whether the run's task is still held back: its first poll's caller writes it, and
+    /// lets go of it.
+    pub(super) fn is_held(&self) -> bool {
+        self.staging.as_ref().is_some_and(Staging::is_held)
+    }
+
+    /// The owner of the task while it is held (it can be read nowhere else then).
+    pub(super) fn held_owner(&self) -> Option<Option<Owner>> {
+        self.staging.as_ref().and_then(Staging::held_owner)
+    }
+
+    /// The history the task would have now, while it is held.
+    pub(super) fn held_history(&self) -> Option<Vec<Message>> {
+        self.staging.as_ref().and_then(Staging::held_history)
+    }
+
+    /// The running-set entry, with `waiter`, of a held task whose skill asks in its first
+    /// poll: it enters the running set only now. `None` if the task is not held.
+    pub(super) fn held_entry(&self, waiter: oneshot::Sender<Message>) -> Option<Running> {
+        let staging = self.staging.as_ref().filter(|s| s.is_held())?;
+        let generation = staging.run.load(Ordering::Relaxed);
+        Some(running_entry(self, generation, Some(waiter)))
     }
 }
 

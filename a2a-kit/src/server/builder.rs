@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::protocol::{AgentCard, AgentExtension, SecurityRequirement, SecurityScheme, StringList};
 use crate::runtime::{EventObserver, ExecutionConfig, Runtime};
-use crate::skill::{BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillTable};
+use crate::skill::{AgentInfo, BoundBlock, DynAgent, SkillInfo, SkillRouter, SkillTable};
 use crate::store::{InMemoryTaskManager, TaskManager};
 
 /// What is wrong with a configuration; [`AgentServiceBuilder::build`] returns it.
@@ -347,6 +347,27 @@ impl AgentServiceBuilder {
 
     /// Check the configuration and build the service; the error names what is wrong.
     pub fn build(mut self) -> Result<AgentService, BuildError> {
+        self.check_settings()?;
+        let info = self.agent.info();
+        let skill_sets = std::mem::take(&mut self.skill_sets);
+        let skills = SkillTable::new(self.agent.clone(), info, self.type_name, skill_sets)
+            .map_err(BuildError::Skills)?;
+        if self.authenticator.is_none() {
+            if let Some(s) = skills.skills().iter().find(|s| !s.scopes.is_empty()) {
+                return Err(BuildError::ScopesWithoutAuthenticator(s.id.to_string()));
+            }
+        }
+        let cards = self.cards(info, &skills)?;
+        let service = self.service(skills, cards)?;
+        if service.inner.runtime.store.cluster().is_some() {
+            follow_handed_replies(&service);
+        }
+        Ok(service)
+    }
+
+    /// Check the settings that do not depend on the skills (the narrator joins the execution
+    /// settings first).
+    fn check_settings(&mut self) -> Result<(), BuildError> {
         if let Some(url) = &self.public_url {
             check_public_url(url)?;
         }
@@ -381,14 +402,12 @@ impl AgentServiceBuilder {
         if !self.card_signers.is_empty() && self.public_url.is_none() {
             return Err(BuildError::SignedCardNeedsPublicUrl);
         }
-        let info = self.agent.info();
-        let skills = SkillTable::new(self.agent.clone(), info, self.type_name, self.skill_sets)
-            .map_err(BuildError::Skills)?;
-        if self.authenticator.is_none() {
-            if let Some(s) = skills.skills().iter().find(|s| !s.scopes.is_empty()) {
-                return Err(BuildError::ScopesWithoutAuthenticator(s.id.to_string()));
-            }
-        }
+        Ok(())
+    }
+
+    /// The public card (skills for the extended card only left out) and the extended card,
+    /// with their capabilities, security fields and the configured edits, signed last.
+    fn cards(&mut self, info: &AgentInfo, skills: &SkillTable) -> Result<Cards, BuildError> {
         let base_url = self.public_url.as_deref().unwrap_or(PER_REQUEST_URL);
         let public_skills: Vec<SkillInfo> = skills
             .skills()
@@ -400,7 +419,7 @@ impl AgentServiceBuilder {
         let mut card = info.card_with(&public_skills, base_url);
         // The extended card: as configured, else this agent's own card with every skill.
         let own_extended_card = self.extended_card.is_none();
-        let mut extended_card = match self.extended_card {
+        let mut extended_card = match self.extended_card.take() {
             Some(card) => Some(card),
             None if has_extended_skills || self.extended_card_for.is_some() => {
                 let mut full = info.card_with(skills.skills(), base_url);
@@ -414,12 +433,14 @@ impl AgentServiceBuilder {
         }
         self.agent.customize_card(&mut card);
         let streaming = self.streaming.unwrap_or(info.streaming);
-        let store = self
-            .store
-            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         // Push needs somewhere to keep configs; without it the agent does not offer push.
+        // (The default store, in memory, keeps them.)
+        let keeps_configs = self
+            .store
+            .as_ref()
+            .is_none_or(|s| s.push_configs().is_some());
         let push = match self.push.unwrap_or(info.push_notifications) {
-            true if store.push_configs().is_none() => {
+            true if !keeps_configs => {
                 return Err(BuildError::PushWithoutConfigStore);
             }
             on => on,
@@ -427,22 +448,7 @@ impl AgentServiceBuilder {
         card.capabilities.streaming = Some(streaming);
         card.capabilities.push_notifications = Some(push);
         card.capabilities.extended_agent_card = Some(extended_card.is_some());
-        for uri in &self.required_extensions {
-            match card
-                .capabilities
-                .extensions
-                .iter_mut()
-                .find(|e| e.uri.as_deref() == Some(uri))
-            {
-                Some(e) => e.required = true,
-                None => card.capabilities.extensions.push(AgentExtension {
-                    uri: Some(uri.clone()),
-                    description: None,
-                    required: true,
-                    params: None,
-                }),
-            }
-        }
+        require_extensions(&mut card, &self.required_extensions);
         if let Some(extended) = extended_card.as_mut().filter(|_| own_extended_card) {
             extended.capabilities = card.capabilities.clone();
         }
@@ -456,36 +462,66 @@ impl AgentServiceBuilder {
                 secure(extended, &schemes, skills.skills());
             }
         }
-        for f in self.customize {
+        for f in std::mem::take(&mut self.customize) {
             f(&mut card);
         }
         // Signed last: nothing changes the cards after this.
         #[cfg(feature = "jose")]
+        self.sign_cards(&mut card, extended_card.as_mut())?;
+        Ok(Cards {
+            card,
+            extended: extended_card,
+            streaming,
+            push,
+        })
+    }
+
+    /// Sign the card, and the extended card unless a per-request hook changes it (then it is
+    /// signed after the hook), with every card signer.
+    #[cfg(feature = "jose")]
+    fn sign_cards(
+        &self,
+        card: &mut AgentCard,
+        mut extended_card: Option<&mut AgentCard>,
+    ) -> Result<(), BuildError> {
         for signer in &self.card_signers {
             let failed = |e: crate::signing::KeyError| BuildError::CardSigning(e.to_string());
-            signer.sign_card(&mut card).map_err(failed)?;
+            signer.sign_card(card).map_err(failed)?;
             if let Some(extended) = extended_card
-                .as_mut()
+                .as_deref_mut()
                 .filter(|_| self.extended_card_for.is_none())
             {
                 signer.sign_card(extended).map_err(failed)?;
             }
         }
+        Ok(())
+    }
+
+    /// The JWKS document of the card signers' and published keys, if there are any.
+    #[cfg(feature = "jose")]
+    fn jwks(&self) -> Option<super::card::JwksJson> {
+        let keys: Vec<_> = self
+            .card_signers
+            .iter()
+            .chain(&self.published_keys)
+            .collect();
+        (!keys.is_empty()).then(|| {
+            super::card::JwksJson::new(
+                serde_json::to_vec(&crate::signing::jwks(keys)).unwrap_or_default(),
+            )
+        })
+    }
+
+    /// The service: the cards as served, the runtime on the store, every setting.
+    fn service(self, skills: SkillTable, cards: Cards) -> Result<AgentService, BuildError> {
         #[cfg(feature = "jose")]
-        let has_hook = self.extended_card_for.is_some();
-        #[cfg(feature = "jose")]
-        let jwks = {
-            let keys: Vec<_> = self
-                .card_signers
-                .iter()
-                .chain(&self.published_keys)
-                .collect();
-            (!keys.is_empty()).then(|| {
-                super::card::JwksJson::new(
-                    serde_json::to_vec(&crate::signing::jwks(keys)).unwrap_or_default(),
-                )
-            })
-        };
+        let (jwks, has_hook) = (self.jwks(), self.extended_card_for.is_some());
+        let Cards {
+            card,
+            extended: extended_card,
+            streaming,
+            push,
+        } = cards;
         let card_json = CardJson::new(&card, self.public_url.is_none())
             .map_err(|e| BuildError::Card(e.to_string()))?;
         let card_last_modified = chrono::Utc::now()
@@ -497,14 +533,16 @@ impl AgentServiceBuilder {
             .iter()
             .filter_map(|e| e.uri.clone())
             .collect();
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         let runtime = Arc::new(runtime);
-        let shared = store.cluster().is_some();
-        if shared && tokio::runtime::Handle::try_current().is_err() {
+        if store.cluster().is_some() && tokio::runtime::Handle::try_current().is_err() {
             return Err(BuildError::NoRuntime);
         }
-        let service = AgentService {
+        Ok(AgentService {
             inner: Arc::new(ServiceInner {
                 skills,
                 runtime,
@@ -534,25 +572,53 @@ impl AgentServiceBuilder {
                 #[cfg(feature = "jose")]
                 jwks,
             }),
-        };
-        if shared {
-            // Replies handed to this replica with no skill waiting for them here are
-            // continued by the service (the runtime does not know skills).
-            let weak = Arc::downgrade(&service.inner);
-            service
-                .inner
-                .runtime
-                .follow_store_changes(Arc::new(move |task_id: String| {
-                    let service = weak.upgrade().map(|inner| AgentService { inner });
-                    Box::pin(async move {
-                        if let Some(service) = service {
-                            service.continue_handed_reply(&task_id).await;
-                        }
-                    })
-                }));
-        }
-        Ok(service)
+        })
     }
+}
+
+/// The cards a service serves, and the capabilities they state.
+struct Cards {
+    card: AgentCard,
+    extended: Option<AgentCard>,
+    streaming: bool,
+    push: bool,
+}
+
+/// Mark the required extensions required on the card, declaring those it does not list.
+fn require_extensions(card: &mut AgentCard, required: &[String]) {
+    for uri in required {
+        match card
+            .capabilities
+            .extensions
+            .iter_mut()
+            .find(|e| e.uri.as_deref() == Some(uri))
+        {
+            Some(e) => e.required = true,
+            None => card.capabilities.extensions.push(AgentExtension {
+                uri: Some(uri.clone()),
+                description: None,
+                required: true,
+                params: None,
+            }),
+        }
+    }
+}
+
+/// On a shared store, replies handed to this replica with no skill waiting for them here are
+/// continued by the service (the runtime does not know skills).
+fn follow_handed_replies(service: &AgentService) {
+    let weak = Arc::downgrade(&service.inner);
+    service
+        .inner
+        .runtime
+        .follow_store_changes(Arc::new(move |task_id: String| {
+            let service = weak.upgrade().map(|inner| AgentService { inner });
+            Box::pin(async move {
+                if let Some(service) = service {
+                    service.continue_handed_reply(&task_id).await;
+                }
+            })
+        }));
 }
 
 /// The card's security fields from the authenticator's `schemes` (any one of them), and each

@@ -14,11 +14,11 @@ use crate::protocol::{
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use crate::request::RequestContext;
-use crate::runtime::{BusSubscription, Ending, TaskRun};
+use crate::runtime::{BusSubscription, Ending, LiveTask, TaskRun};
 use crate::skill::{
     Routed, SkillCall, SkillInfo, SkillRequest, TaskContext, continued_skill, route_new,
 };
-use crate::store::{Owner, ReplyRoute, Seq, TaskView};
+use crate::store::{Owner, ReplyRoute, Seq, TaskRecord, TaskView};
 
 impl AgentService {
     // ----- SendMessage / SendStreamingMessage -----
@@ -95,8 +95,8 @@ impl AgentService {
         };
         // Boxed: starting a task is most of a request's state (several KB of future), and a
         // future that size inline is copied whole each time a caller moves or boxes its own.
-        // A new task is staged (stored once its first poll is over) unless the caller returns
-        // at once.
+        // A new task may be staged (stored once its first poll is over) unless the caller
+        // returns at once.
         match Box::pin(self.start(req, !return_immediately, caller, &owner)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
@@ -228,9 +228,10 @@ impl AgentService {
             .boxed())
     }
 
-    /// Route, extract, create or continue the task, start the skill. With `stage`, a new task
-    /// is not stored here: the runtime's staged run stores it after the skill's first poll
-    /// (`Runtime::run_inline_first`).
+    /// Route, extract, create or continue the task, start the skill. With `stage` (a caller
+    /// that waits for the task), a new task may be staged
+    /// ([`new_task_run`](Self::new_task_run)): then the runtime stores it, after the skill's
+    /// first poll, not this call.
     async fn start(
         &self,
         req: Box<SendMessageRequest>,
@@ -297,6 +298,28 @@ impl AgentService {
         self.inner.skills.prepare(skill_id, &req)
     }
 
+    /// Admit a new task: refused while every turn is taken and the queue is full, or while
+    /// the caller holds its quota of live tasks (nothing is stored: the client may simply come
+    /// back). Returns the caller's live-task count the task holds.
+    fn admit(&self, caller: Option<&Arc<Caller>>) -> Result<Option<LiveTask>, A2aError> {
+        let rt = self.rt();
+        if rt.saturated() {
+            return Err(A2aError::Unavailable(format!(
+                "{} skills are running and {} more are waiting; retry later",
+                rt.config.max_running_skills, rt.config.max_waiting_skills
+            )));
+        }
+        Ok(match (self.quotas(), caller) {
+            (Some(quotas), Some(caller)) => Some(quotas.enter(&caller.subject).map_err(|n| {
+                A2aError::Unavailable(format!(
+                    "caller `{}` has {n} live tasks, its quota; retry when one ends",
+                    caller.subject
+                ))
+            })?),
+            _ => None,
+        })
+    }
+
     async fn new_task(
         &self,
         mut message: Message,
@@ -306,23 +329,7 @@ impl AgentService {
         caller: Option<&Arc<Caller>>,
         owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
-        let rt = self.rt();
-        if rt.saturated() {
-            // Nothing is stored: the client may simply come back.
-            return Err(A2aError::Unavailable(format!(
-                "{} skills are running and {} more are waiting; retry later",
-                rt.config.max_running_skills, rt.config.max_waiting_skills
-            )));
-        }
-        let live = match (self.quotas(), caller) {
-            (Some(quotas), Some(caller)) => Some(quotas.enter(&caller.subject).map_err(|n| {
-                A2aError::Unavailable(format!(
-                    "caller `{}` has {n} live tasks, its quota; retry when one ends",
-                    caller.subject
-                ))
-            })?),
-            _ => None,
-        };
+        let live = self.admit(caller)?;
         let skills = self.inner.skills.skills();
         let router = self.inner.router.as_deref();
         let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
@@ -338,48 +345,16 @@ impl AgentService {
         let context_id = message.context_id.clone().unwrap_or_else(new_id);
         let task_id = new_id();
         message.context_id = Some(context_id.clone());
-        let direct = skill.direct_message;
-        if !direct {
-            message.task_id = Some(task_id.clone());
-        }
-        // Staged: nobody can see the task before the skill's first poll is over. Not with a
-        // push config (stored before the task's first event) or a narrator (which reads the
-        // task from the store on its own schedule).
-        let rt = self.rt();
-        let stage = stage && !direct && push.is_none() && rt.config.narrator.is_none();
-        // The message, unless the staged task holds it. A direct-message skill has no task
-        // behind its context.
-        let (run, ctx, unstaged) = if stage {
-            let ctx_message = message.clone();
-            let task = new_task_value(&task_id, &context_id, message);
-            let run = rt.staged_run(task, skill.id, owner.clone(), ctx_message);
-            (Some(run.clone()), TaskContext::for_run(run), None)
-        } else if direct {
+        if skill.direct_message {
+            // No task behind its context, and no live task held.
+            drop(live);
             let ctx = TaskContext::unbacked(
                 task_id.clone(),
                 context_id.clone(),
                 skill.id,
                 message.clone(),
             );
-            (None, ctx, Some(message))
-        } else {
-            let run = rt.run(
-                task_id.clone(),
-                context_id.clone(),
-                skill.id,
-                message.clone(),
-            );
-            (Some(run.clone()), TaskContext::for_run(run), Some(message))
-        };
-        if let (Some(run), Some(live)) = (&run, live) {
-            run.hold_live(live);
-        }
-        let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
-
-        let Some(run) = run else {
-            let Some(message) = unstaged else {
-                unreachable!("a direct-message skill has no task to stage")
-            };
+            let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
             // Boxed: a rare path, kept out of the size of every request's future.
             let direct = self.run_direct(
                 call.future,
@@ -390,8 +365,17 @@ impl AgentService {
                 push,
             );
             return Box::pin(direct).await;
-        };
-
+        }
+        message.task_id = Some(task_id.clone());
+        // Not staged with a push config: it is stored before the task's first event.
+        let stage = stage && push.is_none();
+        let (run, unstaged) =
+            self.new_task_run(stage, (&task_id, &context_id), skill.id, owner, message);
+        if let Some(live) = live {
+            run.hold_live(live);
+        }
+        let ctx = TaskContext::for_run(run.clone());
+        let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
         if let Some(message) = unstaged {
             self.create_task(&task_id, &context_id, skill.id, owner, message)
                 .await?;
@@ -406,6 +390,36 @@ impl AgentService {
                 emit_working: true,
             },
         })
+    }
+
+    /// The run of a new task, with its message when the caller stores the task: staged (the
+    /// runtime stores the task after the skill's first poll; nobody can see it before) if
+    /// `stage` and the runtime stages new tasks, else plain.
+    #[inline]
+    fn new_task_run(
+        &self,
+        stage: bool,
+        (task_id, context_id): (&str, &str),
+        skill_id: &'static str,
+        owner: &Option<Owner>,
+        message: Message,
+    ) -> (Arc<TaskRun>, Option<Message>) {
+        let rt = self.rt();
+        if stage && rt.stages_new_tasks() {
+            let ctx_message = message.clone();
+            let task = new_task_value(task_id, context_id, message);
+            return (
+                rt.staged_run(task, skill_id, owner.clone(), ctx_message),
+                None,
+            );
+        }
+        let run = rt.run(
+            task_id.to_string(),
+            context_id.to_string(),
+            skill_id,
+            message.clone(),
+        );
+        (run, Some(message))
     }
 
     /// Run a direct-message skill: its reply is the answer; if it fails instead, the failure
@@ -466,100 +480,95 @@ impl AgentService {
         caller: Option<&Arc<Caller>>,
         owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
-        let rt = self.rt();
         let rec = self.owned_task(&task_id, TaskView::FULL, owner).await?;
-        let state = rec.task.status.state;
-        if state.is_terminal() {
-            return Err(A2aError::unsupported(format!(
-                "task {task_id} is {} and cannot take more messages; start a new task in context {} \
-                 (list the old one in referenceTaskIds)",
-                state.as_str(),
-                rec.task.context_id
-            )));
-        }
-        match message.context_id.as_deref() {
-            Some(c) if c != rec.task.context_id => {
-                return Err(A2aError::invalid_field(
-                    "message.contextId",
-                    format!(
-                        "task {task_id} belongs to context {}, not {c}",
-                        rec.task.context_id
-                    ),
-                ));
-            }
-            _ => message.context_id = Some(rec.task.context_id.clone()),
-        }
-        let context_id = rec.task.context_id.clone();
-        let skills = self.inner.skills.skills();
-        let skill_id = rec.skill_id.clone().unwrap_or_default();
+        check_follow_up(&rec.task, &mut message)?;
+        let skill_id = rec.skill_id.as_deref().unwrap_or_default();
         // Scopes are checked again: the caller's may have shrunk since the task began.
-        if let Some(skill) = skills.iter().find(|s| s.id == skill_id) {
+        if let Some(skill) = self.inner.skills.skills().iter().find(|s| s.id == skill_id) {
             check_scopes(skill, caller)?;
         }
-        let after = rec.last_seq;
+        if rec.task.status.state.is_interrupted() {
+            return self
+                .answer_interrupted(task_id, rec, message, metadata, push, caller)
+                .await;
+        }
+        // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
+        self.attach_push(&task_id, push).await?;
+        self.rt().store.add_message(&task_id, message).await?;
+        Ok(Started::Task {
+            task_id,
+            after: rec.last_seq,
+            launch: Launch::Nothing,
+        })
+    }
 
-        if state.is_interrupted() {
-            if let Some(waiter) = rt.take_waiter(&task_id) {
-                // A skill is suspended in `ask`: hand it the reply.
-                self.attach_push(&task_id, push).await?;
-                rt.store.add_message(&task_id, message.clone()).await?;
-                rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
-                    .await?;
-                return Ok(Started::Task {
-                    task_id,
-                    after,
-                    launch: Launch::Resume { waiter, message },
-                });
-            }
-            // On replicas sharing a store, the skill may wait in `ask` on another one: the
-            // reply goes there, and this request follows the task from here.
-            let route = match rt.store.cluster() {
-                Some(cluster) => cluster.route_reply(&task_id, &message).await?,
-                None => ReplyRoute::Here,
-            };
-            if route == ReplyRoute::HandedOver {
-                self.attach_push(&task_id, push).await?;
-                return Ok(Started::Task {
-                    task_id,
-                    after,
-                    launch: Launch::Nothing,
-                });
-            }
-            // Nobody waits for the reply: invoke the task's skill again with the whole history.
-            let skill = continued_skill(skills, &task_id, &skill_id)?;
-            let mut history = rec.task.history;
-            history.push(message.clone());
-            let (run, future) = self.rerun(
-                &rec.task.id,
-                &context_id,
-                rec.task.status.message.as_ref(),
-                history,
-                skill,
-                &message,
-                metadata,
-                caller,
-            )?;
+    /// A reply to an interrupted task: handed to the skill waiting for it in `ask`, here or on
+    /// a replica sharing the store, else the task's skill is invoked again with the whole
+    /// history.
+    async fn answer_interrupted(
+        &self,
+        task_id: String,
+        rec: TaskRecord,
+        message: Message,
+        metadata: Option<Metadata>,
+        push: Option<TaskPushNotificationConfig>,
+        caller: Option<&Arc<Caller>>,
+    ) -> Result<Started, A2aError> {
+        let rt = self.rt();
+        let (context_id, after) = (&rec.task.context_id, rec.last_seq);
+        if let Some(waiter) = rt.take_waiter(&task_id) {
+            // A skill is suspended in `ask`: hand it the reply.
             self.attach_push(&task_id, push).await?;
-            rt.store.add_message(&task_id, message).await?;
-            rt.emit_status_for(&task_id, &context_id, TaskState::Working, None)
+            rt.store.add_message(&task_id, message.clone()).await?;
+            rt.emit_status_for(&task_id, context_id, TaskState::Working, None)
                 .await?;
             return Ok(Started::Task {
                 task_id,
                 after,
-                launch: Launch::Spawn {
-                    run,
-                    future,
-                    emit_working: false,
-                },
+                launch: Launch::Resume { waiter, message },
             });
         }
-        // SUBMITTED or WORKING: keep the message; the running skill can read it from history.
+        // On replicas sharing a store, the skill may wait in `ask` on another one: the
+        // reply goes there, and this request follows the task from here.
+        let route = match rt.store.cluster() {
+            Some(cluster) => cluster.route_reply(&task_id, &message).await?,
+            None => ReplyRoute::Here,
+        };
+        if route == ReplyRoute::HandedOver {
+            self.attach_push(&task_id, push).await?;
+            return Ok(Started::Task {
+                task_id,
+                after,
+                launch: Launch::Nothing,
+            });
+        }
+        // Nobody waits for the reply: invoke the task's skill again with the whole history.
+        let skill_id = rec.skill_id.as_deref().unwrap_or_default();
+        let skill = continued_skill(self.inner.skills.skills(), &task_id, skill_id)?;
+        let mut history = rec.task.history;
+        history.push(message.clone());
+        let (run, future) = self.rerun(
+            &rec.task.id,
+            context_id,
+            rec.task.status.message.as_ref(),
+            history,
+            skill,
+            &message,
+            metadata,
+            caller,
+        )?;
         self.attach_push(&task_id, push).await?;
         rt.store.add_message(&task_id, message).await?;
+        rt.emit_status_for(&task_id, context_id, TaskState::Working, None)
+            .await?;
         Ok(Started::Task {
             task_id,
             after,
-            launch: Launch::Nothing,
+            launch: Launch::Spawn {
+                run,
+                future,
+                emit_working: false,
+            },
         })
     }
 }
@@ -742,6 +751,33 @@ fn check_scopes(skill: &SkillInfo, caller: Option<&Arc<Caller>>) -> Result<(), A
         if missing.len() == 1 { "" } else { "s" },
         missing.join(" ")
     )))
+}
+
+/// Check a message sent to an existing task: refused if the task is terminal or belongs to
+/// another context than the message names; the message takes the task's context.
+fn check_follow_up(task: &Task, message: &mut Message) -> Result<(), A2aError> {
+    let (task_id, state) = (&task.id, task.status.state);
+    if state.is_terminal() {
+        return Err(A2aError::unsupported(format!(
+            "task {task_id} is {} and cannot take more messages; start a new task in context {} \
+             (list the old one in referenceTaskIds)",
+            state.as_str(),
+            task.context_id
+        )));
+    }
+    match message.context_id.as_deref() {
+        Some(c) if c != task.context_id => Err(A2aError::invalid_field(
+            "message.contextId",
+            format!(
+                "task {task_id} belongs to context {}, not {c}",
+                task.context_id
+            ),
+        )),
+        _ => {
+            message.context_id = Some(task.context_id.clone());
+            Ok(())
+        }
+    }
 }
 
 fn direct_reply(mut reply: Message, context_id: String) -> Message {

@@ -356,6 +356,78 @@ pub(super) struct Stored {
 }
 
 impl Stored {
+    /// Apply a status update of the task's own context. Its message goes to the history,
+    /// once: the status and the log entry point at it.
+    #[inline]
+    fn log_status(&mut self, mut u: TaskStatusUpdateEvent) -> Result<Logged, StoreError> {
+        check_status_update(&self.task, &u)?;
+        let at = u.status.message.take().map(|m| {
+            self.task.history.push(m);
+            self.task.history.len() - 1
+        });
+        let (state, timestamp) = (u.status.state, u.status.timestamp);
+        self.task.status = u.status;
+        super::super::merge_metadata(&mut self.task.metadata, u.metadata.as_ref());
+        self.status_message = at;
+        Ok(Logged::Status {
+            state,
+            timestamp,
+            at,
+            metadata: u.metadata,
+        })
+    }
+
+    /// Apply an artifact update of the task's own context (`existing`: the index of the
+    /// artifact it changes). The event's artifact becomes the task's as it is (a new one
+    /// without the closing part of a stream, or a replacement): held once, by the task, and
+    /// counted in `artifact_refs`. A chunk appended is logged as it came.
+    #[inline]
+    fn log_artifact(
+        &mut self,
+        u: TaskArtifactUpdateEvent,
+        existing: Option<usize>,
+        artifact_refs: &mut u32,
+    ) -> Result<Logged, StoreError> {
+        let whole = match existing {
+            Some(_) => !u.append,
+            None => !u.artifact.parts.iter().any(is_closing_part),
+        };
+        if !whole {
+            let u = StreamResponse::ArtifactUpdate(u);
+            apply_event(&mut self.task, &u)?;
+            let StreamResponse::ArtifactUpdate(u) = u else {
+                unreachable!("built above")
+            };
+            return Ok(Logged::Artifact {
+                artifact: Box::new(u.artifact),
+                append: u.append,
+                last_chunk: u.last_chunk,
+                metadata: u.metadata,
+            });
+        }
+        check_artifact_update(&self.task, &u)?;
+        let artifacts = &mut self.task.artifacts;
+        let index = match existing {
+            Some(i) => {
+                artifacts[i] = u.artifact;
+                i
+            }
+            None => {
+                artifacts.push(u.artifact);
+                artifacts.len() - 1
+            }
+        };
+        *artifact_refs += 1;
+        Ok(Logged::ArtifactOf {
+            index,
+            append: u.append,
+            last_chunk: u.last_chunk,
+            metadata: u.metadata,
+        })
+    }
+}
+
+impl Stored {
     /// The task as clients see it, trimmed to `view`, borrowed from the held parts.
     pub(super) fn view_ref(&self, view: TaskView) -> TaskRef<'_> {
         let t = &self.task;
@@ -586,65 +658,11 @@ impl Entry {
             materialize(events, artifact_refs, i, &stored.task.artifacts[i]);
         }
         let logged = match event {
-            StreamResponse::StatusUpdate(mut u) if u.context_id == stored.task.context_id => {
-                // The status message goes to the history, once: the status and the log
-                // entry point at it.
-                check_status_update(&stored.task, &u)?;
-                let at = u.status.message.take().map(|m| {
-                    stored.task.history.push(m);
-                    stored.task.history.len() - 1
-                });
-                let (state, timestamp) = (u.status.state, u.status.timestamp);
-                stored.task.status = u.status;
-                super::super::merge_metadata(&mut stored.task.metadata, u.metadata.as_ref());
-                stored.status_message = at;
-                Logged::Status {
-                    state,
-                    timestamp,
-                    at,
-                    metadata: u.metadata,
-                }
+            StreamResponse::StatusUpdate(u) if u.context_id == stored.task.context_id => {
+                stored.log_status(u)?
             }
             StreamResponse::ArtifactUpdate(u) if u.context_id == stored.task.context_id => {
-                // The event's artifact becomes the task's as it is (a new one without the
-                // closing part of a stream, or a replacement): held once, by the task.
-                let whole = match existing {
-                    Some(_) => !u.append,
-                    None => !u.artifact.parts.iter().any(is_closing_part),
-                };
-                if whole {
-                    check_artifact_update(&stored.task, &u)?;
-                    let artifacts = &mut stored.task.artifacts;
-                    let index = match existing {
-                        Some(i) => {
-                            artifacts[i] = u.artifact;
-                            i
-                        }
-                        None => {
-                            artifacts.push(u.artifact);
-                            artifacts.len() - 1
-                        }
-                    };
-                    *artifact_refs += 1;
-                    Logged::ArtifactOf {
-                        index,
-                        append: u.append,
-                        last_chunk: u.last_chunk,
-                        metadata: u.metadata,
-                    }
-                } else {
-                    let u = StreamResponse::ArtifactUpdate(u);
-                    apply_event(&mut stored.task, &u)?;
-                    let StreamResponse::ArtifactUpdate(u) = u else {
-                        unreachable!("built above")
-                    };
-                    Logged::Artifact {
-                        artifact: Box::new(u.artifact),
-                        append: u.append,
-                        last_chunk: u.last_chunk,
-                        metadata: u.metadata,
-                    }
-                }
+                stored.log_artifact(u, existing, artifact_refs)?
             }
             // An event naming another context (a writer's mistake the store keeps as written).
             other => {

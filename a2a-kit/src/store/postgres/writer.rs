@@ -298,10 +298,39 @@ async fn create(
         return Ok(());
     }
     order.sort_by(|&a, &b| created_id(writes[a]).cmp(created_id(writes[b])));
+    let (rows, inserting) = creation_rows(cx, writes, &order, results)?;
+    let (log, notify_ids) = creation_logs(cx, writes, &inserting)?;
+    let inserted = insert_tasks(cx, conn, &rows, &log, &notify_ids).await?;
+    for (n, id) in rows.ids.iter().enumerate() {
+        if rows.terminal[n] && inserted.contains(id) {
+            batch.finished.push((id.clone(), rows.tasks[n].clone()));
+        }
+    }
+    for i in inserting {
+        let Write::Create(new) = writes[i] else {
+            continue;
+        };
+        results[i] = Some(if inserted.contains(&new.last.id) {
+            Ok(1 + new.events.len() as Seq)
+        } else {
+            Err(StoreError::TaskExists(new.last.id.clone()))
+        });
+    }
+    Ok(())
+}
+
+/// The rows of the creations in `order` (indexes into `writes`), and which writes they are;
+/// an id taken earlier in the batch is that write's `TaskExists` (in `results`).
+fn creation_rows(
+    cx: &Context,
+    writes: &[&Write],
+    order: &[usize],
+    results: &mut [Option<Result<Seq, StoreError>>],
+) -> Result<(TaskRows, Vec<usize>), StoreError> {
     let mut seen = HashSet::new();
     let mut rows = TaskRows::default();
     let mut inserting = Vec::new();
-    for i in order {
+    for &i in order {
         let Write::Create(new) = writes[i] else {
             continue;
         };
@@ -322,11 +351,19 @@ async fn create(
         rows.context_ids.push(last.context_id.clone());
         inserting.push(i);
     }
-    // The creations' log entries and notifications, for every candidate: the statement keeps
-    // those of the tasks it inserted.
+    Ok((rows, inserting))
+}
+
+/// The log entries and notifications of the creations `inserting`, and the ids of the tasks
+/// notified. For every candidate: the statement keeps those of the tasks it inserted.
+fn creation_logs(
+    cx: &Context,
+    writes: &[&Write],
+    inserting: &[usize],
+) -> Result<(Batch, Vec<String>), StoreError> {
     let mut log = Batch::default();
     let mut notify_ids = Vec::new();
-    for &i in &inserting {
+    for &i in inserting {
         let Write::Create(new) = writes[i] else {
             continue;
         };
@@ -346,10 +383,20 @@ async fn create(
             notify_ids.push(last.id.clone());
         }
     }
-    // One statement: the rows, then (for the rows inserted, an id already taken being left
-    // out) their log and their notifications. The notifications' CTE is a SELECT, run only
-    // when read: the final query reads it once, for the first row inserted.
-    let inserted: HashSet<String> = sqlx::query(
+    Ok((log, notify_ids))
+}
+
+/// One statement: the rows, then (for the rows inserted, an id already taken being left out)
+/// their log and their notifications. The notifications' CTE is a SELECT, run only when read:
+/// the final query reads it once, for the first row inserted. Returns the ids inserted.
+async fn insert_tasks(
+    cx: &Context,
+    conn: &mut PgConnection,
+    rows: &TaskRows,
+    log: &Batch,
+    notify_ids: &[String],
+) -> Result<HashSet<String>, sqlx::Error> {
+    Ok(sqlx::query(
         "WITH t AS (INSERT INTO tasks (id, context_id, state, status_ts, terminal_at, skill_id, \
          last_seq, task, owner, lease_until, owned_by) \
          SELECT id, context_id, state, status_ts, CASE WHEN terminal THEN status_ts END, \
@@ -382,30 +429,14 @@ async fn create(
     .bind(&log.event_seqs)
     .bind(&log.event_bodies)
     .bind(&cx.channel)
-    .bind(&notify_ids)
+    .bind(notify_ids)
     .bind(&log.notifications)
     .bind(&rows.owned_bys)
     .fetch_all(&mut *conn)
     .await?
     .iter()
     .map(|r| r.get(0))
-    .collect();
-    for (n, id) in rows.ids.iter().enumerate() {
-        if rows.terminal[n] && inserted.contains(id) {
-            batch.finished.push((id.clone(), rows.tasks[n].clone()));
-        }
-    }
-    for i in inserting {
-        let Write::Create(new) = writes[i] else {
-            continue;
-        };
-        results[i] = Some(if inserted.contains(&new.last.id) {
-            Ok(1 + new.events.len() as Seq)
-        } else {
-            Err(StoreError::TaskExists(new.last.id.clone()))
-        });
-    }
-    Ok(())
+    .collect())
 }
 
 fn created_id(write: &Write) -> &str {
@@ -482,24 +513,7 @@ async fn append(
     }
     ids.sort_unstable();
     ids.dedup();
-    let rows = sqlx::query(
-        "SELECT id, task, last_seq FROM tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE",
-    )
-    .bind(&ids)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut locked: HashMap<String, Locked> = HashMap::with_capacity(rows.len());
-    for row in rows {
-        locked.insert(
-            row.get(0),
-            Locked {
-                task: from_json(row.get::<&str, _>(1))?,
-                last_seq: row.get::<i64, _>(2) as Seq,
-                lease: Lease::Keep,
-                changed: false,
-            },
-        );
-    }
+    let mut locked = lock_rows(conn, &ids).await?;
     for (i, write) in writes.iter().enumerate() {
         let Write::Append { task_id, event } = write else {
             continue;
@@ -531,6 +545,40 @@ async fn append(
     if rows.ids.is_empty() {
         return Ok(());
     }
+    update_tasks(conn, &rows).await?;
+    batch.finished(&rows);
+    Ok(())
+}
+
+/// Lock the rows of the tasks `ids` (sorted: two batches never wait on each other in a
+/// cycle) and read them.
+async fn lock_rows<'a>(
+    conn: &mut PgConnection,
+    ids: &[&str],
+) -> Result<HashMap<String, Locked<'a>>, Failed> {
+    let rows = sqlx::query(
+        "SELECT id, task, last_seq FROM tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+    )
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut locked: HashMap<String, Locked> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        locked.insert(
+            row.get(0),
+            Locked {
+                task: from_json(row.get::<&str, _>(1))?,
+                last_seq: row.get::<i64, _>(2) as Seq,
+                lease: Lease::Keep,
+                changed: false,
+            },
+        );
+    }
+    Ok(locked)
+}
+
+/// Write the changed rows of a batch's appends in one statement.
+async fn update_tasks(conn: &mut PgConnection, rows: &TaskRows) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE tasks SET state = u.state, status_ts = u.status_ts, \
          terminal_at = CASE WHEN u.terminal THEN u.status_ts ELSE tasks.terminal_at END, \
@@ -553,6 +601,5 @@ async fn append(
     .bind(&rows.untils)
     .execute(&mut *conn)
     .await?;
-    batch.finished(&rows);
     Ok(())
 }

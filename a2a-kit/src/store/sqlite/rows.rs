@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 
 use super::super::{ListQuery, Owner, Seq, StoreError, TaskView, apply_event};
 use super::connection::Db;
-use crate::protocol::{Artifact, Message, StreamResponse, Task, TaskStatus, Timestamp};
+use crate::protocol::{
+    Artifact, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatus, Timestamp,
+};
 
 // ----- row helpers -------------------------------------------------------------------------
 
@@ -212,7 +214,20 @@ pub(super) fn load_view(
         view.apply(task);
         return Ok(());
     }
-    match view.history_length {
+    load_history(conn, task, view.history_length)?;
+    if view.include_artifacts {
+        load_artifacts(conn, task)?;
+    }
+    Ok(())
+}
+
+/// The task's history: its last `length` messages (all: `None`), oldest first.
+fn load_history(
+    conn: &Connection,
+    task: &mut Task,
+    length: Option<usize>,
+) -> Result<(), StoreError> {
+    match length {
         Some(0) => {}
         None => {
             let mut stmt = conn
@@ -238,49 +253,53 @@ pub(super) fn load_view(
             task.history.reverse();
         }
     }
-    if view.include_artifacts {
-        let mut stmt = conn
-            .prepare_cached("SELECT pos, body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
-            .db()?;
-        let rows = stmt
-            .query_map([&task.id], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })
-            .db()?;
-        let mut positions = Vec::new();
-        for row in rows {
-            let (pos, body) = row.db()?;
-            positions.push(pos);
-            task.artifacts.push(from_json(&body)?);
-        }
-        if !positions.is_empty() {
-            // The streamed chunks, in the order they were appended (apply_event's append).
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT pos, parts, metadata FROM artifact_chunks WHERE task_id = ?1 ORDER BY pos, seq",
-                )
-                .db()?;
-            let rows = stmt
-                .query_map([&task.id], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                    ))
-                })
-                .db()?;
-            for row in rows {
-                let (pos, parts, metadata) = row.db()?;
-                let Ok(i) = positions.binary_search(&pos) else {
-                    continue;
-                };
-                let a = &mut task.artifacts[i];
-                a.parts
-                    .extend(from_json::<Vec<crate::protocol::Part>>(&parts)?);
-                if let Some(m) = metadata {
-                    a.metadata = Some(from_json(&m)?);
-                }
-            }
+    Ok(())
+}
+
+/// The task's artifacts, each with the chunks streamed into it.
+fn load_artifacts(conn: &Connection, task: &mut Task) -> Result<(), StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT pos, body FROM artifacts WHERE task_id = ?1 ORDER BY pos")
+        .db()?;
+    let rows = stmt
+        .query_map([&task.id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })
+        .db()?;
+    let mut positions = Vec::new();
+    for row in rows {
+        let (pos, body) = row.db()?;
+        positions.push(pos);
+        task.artifacts.push(from_json(&body)?);
+    }
+    if positions.is_empty() {
+        return Ok(());
+    }
+    // The streamed chunks, in the order they were appended (apply_event's append).
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT pos, parts, metadata FROM artifact_chunks WHERE task_id = ?1 ORDER BY pos, seq",
+        )
+        .db()?;
+    let rows = stmt
+        .query_map([&task.id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })
+        .db()?;
+    for row in rows {
+        let (pos, parts, metadata) = row.db()?;
+        let Ok(i) = positions.binary_search(&pos) else {
+            continue;
+        };
+        let a = &mut task.artifacts[i];
+        a.parts
+            .extend(from_json::<Vec<crate::protocol::Part>>(&parts)?);
+        if let Some(m) = metadata {
+            a.metadata = Some(from_json(&m)?);
         }
     }
     Ok(())
@@ -429,6 +448,100 @@ pub(super) fn create_compact_in(
     Ok(last_seq)
 }
 
+/// For an update of an artifact the task has, an empty stand-in for it in `task` (an append
+/// needs only to know that the artifact exists; its chunk is stored as a row of its own,
+/// `artifact_chunks`) and the artifact's position.
+fn stand_in_artifact(
+    tx: &Connection,
+    task_id: &str,
+    task: &mut Task,
+    event: &StreamResponse,
+) -> Result<Option<i64>, StoreError> {
+    let StreamResponse::ArtifactUpdate(u) = event else {
+        return Ok(None);
+    };
+    let found = tx
+        .prepare_cached(
+            "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
+        )
+        .db()?
+        .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
+        .optional()
+        .db()?;
+    if found.is_some() {
+        task.artifacts.push(Artifact {
+            artifact_id: u.artifact.artifact_id.clone(),
+            ..Artifact::default()
+        });
+    }
+    Ok(found)
+}
+
+/// Store an artifact update as apply_event left the artifact (`a`): a chunk appended to the
+/// artifact at `pos` (a row of its own), a replacement of it, or a new artifact.
+fn write_artifact(
+    tx: &Connection,
+    task_id: &str,
+    u: &TaskArtifactUpdateEvent,
+    a: &Artifact,
+    pos: Option<i64>,
+    seq: i64,
+    n_artifacts: &mut i64,
+) -> Result<(), StoreError> {
+    match pos {
+        Some(pos) if u.append => {
+            let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
+            tx.prepare_cached(
+                "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .db()?
+            .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
+            .db()?;
+        }
+        Some(pos) => {
+            // A replacement: the new artifact, without the old one's chunks.
+            tx.prepare_cached(
+                "UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2",
+            )
+            .db()?
+            .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
+            .db()?;
+            tx.prepare_cached("DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2")
+                .db()?
+                .execute(params![task_id, pos])
+                .db()?;
+        }
+        None => {
+            insert_artifact(tx, task_id, *n_artifacts, a)?;
+            *n_artifacts += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The task's metadata, saved if `event` is a status update with metadata (apply_event merged
+/// it into the task's).
+fn save_merged_metadata(
+    tx: &Connection,
+    task_id: &str,
+    task: &Task,
+    event: &StreamResponse,
+) -> Result<(), StoreError> {
+    let StreamResponse::StatusUpdate(u) = event else {
+        return Ok(());
+    };
+    if u.metadata.as_ref().is_some_and(|m| !m.is_empty()) {
+        tx.prepare_cached("UPDATE tasks SET metadata = ?2 WHERE id = ?1")
+            .db()?
+            .execute(params![
+                task_id,
+                task.metadata.as_ref().map(to_json).transpose()?
+            ])
+            .db()?;
+    }
+    Ok(())
+}
+
 /// Apply `event` to the stored task and log it, inside the caller's transaction.
 pub(super) fn append_in(
     tx: &Connection,
@@ -457,26 +570,7 @@ pub(super) fn append_in(
     let was_terminal = task.status.state.is_terminal();
     // Load exactly what apply_event reads: the status (always) and, for an artifact
     // update, the first stored artifact with that id.
-    // An append needs only to know that the artifact exists: an empty stand-in takes
-    // the chunk, which is stored as a row of its own (`artifact_chunks`).
-    let mut artifact_pos = None;
-    if let StreamResponse::ArtifactUpdate(u) = &event {
-        let found = tx
-            .prepare_cached(
-                "SELECT pos FROM artifacts WHERE task_id = ?1 AND artifact_id = ?2 ORDER BY pos LIMIT 1",
-            )
-            .db()?
-            .query_row(params![task_id, u.artifact.artifact_id], |r| r.get::<_, i64>(0))
-            .optional()
-            .db()?;
-        if let Some(pos) = found {
-            task.artifacts.push(Artifact {
-                artifact_id: u.artifact.artifact_id.clone(),
-                ..Artifact::default()
-            });
-            artifact_pos = Some(pos);
-        }
-    }
+    let artifact_pos = stand_in_artifact(tx, task_id, &mut task, &event)?;
     apply_event(&mut task, &event)?;
     let seq = last_seq + 1;
 
@@ -491,52 +585,14 @@ pub(super) fn append_in(
             let a = task.artifacts.first().ok_or_else(|| {
                 StoreError::Backend("apply_event left no artifact for an artifact update".into())
             })?;
-            match artifact_pos {
-                Some(pos) if u.append => {
-                    let metadata = u.artifact.metadata.as_ref().map(to_json).transpose()?;
-                    tx.prepare_cached(
-                        "INSERT INTO artifact_chunks (task_id, pos, seq, parts, metadata) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )
-                    .db()?
-                    .execute(params![task_id, pos, seq, to_json(&a.parts)?, metadata])
-                    .db()?;
-                }
-                Some(pos) => {
-                    // A replacement: the new artifact, without the old one's chunks.
-                    tx.prepare_cached("UPDATE artifacts SET artifact_id = ?3, body = ?4 WHERE task_id = ?1 AND pos = ?2")
-                        .db()?
-                        .execute(params![task_id, pos, a.artifact_id, to_json(a)?])
-                        .db()?;
-                    tx.prepare_cached(
-                        "DELETE FROM artifact_chunks WHERE task_id = ?1 AND pos = ?2",
-                    )
-                    .db()?
-                    .execute(params![task_id, pos])
-                    .db()?;
-                }
-                None => {
-                    insert_artifact(tx, task_id, n_artifacts, a)?;
-                    n_artifacts += 1;
-                }
-            }
+            write_artifact(tx, task_id, u, a, artifact_pos, seq, &mut n_artifacts)?;
         }
         // apply_event rejects the other kinds.
         StreamResponse::Task(_) | StreamResponse::Message(_) => {}
     }
     let status_ts = millis(task.status.timestamp);
     let became_terminal = task.status.state.is_terminal() && !was_terminal;
-    if let StreamResponse::StatusUpdate(u) = &event {
-        if u.metadata.as_ref().is_some_and(|m| !m.is_empty()) {
-            // apply_event merged it into the task's.
-            tx.prepare_cached("UPDATE tasks SET metadata = ?2 WHERE id = ?1")
-                .db()?
-                .execute(params![
-                    task_id,
-                    task.metadata.as_ref().map(to_json).transpose()?
-                ])
-                .db()?;
-        }
-    }
+    save_merged_metadata(tx, task_id, &task, &event)?;
     tx.prepare_cached(
         "UPDATE tasks SET state = ?2, status_ts = ?3, terminal_at = CASE WHEN ?4 THEN ?3 ELSE terminal_at END, \
          status = ?5, last_seq = ?6, n_messages = ?7, n_artifacts = ?8 WHERE id = ?1",
