@@ -162,9 +162,26 @@ impl AgentServiceBuilder {
         self
     }
 
-    /// Whether a public URL was set.
-    pub fn has_public_url(&self) -> bool {
-        self.public_url.is_some()
+    // ----- How skills run: routing, narration, execution limits, observers -----
+
+    /// Routing rule 6 (see [`SkillRouter`]), and rule 4 when several skills take data; a
+    /// router that [decides first](SkillRouter::decides_first) is asked before rules 3 to 5.
+    pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
+        self.router = Some(Arc::new(router));
+        self
+    }
+
+    /// Narrate running tasks (see [`StatusNarrator`](crate::runtime::StatusNarrator)): it
+    /// takes precedence over [`ExecutionConfig::narrator`], whichever is set first.
+    pub fn narrator(mut self, narrator: impl crate::runtime::StatusNarrator) -> Self {
+        self.narrator = Some(Arc::new(narrator));
+        self
+    }
+
+    /// Execution knobs (status style, cancel grace, timeouts, narration).
+    pub fn execution(mut self, config: ExecutionConfig) -> Self {
+        self.execution = config;
+        self
     }
 
     /// Add an observer of every stored event (built with the service's store).
@@ -175,6 +192,23 @@ impl AgentServiceBuilder {
         self.observers.push(Box::new(factory));
         self
     }
+
+    // ----- Where tasks are kept -----
+
+    /// The task store (default: [`InMemoryTaskManager`] with default limits).
+    pub fn task_manager(mut self, store: impl TaskManager) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The task store, shared.
+    pub fn shared_task_manager(mut self, store: Arc<dyn TaskManager>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    // ----- Who may call, and what each caller sees -----
+
     /// Authenticate every request (the card aside) with `authenticator` before it is read:
     /// without valid credentials, 401 with `WWW-Authenticate` (403 for a known caller without
     /// the right). The card's `securitySchemes` and `securityRequirements` (any one scheme)
@@ -205,14 +239,8 @@ impl AgentServiceBuilder {
         self
     }
 
-    /// Replace the check applied to push notification URLs when configs are created.
-    pub fn webhook_validator(
-        mut self,
-        check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
-    ) -> Self {
-        self.webhook_validator = Some(Arc::new(check));
-        self
-    }
+    // ----- The card: URL, capabilities, extensions, the extended card, signatures -----
+
     /// The absolute URL clients reach the agent at (scheme, host and the path it is mounted
     /// at: JSON-RPC there, HTTP+JSON below it); the card advertises it. Without one, the card names the URL each request came in on: its
     /// `Host` (and the path the agent's router is nested at), or the `Forwarded` /
@@ -223,34 +251,40 @@ impl AgentServiceBuilder {
         self.public_url = Some(url.into());
         self
     }
-    /// The task store (default: [`InMemoryTaskManager`] with default limits).
-    pub fn task_manager(mut self, store: impl TaskManager) -> Self {
-        self.store = Some(Arc::new(store));
-        self
+
+    /// Whether a public URL was set.
+    pub fn has_public_url(&self) -> bool {
+        self.public_url.is_some()
     }
-    /// The task store, shared.
-    pub fn shared_task_manager(mut self, store: Arc<dyn TaskManager>) -> Self {
-        self.store = Some(store);
-        self
-    }
-    /// Execution knobs (status style, cancel grace, timeouts, narration).
-    pub fn execution(mut self, config: ExecutionConfig) -> Self {
-        self.execution = config;
-        self
-    }
-    /// Routing rule 6 (see [`SkillRouter`]), and rule 4 when several skills take data; a
-    /// router that [decides first](SkillRouter::decides_first) is asked before rules 3 to 5.
-    pub fn skill_router(mut self, router: impl SkillRouter) -> Self {
-        self.router = Some(Arc::new(router));
+
+    /// Edit the card after the kit built it.
+    pub fn card(mut self, f: impl FnOnce(&mut AgentCard) + Send + 'static) -> Self {
+        self.customize.push(Box::new(f));
         self
     }
 
-    /// Narrate running tasks (see [`StatusNarrator`](crate::runtime::StatusNarrator)): it
-    /// takes precedence over [`ExecutionConfig::narrator`], whichever is set first.
-    pub fn narrator(mut self, narrator: impl crate::runtime::StatusNarrator) -> Self {
-        self.narrator = Some(Arc::new(narrator));
+    /// Override the streaming capability (default: the agent's).
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.streaming = Some(on);
         self
     }
+
+    /// Override the push notification capability (default: the agent's). This alone only
+    /// stores configs; `push_delivery` (feature `push`) also delivers them. Push needs a task
+    /// store that keeps configs ([`TaskManager::push_configs`]): on one without,
+    /// [`build`](Self::build) fails with [`BuildError::PushWithoutConfigStore`].
+    pub fn push_notifications(mut self, on: bool) -> Self {
+        self.push = Some(on);
+        self
+    }
+
+    /// Declare an extension as required: requests that do not activate it through
+    /// `A2A-Extensions` get ExtensionSupportRequiredError.
+    pub fn require_extension(mut self, uri: impl Into<String>) -> Self {
+        self.required_extensions.push(uri.into());
+        self
+    }
+
     /// Serve this card from GetExtendedAgentCard (and advertise `extendedAgentCard`) to
     /// authenticated callers. Without it, an agent with `#[skill(extended_only)]` skills or
     /// an [`extended_card_for`](Self::extended_card_for) hook serves its own card with every
@@ -292,30 +326,6 @@ impl AgentServiceBuilder {
         self.extended_card_upstream = true;
         self
     }
-    /// Declare an extension as required: requests that do not activate it through
-    /// `A2A-Extensions` get ExtensionSupportRequiredError.
-    pub fn require_extension(mut self, uri: impl Into<String>) -> Self {
-        self.required_extensions.push(uri.into());
-        self
-    }
-    /// Override the streaming capability (default: the agent's).
-    pub fn streaming(mut self, on: bool) -> Self {
-        self.streaming = Some(on);
-        self
-    }
-    /// Override the push notification capability (default: the agent's). This alone only
-    /// stores configs; `push_delivery` (feature `push`) also delivers them. Push needs a task
-    /// store that keeps configs ([`TaskManager::push_configs`]): on one without,
-    /// [`build`](Self::build) fails with [`BuildError::PushWithoutConfigStore`].
-    pub fn push_notifications(mut self, on: bool) -> Self {
-        self.push = Some(on);
-        self
-    }
-    /// Edit the card after the kit built it.
-    pub fn card(mut self, f: impl FnOnce(&mut AgentCard) + Send + 'static) -> Self {
-        self.customize.push(Box::new(f));
-        self
-    }
 
     /// Sign the card with `signer` (feature `jose`): a detached JWS over the card's JCS form,
     /// added to its `signatures` after every other card edit. Call it again with another key
@@ -344,6 +354,19 @@ impl AgentServiceBuilder {
         self.published_keys.push(signer.clone());
         self
     }
+
+    // ----- Push notifications (delivery itself: `push_delivery`, in `push`) -----
+
+    /// Replace the check applied to push notification URLs when configs are created.
+    pub fn webhook_validator(
+        mut self,
+        check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.webhook_validator = Some(Arc::new(check));
+        self
+    }
+
+    // ----- Building -----
 
     /// Check the configuration and build the service; the error names what is wrong.
     pub fn build(mut self) -> Result<AgentService, BuildError> {
