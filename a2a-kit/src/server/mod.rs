@@ -6,6 +6,7 @@
 
 mod builder;
 mod card;
+mod follow_up;
 mod ownership;
 mod push_configs;
 mod send;
