@@ -2,14 +2,22 @@
 //!
 //! `axum::serve` accepts every connection and never times one out; on the internet that lets
 //! one client hold sockets forever (idle connections, headers sent a byte a minute). This
-//! accept loop serves HTTP/1.1 and h2c (HTTP/2 with prior knowledge) through hyper-util with
-//! the bounds in [`ServerLimits`]; the request body's own bound (size, and time once the
-//! headers are in) is the agent service's, so it holds when the agent is mounted too.
+//! accept loop serves HTTP/1.1 and h2c (HTTP/2 with prior knowledge) through hyper-util's
+//! `auto` connection builder and graceful shutdown, with the bounds in [`ServerLimits`]; each
+//! request's own bounds (the body's size and time) are the edge's
+//! ([`HttpConfig`](a2a_kit::binding::HttpConfig)), so they hold when the agent is mounted too.
 //!
-//! The header timeout is one watchdog per connection, not hyper's: hyper's arms a timer for
-//! every request head (about 3% of a unary request's instructions), the watchdog wakes four
-//! times per timeout and closes a connection that had no request under way and began none
-//! for a whole timeout (silent, idle, or still sending its first headers).
+//! Three pieces are our own, each where the libraries do not do what the README promises:
+//! - **The header and idle timeout** is one watchdog per connection: hyper's
+//!   `header_read_timeout` covers HTTP/1.1 heads only, and HTTP/2 has no idle timeout at all
+//!   (tests/server_limits.rs, `idle_h2c_connections_are_closed_busy_ones_are_not`); hyper's
+//!   also arms a timer per request (about 3% of a unary request's instructions). The
+//!   watchdog wakes four times per timeout and closes a connection that had no request under
+//!   way and began none for a whole timeout (silent, idle, or still sending its first headers).
+//! - **The first bytes** (HTTP/1.1 or h2c?) are read under that watchdog: hyper-util's
+//!   `auto` reads them with no deadline (`trickled_headers_are_closed_at_the_header_timeout`).
+//! - **The connection cap** is a semaphore around `accept`: tower's concurrency limit counts
+//!   requests, not connections (`connections_over_the_cap_wait_until_one_closes`).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -186,7 +194,7 @@ pub(crate) async fn run(
         })
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let shutdown = Arc::new(Shutdown::default());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
         let slot = tokio::select! {
@@ -207,7 +215,7 @@ pub(crate) async fn run(
         };
         // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
         let _ = tcp.set_nodelay(true);
-        let (builder, shutdown) = (builder.clone(), shutdown.clone());
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
         let activity = Arc::new(Activity::default());
         let service = TowerToHyperService::new(Watched {
             inner: app.clone(),
@@ -225,7 +233,7 @@ pub(crate) async fn run(
                 .serve_connection_with_upgrades(TokioIo::new(io), service)
                 .into_owned();
             // A connection ends in an error when a limit closes it: expected.
-            if let Err(e) = Graceful::new(conn, shutdown).await {
+            if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection closed");
             }
         });
@@ -243,88 +251,12 @@ pub(crate) async fn run(
     // Connections are told to close once their requests in flight are answered, while
     // `drain` lets the agent's tasks end; then a moment for the last responses and streams
     // (every connection gives its slot back when it closes).
-    shutdown.begin();
+    let told = tokio::spawn(graceful.shutdown());
     drain.await;
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let _ = tokio::time::timeout(Duration::from_secs(2), slots.acquire_many(all)).await;
+    told.abort();
     Ok(())
-}
-
-/// Graceful shutdown of the server's connections. hyper-util's watcher polls a channel each
-/// time a connection is polled (about half a percent of a unary request's instructions);
-/// here a connection registers its waker once and reads one flag per poll.
-#[derive(Default)]
-struct Shutdown {
-    on: std::sync::atomic::AtomicBool,
-    wakers: std::sync::Mutex<slab::Slab<std::task::Waker>>,
-}
-
-impl Shutdown {
-    /// Tell every connection to finish its requests in flight and close.
-    fn begin(&self) {
-        self.on.store(true, Ordering::SeqCst);
-        for (_, waker) in self.lock().iter() {
-            waker.wake_by_ref();
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, slab::Slab<std::task::Waker>> {
-        self.wakers.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A connection that shuts down gracefully when its server does.
-    struct Graceful<C> {
-        #[pin]
-        conn: C,
-        shutdown: Arc<Shutdown>,
-        waker: Option<usize>,
-        told: bool,
-    }
-
-    impl<C> PinnedDrop for Graceful<C> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            if let Some(key) = this.waker.take() {
-                this.shutdown.lock().try_remove(key);
-            }
-        }
-    }
-}
-
-impl<C> Graceful<C> {
-    fn new(conn: C, shutdown: Arc<Shutdown>) -> Self {
-        Graceful {
-            conn,
-            shutdown,
-            waker: None,
-            told: false,
-        }
-    }
-}
-
-impl<C> Future for Graceful<C>
-where
-    C: hyper_util::server::graceful::GracefulConnection,
-{
-    type Output = C::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        if !*this.told {
-            // Registered before the flag is read: a shutdown that begins meanwhile either
-            // finds this waker or is seen in the flag.
-            if this.waker.is_none() {
-                *this.waker = Some(this.shutdown.lock().insert(cx.waker().clone()));
-            }
-            if this.shutdown.on.load(Ordering::SeqCst) {
-                *this.told = true;
-                this.conn.as_mut().graceful_shutdown();
-            }
-        }
-        this.conn.poll(cx)
-    }
 }
 
 /// What a connection's watchdog sees: requests begun, and requests whose response is not done.
