@@ -181,3 +181,44 @@ fn no_floor_imports_a_higher_one() {
     }
     assert!(wrong.is_empty(), "arrows running up: {wrong:#?}");
 }
+
+/// The operations know nothing of HTTP: `server` and the floors between it and the wire
+/// types (`task`, `store`, `runtime`, `skill`) name no `http`, `hyper`, `axum` or `tower`
+/// path. The edge in `binding` does, and on the first floor `auth` (an authenticator reads a
+/// request's head) and `request` (typed extensions as `http::Extensions`, the tower stack's
+/// type map).
+#[test]
+fn the_operations_know_nothing_of_http() {
+    let files = files(&src());
+    let mut wrong = Vec::new();
+    for (module, path) in &files {
+        let Some(level) = module.first().and_then(|m| floor(m)) else {
+            continue;
+        };
+        if level < 2 || level > floor("server").unwrap() {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            for web in [
+                "http::",
+                "hyper::",
+                "axum::",
+                "tower::",
+                "tower_service::",
+                "http_body",
+            ] {
+                let named = code.match_indices(web).any(|(i, _)| {
+                    i == 0
+                        || !code.as_bytes()[i - 1].is_ascii_alphanumeric()
+                            && code.as_bytes()[i - 1] != b'_'
+                });
+                if named {
+                    wrong.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "HTTP below the edge: {wrong:#?}");
+}

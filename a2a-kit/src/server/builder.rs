@@ -678,21 +678,31 @@ fn check_public_url(url: &str) -> Result<(), BuildError> {
         url: url.to_string(),
         reason,
     };
-    let uri: http::Uri = url.parse().map_err(|e| refuse(format!("{e}")))?;
-    match uri.scheme_str() {
-        Some("http") | Some("https") if uri.host().is_some() => Ok(()),
-        Some("http") | Some("https") => Err(refuse("it has no host".into())),
-        _ => Err(refuse("it needs an http:// or https:// scheme".into())),
+    match url::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => match u.host_str() {
+            Some(host) if !host.is_empty() => Ok(()),
+            _ => Err(refuse("it has no host".into())),
+        },
+        Ok(_) | Err(url::ParseError::RelativeUrlWithoutBase) => {
+            Err(refuse("it needs an http:// or https:// scheme".into()))
+        }
+        Err(url::ParseError::EmptyHost) => Err(refuse("it has no host".into())),
+        Err(e) => Err(refuse(e.to_string())),
     }
 }
 
 /// The default webhook check: an absolute http or https URL with a host.
 pub fn check_webhook_url(url: &str) -> Result<(), String> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-    match uri.scheme_str() {
-        Some("http") | Some("https") if uri.host().is_some() => Ok(()),
-        _ => Err(format!("`{url}` must be an absolute http or https URL")),
+    match url::Url::parse(url) {
+        Ok(u)
+            if matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
+            Ok(())
+        }
+        Ok(_) | Err(url::ParseError::RelativeUrlWithoutBase | url::ParseError::EmptyHost) => {
+            Err(format!("`{url}` must be an absolute http or https URL"))
+        }
+        Err(e) => Err(format!("`{url}` is not a URL: {e}")),
     }
 }
