@@ -44,8 +44,8 @@ pub fn card_response(
             }
         },
     };
-    let (json_bytes, etag, last_modified) = service.card_document(&base_url);
-    let mut resp = cacheable_json(request, json_bytes, &etag, last_modified);
+    let json_bytes = service.card_document(&base_url);
+    let mut resp = cacheable_json(request, json_bytes, service.built_at());
     if service.public_url().is_none() && trust_forwarded {
         // A cache in front must not serve one proxy's view of the URL to another.
         resp.headers_mut().insert(
@@ -67,19 +67,22 @@ pub fn jwks_response(
     request: &http::request::Parts,
 ) -> http::Response<A2aBody> {
     match service.jwks_document() {
-        Some((json, etag, last_modified)) => cacheable_json(request, json, &etag, last_modified),
+        Some(json) => cacheable_json(request, json, service.built_at()),
         None => response(http::StatusCode::NOT_FOUND, Full::default()),
     }
 }
 
-/// `json` with `ETag`, `Last-Modified` and a five-minute `Cache-Control`, or 304 when the
-/// client's copy is current.
+/// `json` with `ETag` (a fingerprint of the bytes), `Last-Modified` (when the agent was
+/// built) and a five-minute `Cache-Control`, or 304 when the client's copy is current.
 fn cacheable_json(
     request: &http::request::Parts,
     json_bytes: bytes::Bytes,
-    etag: &str,
-    last_modified: &str,
+    modified: std::time::SystemTime,
 ) -> http::Response<A2aBody> {
+    let etag = &etag(&json_bytes);
+    let last_modified = &chrono::DateTime::<chrono::Utc>::from(modified)
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
     let header = |name| {
         request
             .headers
@@ -110,6 +113,14 @@ fn cacheable_json(
         h.insert(http::header::LAST_MODIFIED, v);
     }
     resp
+}
+
+/// A strong `ETag` over the served bytes (FNV-1a: a fingerprint, not a security measure).
+fn etag(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("\"{hash:016x}\"")
 }
 
 /// The URL `request` reached an agent mounted at `mount_path` at: `scheme://host` + prefix +

@@ -522,16 +522,14 @@ impl AgentServiceBuilder {
 
     /// The JWKS document of the card signers' and published keys, if there are any.
     #[cfg(feature = "jose")]
-    fn jwks(&self) -> Option<super::card::JwksJson> {
+    fn jwks(&self) -> Option<bytes::Bytes> {
         let keys: Vec<_> = self
             .card_signers
             .iter()
             .chain(&self.published_keys)
             .collect();
         (!keys.is_empty()).then(|| {
-            super::card::JwksJson::new(
-                serde_json::to_vec(&crate::signing::jwks(keys)).unwrap_or_default(),
-            )
+            bytes::Bytes::from(serde_json::to_vec(&crate::signing::jwks(keys)).unwrap_or_default())
         })
     }
 
@@ -547,9 +545,6 @@ impl AgentServiceBuilder {
         } = cards;
         let card_json = CardJson::new(&card, self.public_url.is_none())
             .map_err(|e| BuildError::Card(e.to_string()))?;
-        let card_last_modified = chrono::Utc::now()
-            .format("%a, %d %b %Y %H:%M:%S GMT")
-            .to_string();
         let supported_extensions = card
             .capabilities
             .extensions
@@ -572,7 +567,7 @@ impl AgentServiceBuilder {
                 router: self.router,
                 card,
                 card_json,
-                card_last_modified,
+                built_at: std::time::SystemTime::now(),
                 public_url: self.public_url,
                 extended_card,
                 extended_card_for: self.extended_card_for,

@@ -1,5 +1,5 @@
-//! The agent card: the public one (serialized once, with the `ETag` and `Last-Modified` it is
-//! served with) and GetExtendedAgentCard.
+//! The agent card: the public one (serialized once) and GetExtendedAgentCard. How it is
+//! served over HTTP (`ETag`, `Last-Modified`, revalidation) is the edge's: `binding::card`.
 //!
 //! An agent built without a public URL does not guess one: the card it serves names the URL
 //! each request reached it at ([`AgentService::card_document`]). The card is then kept as
@@ -19,7 +19,7 @@ pub const PER_REQUEST_URL: &str = "http://per-request-url.invalid";
 
 /// The public card as JSON: fixed, or split where the request's URL goes.
 pub(super) enum CardJson {
-    Fixed { json: Bytes, etag: String },
+    Fixed { json: Bytes },
     PerRequest { pieces: Vec<Bytes> },
 }
 
@@ -27,10 +27,8 @@ impl CardJson {
     pub(super) fn new(card: &AgentCard, per_request: bool) -> Result<Self, serde_json::Error> {
         let json = serde_json::to_vec(card)?;
         if !per_request {
-            let etag = etag(&json);
             return Ok(CardJson::Fixed {
                 json: Bytes::from(json),
-                etag,
             });
         }
         let text = String::from_utf8(json).unwrap_or_default();
@@ -43,40 +41,13 @@ impl CardJson {
     }
 }
 
-/// The published keys as a JWKS document, with its `ETag`.
-#[cfg(feature = "jose")]
-pub(super) struct JwksJson {
-    json: Bytes,
-    etag: String,
-}
-
-#[cfg(feature = "jose")]
-impl JwksJson {
-    pub(super) fn new(json: Vec<u8>) -> Self {
-        let etag = etag(&json);
-        JwksJson {
-            json: Bytes::from(json),
-            etag,
-        }
-    }
-}
-
-/// A strong `ETag` over the served bytes (FNV-1a: a fingerprint, not a security measure).
-fn etag(bytes: &[u8]) -> String {
-    let hash = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100000001b3)
-    });
-    format!("\"{hash:016x}\"")
-}
-
 impl AgentService {
-    /// The card as served to a request that reached the agent at `base_url` (scheme, host and
-    /// the path the agent is mounted at), with its `ETag` and `Last-Modified` values. With a
-    /// public URL configured, `base_url` is ignored and the bytes are the same for everyone.
-    pub fn card_document(&self, base_url: &str) -> (Bytes, String, &str) {
-        let last_modified = self.inner.card_last_modified.as_str();
+    /// The card's JSON as served to a request that reached the agent at `base_url` (scheme,
+    /// host and the path the agent is mounted at). With a public URL configured, `base_url`
+    /// is ignored and the bytes are the same for everyone.
+    pub fn card_document(&self, base_url: &str) -> Bytes {
         match &self.inner.card_json {
-            CardJson::Fixed { json, etag } => (json.clone(), etag.clone(), last_modified),
+            CardJson::Fixed { json } => json.clone(),
             CardJson::PerRequest { pieces } => {
                 let base = base_url.trim_end_matches('/');
                 // The URL goes inside JSON strings: escaped as JSON would escape it.
@@ -89,11 +60,14 @@ impl AgentService {
                     }
                     out.extend_from_slice(piece);
                 }
-                let json = out.freeze();
-                let etag = etag(&json);
-                (json, etag, last_modified)
+                out.freeze()
             }
         }
+    }
+
+    /// When the service, and so its card, was built: the card's last modification.
+    pub fn built_at(&self) -> std::time::SystemTime {
+        self.inner.built_at
     }
 
     /// The card as served to a request that reached the agent at `base_url` (see
@@ -101,24 +75,17 @@ impl AgentService {
     pub fn card_for_url(&self, base_url: &str) -> AgentCard {
         match &self.inner.card_json {
             CardJson::Fixed { .. } => self.inner.card.clone(),
-            CardJson::PerRequest { .. } => serde_json::from_slice(&self.card_document(base_url).0)
+            CardJson::PerRequest { .. } => serde_json::from_slice(&self.card_document(base_url))
                 .unwrap_or_else(|_| self.inner.card.clone()),
         }
     }
 
     /// The JWKS of the keys this agent publishes (its card signers' and those given to
-    /// [`publish_key`](super::AgentServiceBuilder::publish_key)), with its `ETag` and
-    /// `Last-Modified`, served at [`JWKS_PATH`](crate::signing::JWKS_PATH); `None` when it
-    /// publishes none.
+    /// [`publish_key`](super::AgentServiceBuilder::publish_key)), served at
+    /// [`JWKS_PATH`](crate::signing::JWKS_PATH); `None` when it publishes none.
     #[cfg(feature = "jose")]
-    pub fn jwks_document(&self) -> Option<(Bytes, String, &str)> {
-        self.inner.jwks.as_ref().map(|j| {
-            (
-                j.json.clone(),
-                j.etag.clone(),
-                self.inner.card_last_modified.as_str(),
-            )
-        })
+    pub fn jwks_document(&self) -> Option<Bytes> {
+        self.inner.jwks.clone()
     }
 
     /// The configured public URL; `None` when each request's own URL is served instead.

@@ -65,7 +65,7 @@ struct ServiceInner {
     router: Option<Arc<dyn SkillRouter>>,
     card: AgentCard,
     card_json: card::CardJson,
-    card_last_modified: String,
+    built_at: std::time::SystemTime,
     public_url: Option<String>,
     extended_card: Option<AgentCard>,
     extended_card_for: Option<ExtendedCardHook>,
@@ -82,7 +82,7 @@ struct ServiceInner {
     extended_card_signers: Vec<crate::signing::Signer>,
     /// The published public keys, served at `signing::JWKS_PATH`.
     #[cfg(feature = "jose")]
-    jwks: Option<card::JwksJson>,
+    jwks: Option<bytes::Bytes>,
 }
 
 impl std::fmt::Debug for AgentService {
