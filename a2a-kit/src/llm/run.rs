@@ -406,12 +406,7 @@ impl ModelRun<'_> {
             }
             chunks.send(text).map_err(|_| SkillError::Canceled)
         };
-        let mut artifact_part: Option<usize> = None;
-        let mut field = StringField::new("content");
-        let mut streamed = String::new();
-        let mut artifact_done = false;
-        let mut wrote = false;
-        let mut calls = Vec::new();
+        let mut seen = TurnSeen::new();
         let mut heard = false;
         loop {
             let next = tokio::select! {
@@ -427,71 +422,18 @@ impl ModelRun<'_> {
                     )));
                 }
                 Ok(None) => break,
-                Ok(Some(Err(ProviderError::Truncated))) if !heard => {
-                    // Some servers answer an unsupported request with an empty 200 (llama.cpp's
-                    // Python server for a streamed automatic tool choice): nothing was said.
-                    tracing::warn!(
-                        task_id = self.ctx.task_id(),
-                        "the model's stream ended empty"
-                    );
-                    return Ok(Turn::default());
-                }
+                Ok(Some(Err(ProviderError::Truncated))) if !heard => return Ok(self.empty_turn()),
                 Ok(Some(Err(e))) => return Err(self.model.failure(&e)),
                 Ok(Some(Ok(item))) => item,
             };
             heard = true;
-            let Item::Event(event) = item else { continue };
-            match event {
-                StreamEvent::Text { text, .. } if artifact_part.is_none() => {
-                    wrote |= !text.is_empty();
-                    send(text)?;
-                }
-                StreamEvent::Start {
-                    part,
-                    kind: PartKind::ToolCall,
-                    name,
-                } if name.as_ref().is_some_and(|n| n.as_str() == ARTIFACT_TOOL) => {
-                    artifact_part = Some(part.index());
-                }
-                StreamEvent::Arguments { part, json } if Some(part.index()) == artifact_part => {
-                    let text = field.feed(&json);
-                    streamed.push_str(&text);
-                    send(text)?;
-                }
-                StreamEvent::End {
-                    content: AssistantContent::ToolCall(call),
-                    ..
-                } => {
-                    if call.function.name.as_str() == ARTIFACT_TOOL {
-                        // What the deltas did not carry (a server that sends arguments whole),
-                        // never what they did.
-                        let whole = call
-                            .function
-                            .arguments
-                            .get("content")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        if let Some(rest) = whole.strip_prefix(streamed.as_str()) {
-                            send(rest.to_string())?;
-                        }
-                        artifact_done = true;
-                        artifact_part = None;
-                    } else {
-                        calls.push(call);
-                    }
-                }
-                _ => {}
+            if let Item::Event(event) = item {
+                seen.event(event, &send)?;
             }
         }
         let response = match stream.finish().await {
             Ok(r) => r,
-            Err(ProviderError::Truncated) if !heard => {
-                tracing::warn!(
-                    task_id = self.ctx.task_id(),
-                    "the model's stream ended empty"
-                );
-                return Ok(Turn::default());
-            }
+            Err(ProviderError::Truncated) if !heard => return Ok(self.empty_turn()),
             Err(e) => return Err(self.model.failure(&e)),
         };
         spent.add(&response.usage);
@@ -499,10 +441,20 @@ impl ModelRun<'_> {
             messages.push(m);
         }
         Ok(Turn {
-            artifact: artifact_done,
-            calls,
-            wrote,
+            artifact: seen.artifact_done,
+            calls: seen.calls,
+            wrote: seen.wrote,
         })
+    }
+
+    /// Some servers answer an unsupported request with an empty 200 (llama.cpp's Python
+    /// server for a streamed automatic tool choice): nothing was said.
+    fn empty_turn(&self) -> Turn {
+        tracing::warn!(
+            task_id = self.ctx.task_id(),
+            "the model's stream ended empty"
+        );
+        Turn::default()
     }
 
     /// One model call made whole ([`stream_tool_turns`](Self::stream_tool_turns) off): its
@@ -580,4 +532,81 @@ async fn write_chunks(
         writer.write(chunk).await?;
     }
     Ok(writer)
+}
+
+/// What one streamed turn has seen: text and the artifact tool's argument went out as chunks
+/// (each once), the other tool calls are kept for the next step.
+struct TurnSeen {
+    /// The stream part carrying the artifact tool's call, while it streams.
+    artifact_part: Option<usize>,
+    /// Decodes the artifact tool's `content` argument as its JSON streams in.
+    field: StringField,
+    /// What the argument's deltas carried so far.
+    streamed: String,
+    artifact_done: bool,
+    wrote: bool,
+    calls: Vec<ToolCall>,
+}
+
+impl TurnSeen {
+    fn new() -> Self {
+        TurnSeen {
+            artifact_part: None,
+            field: StringField::new("content"),
+            streamed: String::new(),
+            artifact_done: false,
+            wrote: false,
+            calls: Vec::new(),
+        }
+    }
+
+    /// One event of the model's stream.
+    fn event(
+        &mut self,
+        event: StreamEvent,
+        send: &impl Fn(String) -> Result<(), SkillError>,
+    ) -> Result<(), SkillError> {
+        match event {
+            StreamEvent::Text { text, .. } if self.artifact_part.is_none() => {
+                self.wrote |= !text.is_empty();
+                send(text)?;
+            }
+            StreamEvent::Start {
+                part,
+                kind: PartKind::ToolCall,
+                name,
+            } if name.as_ref().is_some_and(|n| n.as_str() == ARTIFACT_TOOL) => {
+                self.artifact_part = Some(part.index());
+            }
+            StreamEvent::Arguments { part, json } if Some(part.index()) == self.artifact_part => {
+                let text = self.field.feed(&json);
+                self.streamed.push_str(&text);
+                send(text)?;
+            }
+            StreamEvent::End {
+                content: AssistantContent::ToolCall(call),
+                ..
+            } if call.function.name.as_str() == ARTIFACT_TOOL => {
+                // What the deltas did not carry (a server that sends arguments whole), never
+                // what they did.
+                let whole = call
+                    .function
+                    .arguments
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Some(rest) = whole.strip_prefix(self.streamed.as_str()) {
+                    send(rest.to_string())?;
+                }
+                self.artifact_done = true;
+                self.artifact_part = None;
+            }
+            StreamEvent::End {
+                content: AssistantContent::ToolCall(call),
+                ..
+            } => self.calls.push(call),
+            _ => {}
+        }
+        Ok(())
+    }
 }
