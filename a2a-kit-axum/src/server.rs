@@ -182,17 +182,7 @@ pub(crate) async fn run(
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let builder = Arc::new(limits.builder());
     let limiter = limits.rate_limit_per_ip.map(|r| Arc::new(PerIp::new(r)));
-    // The limiter keeps a bucket per address it saw: forget those full again now and then.
-    let sweeper = limiter.clone().map(|l| {
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(60));
-            loop {
-                every.tick().await;
-                l.limiter.retain_recent();
-                l.limiter.shrink_to_fit();
-            }
-        })
-    });
+    let sweeper = limiter.clone().map(sweep);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(stop);
@@ -213,30 +203,19 @@ pub(crate) async fn run(
             },
             () = &mut stop => break,
         };
-        // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
-        let _ = tcp.set_nodelay(true);
-        let (builder, watcher) = (builder.clone(), graceful.watcher());
         let activity = Arc::new(Activity::default());
         let service = TowerToHyperService::new(Watched {
             inner: app.clone(),
             activity: activity.clone(),
             limit: limiter.clone().map(|l| (l, PerIp::key(peer.ip()))),
         });
-        let conn = tokio::spawn(async move {
-            let _slot = slot;
-            // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline of
-            // its own: they are read here, under the watchdog, and handed back to it.
-            let Ok(Some(io)) = Sniffed::read(tcp).await else {
-                return;
-            };
-            let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(io), service)
-                .into_owned();
-            // A connection ends in an error when a limit closes it: expected.
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection closed");
-            }
-        });
+        let conn = tokio::spawn(serve_connection(
+            tcp,
+            service,
+            builder.clone(),
+            graceful.watcher(),
+            slot,
+        ));
         // A task of its own: the connection's task polls nothing but the connection.
         tokio::spawn(watchdog(
             activity,
@@ -257,6 +236,44 @@ pub(crate) async fn run(
     let _ = tokio::time::timeout(Duration::from_secs(2), slots.acquire_many(all)).await;
     told.abort();
     Ok(())
+}
+
+/// The limiter keeps a bucket per address it saw: forget those full again now and then.
+fn sweep(limiter: Arc<PerIp>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            limiter.limiter.retain_recent();
+            limiter.limiter.shrink_to_fit();
+        }
+    })
+}
+
+/// Serve one accepted connection until it closes (or its server shuts down), holding its
+/// slot of the connection cap until then.
+async fn serve_connection(
+    tcp: tokio::net::TcpStream,
+    service: TowerToHyperService<Watched<Router>>,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    watcher: hyper_util::server::graceful::Watcher,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) {
+    let _slot = slot;
+    // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
+    let _ = tcp.set_nodelay(true);
+    // hyper-util reads the first bytes to tell HTTP/1.1 from h2c with no deadline of its own:
+    // they are read here, under the watchdog, and handed back to it.
+    let Ok(Some(io)) = Sniffed::read(tcp).await else {
+        return;
+    };
+    let conn = builder
+        .serve_connection_with_upgrades(TokioIo::new(io), service)
+        .into_owned();
+    // A connection ends in an error when a limit closes it: expected.
+    if let Err(e) = watcher.watch(conn).await {
+        tracing::debug!(error = %e, "connection closed");
+    }
 }
 
 /// What a connection's watchdog sees: requests begun, and requests whose response is not done.
