@@ -101,7 +101,8 @@ impl WhoAmI {
     }
 }
 
-async fn send(base: &str, token: Option<&str>, rest: bool) -> reqwest::Response {
+/// SendMessage to `whoami` over one binding, with `token` as a bearer token if given.
+async fn send_with_token(base: &str, token: Option<&str>, rest: bool) -> reqwest::Response {
     let bearer = token.map(|t| format!("Bearer {t}"));
     let credential = bearer.as_deref().map(|b| ("Authorization", b));
     send_message(base, rest, to_skill("whoami", "x"), credential).await
@@ -109,7 +110,7 @@ async fn send(base: &str, token: Option<&str>, rest: bool) -> reqwest::Response 
 
 /// The caller the agent saw, through either binding.
 async fn whoami(base: &str, token: &str, rest: bool) -> String {
-    let resp = send(base, Some(token), rest).await;
+    let resp = send_with_token(base, Some(token), rest).await;
     assert_eq!(resp.status(), 200, "rest {rest}");
     let body: Value = resp.json().await.unwrap();
     let task = if rest {
@@ -128,7 +129,7 @@ async fn whoami(base: &str, token: &str, rest: bool) -> String {
 async fn assert_refused(base: &str, token: Option<&str>, reason: &str, logs: &CapturedLogs) {
     for rest in [false, true] {
         let before = logs.text().len();
-        let resp = send(base, token, rest).await;
+        let resp = send_with_token(base, token, rest).await;
         assert_eq!(resp.status(), 401, "{reason}, rest {rest}");
         let challenge = resp.headers()["www-authenticate"]
             .to_str()
@@ -674,7 +675,7 @@ async fn any_of_takes_api_keys_and_jwts() {
             .unwrap();
         assert_eq!(resp.status(), 200, "rest {rest}");
         // Nothing: both challenges, no error code.
-        let resp = send(&s.base, None, rest).await;
+        let resp = send_with_token(&s.base, None, rest).await;
         assert_eq!(resp.status(), 401);
         assert_eq!(
             resp.headers()["www-authenticate"],
@@ -683,7 +684,7 @@ async fn any_of_takes_api_keys_and_jwts() {
         // A bad token: its reason.
         let mut c = claims("alice");
         c["iss"] = json!("https://evil.test/");
-        let resp = send(&s.base, Some(&hs(&c)), rest).await;
+        let resp = send_with_token(&s.base, Some(&hs(&c)), rest).await;
         assert_eq!(resp.status(), 401);
         assert_eq!(
             resp.headers()["www-authenticate"],

@@ -88,7 +88,7 @@ fn answered_once(task: &Value, name: &str) {
 }
 
 /// The task as `base` reads it.
-async fn get(base: &str, id: &str) -> Value {
+async fn get_task(base: &str, id: &str) -> Value {
     result(&rpc(base, "GetTask", json!({"id": id})).await).clone()
 }
 
@@ -120,7 +120,7 @@ async fn a_reply_to_a_killed_askers_question_is_continued_by_the_survivor() {
     // Nothing continues them a second time later.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for (i, id) in ids.iter().enumerate() {
-        answered_once(&get(&b.base, id).await, &format!("Ada {i}"));
+        answered_once(&get_task(&b.base, id).await, &format!("Ada {i}"));
     }
     drop(b);
     drop_schema(&schema).await;
@@ -147,7 +147,7 @@ async fn a_reply_handed_to_an_asker_that_then_dies_is_continued_once() {
         !pending.is_finished(),
         "the frozen asker cannot have answered"
     );
-    let t = get(&b.base, &id).await;
+    let t = get_task(&b.base, &id).await;
     assert_eq!(state(&t), "TASK_STATE_INPUT_REQUIRED", "{t}");
     a.kill9();
     let r = tokio::time::timeout(Duration::from_secs(20), pending)
@@ -176,8 +176,8 @@ async fn a_handed_reply_is_taken_over_when_the_askers_lease_runs_out() {
     answered_once(&result(&r)["task"], "Hopper");
     a.resume();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    answered_once(&get(&b.base, &id).await, "Hopper");
-    answered_once(&get(&a.base, &id).await, "Hopper");
+    answered_once(&get_task(&b.base, &id).await, "Hopper");
+    answered_once(&get_task(&a.base, &id).await, "Hopper");
     drop(a);
     drop(b);
     drop_schema(&schema).await;

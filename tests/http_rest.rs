@@ -4,12 +4,14 @@
 use a2a_tests::*;
 use serde_json::{Value, json};
 
-fn req(method: reqwest::Method, url: String) -> reqwest::RequestBuilder {
+/// An HTTP+JSON request with the A2A-Version header.
+fn rest_request(method: reqwest::Method, url: String) -> reqwest::RequestBuilder {
     client().request(method, url).header("A2A-Version", "1.0")
 }
 
-async fn send(base: &str, skill: &str, text: &str) -> Value {
-    let resp = req(reqwest::Method::POST, format!("{base}/message:send"))
+/// `POST /message:send` of `text` to `skill`; the response body (200 or the test fails).
+async fn rest_send_to_skill(base: &str, skill: &str, text: &str) -> Value {
+    let resp = rest_request(reqwest::Method::POST, format!("{base}/message:send"))
         .json(&json!({"message": to_skill(skill, text)}))
         .send()
         .await
@@ -21,11 +23,11 @@ async fn send(base: &str, skill: &str, text: &str) -> Value {
 #[tokio::test]
 async fn routes_work() {
     let s = serve_test_agent().await;
-    let v = send(&s.base, "echo", "rest!").await;
+    let v = rest_send_to_skill(&s.base, "echo", "rest!").await;
     let id = v["task"]["id"].as_str().unwrap().to_string();
     assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 
-    let got: Value = req(
+    let got: Value = rest_request(
         reqwest::Method::GET,
         format!("{}/tasks/{id}?historyLength=1", s.base),
     )
@@ -38,7 +40,7 @@ async fn routes_work() {
     assert_eq!(got["id"], id);
     assert_eq!(got["history"].as_array().unwrap().len(), 1);
 
-    let list: Value = req(
+    let list: Value = rest_request(
         reqwest::Method::GET,
         format!(
             "{}/tasks?pageSize=1&includeArtifacts=true&status=TASK_STATE_COMPLETED",
@@ -57,9 +59,9 @@ async fn routes_work() {
     assert!(list["tasks"][0]["artifacts"].is_array());
 
     // Cancel an input-required task, with and without a body.
-    let asked = send(&s.base, "ask", "x").await;
+    let asked = rest_send_to_skill(&s.base, "ask", "x").await;
     let aid = asked["task"]["id"].as_str().unwrap();
-    let c = req(
+    let c = rest_request(
         reqwest::Method::POST,
         format!("{}/tasks/{aid}:cancel", s.base),
     )
@@ -69,7 +71,7 @@ async fn routes_work() {
     assert_eq!(c.status(), 200);
     let c: Value = c.json().await.unwrap();
     assert_eq!(c["status"]["state"], "TASK_STATE_CANCELED");
-    let again = req(
+    let again = rest_request(
         reqwest::Method::POST,
         format!("{}/tasks/{aid}:cancel", s.base),
     )
@@ -86,7 +88,7 @@ async fn routes_work() {
 #[tokio::test]
 async fn tenant_prefix_and_application_a2a_json() {
     let s = serve_test_agent().await;
-    let resp = req(
+    let resp = rest_request(
         reqwest::Method::POST,
         format!("{}/acme/message:send", s.base),
     )
@@ -98,7 +100,7 @@ async fn tenant_prefix_and_application_a2a_json() {
     assert_eq!(resp.status(), 200);
     let v: Value = resp.json().await.unwrap();
     let id = v["task"]["id"].as_str().unwrap();
-    let got = req(reqwest::Method::GET, format!("{}/acme/tasks/{id}", s.base))
+    let got = rest_request(reqwest::Method::GET, format!("{}/acme/tasks/{id}", s.base))
         .send()
         .await
         .unwrap();
@@ -108,7 +110,7 @@ async fn tenant_prefix_and_application_a2a_json() {
 #[tokio::test]
 async fn streams_carry_bare_stream_responses() {
     let s = serve_test_agent().await;
-    let resp = req(reqwest::Method::POST, format!("{}/message:stream", s.base))
+    let resp = rest_request(reqwest::Method::POST, format!("{}/message:stream", s.base))
         .json(&json!({"message": to_skill("chunks", "2")}))
         .send()
         .await
@@ -122,10 +124,10 @@ async fn streams_carry_bare_stream_responses() {
     );
 
     // Subscribe by GET and by POST; Last-Event-ID replay.
-    let v = send(&s.base, "slow", "300").await;
+    let v = rest_send_to_skill(&s.base, "slow", "300").await;
     let id = v["task"]["id"].as_str().unwrap();
     for method in [reqwest::Method::GET, reqwest::Method::POST] {
-        let resp = req(method.clone(), format!("{}/tasks/{id}:subscribe", s.base))
+        let resp = rest_request(method.clone(), format!("{}/tasks/{id}:subscribe", s.base))
             .header("Last-Event-ID", "1")
             .send()
             .await
@@ -138,7 +140,7 @@ async fn streams_carry_bare_stream_responses() {
             "TASK_STATE_COMPLETED"
         );
     }
-    let fresh = req(
+    let fresh = rest_request(
         reqwest::Method::GET,
         format!("{}/tasks/{id}:subscribe", s.base),
     )
@@ -155,10 +157,10 @@ async fn streams_carry_bare_stream_responses() {
 #[tokio::test]
 async fn push_config_routes() {
     let s = serve_test_agent().await;
-    let v = send(&s.base, "ask", "x").await;
+    let v = rest_send_to_skill(&s.base, "ask", "x").await;
     let id = v["task"]["id"].as_str().unwrap();
     let base = format!("{}/tasks/{id}/pushNotificationConfigs", s.base);
-    let created: Value = req(reqwest::Method::POST, base.clone())
+    let created: Value = rest_request(reqwest::Method::POST, base.clone())
         .json(&json!({"url": "https://example.com/hook", "authentication": {"scheme": "Bearer", "credentials": "c"}}))
         .send()
         .await
@@ -168,7 +170,7 @@ async fn push_config_routes() {
         .unwrap();
     let cid = created["id"].as_str().unwrap();
     assert_eq!(created["taskId"], id);
-    let list: Value = req(reqwest::Method::GET, base.clone())
+    let list: Value = rest_request(reqwest::Method::GET, base.clone())
         .send()
         .await
         .unwrap()
@@ -176,18 +178,18 @@ async fn push_config_routes() {
         .await
         .unwrap();
     assert_eq!(list["configs"][0]["id"], cid);
-    let one = req(reqwest::Method::GET, format!("{base}/{cid}"))
+    let one = rest_request(reqwest::Method::GET, format!("{base}/{cid}"))
         .send()
         .await
         .unwrap();
     assert_eq!(one.status(), 200);
-    let del = req(reqwest::Method::DELETE, format!("{base}/{cid}"))
+    let del = rest_request(reqwest::Method::DELETE, format!("{base}/{cid}"))
         .send()
         .await
         .unwrap();
     assert_eq!(del.status(), 200);
     assert_eq!(del.json::<Value>().await.unwrap(), json!({}));
-    let gone = req(reqwest::Method::GET, format!("{base}/{cid}"))
+    let gone = rest_request(reqwest::Method::GET, format!("{base}/{cid}"))
         .send()
         .await
         .unwrap();
@@ -197,7 +199,7 @@ async fn push_config_routes() {
 #[tokio::test]
 async fn errors_have_the_right_status_and_shape() {
     let s = serve_test_agent().await;
-    let nf = req(reqwest::Method::GET, format!("{}/tasks/nope", s.base))
+    let nf = rest_request(reqwest::Method::GET, format!("{}/tasks/nope", s.base))
         .send()
         .await
         .unwrap();
@@ -210,7 +212,7 @@ async fn errors_have_the_right_status_and_shape() {
         "type.googleapis.com/google.rpc.ErrorInfo"
     );
 
-    let route = req(
+    let route = rest_request(
         reqwest::Method::GET,
         format!("{}/nothing/here/at/all", s.base),
     )
@@ -219,7 +221,7 @@ async fn errors_have_the_right_status_and_shape() {
     .unwrap();
     assert_eq!(route.status(), 404);
 
-    let verb = req(reqwest::Method::DELETE, format!("{}/message:send", s.base))
+    let verb = rest_request(reqwest::Method::DELETE, format!("{}/message:send", s.base))
         .send()
         .await
         .unwrap();
@@ -229,7 +231,7 @@ async fn errors_have_the_right_status_and_shape() {
     let e: Value = verb.json().await.unwrap();
     assert_eq!(e["error"]["code"], 405, "{e}");
 
-    let ct = req(reqwest::Method::POST, format!("{}/message:send", s.base))
+    let ct = rest_request(reqwest::Method::POST, format!("{}/message:send", s.base))
         .header("content-type", "text/plain")
         .body("hello")
         .send()
@@ -242,7 +244,7 @@ async fn errors_have_the_right_status_and_shape() {
         "CONTENT_TYPE_NOT_SUPPORTED"
     );
 
-    let bad = req(reqwest::Method::POST, format!("{}/message:send", s.base))
+    let bad = rest_request(reqwest::Method::POST, format!("{}/message:send", s.base))
         .header("content-type", "application/json")
         .body("{oops")
         .send()
@@ -250,7 +252,7 @@ async fn errors_have_the_right_status_and_shape() {
         .unwrap();
     assert_eq!(bad.status(), 400);
 
-    let page = req(
+    let page = rest_request(
         reqwest::Method::GET,
         format!("{}/tasks?pageSize=150", s.base),
     )
@@ -260,7 +262,7 @@ async fn errors_have_the_right_status_and_shape() {
     assert_eq!(page.status(), 400);
     let e: Value = page.json().await.unwrap();
     assert!(e["error"]["message"].as_str().unwrap().contains("pageSize"));
-    let flag = req(
+    let flag = rest_request(
         reqwest::Method::GET,
         format!("{}/tasks?includeArtifacts=yes", s.base),
     )
@@ -268,7 +270,7 @@ async fn errors_have_the_right_status_and_shape() {
     .await
     .unwrap();
     assert_eq!(flag.status(), 400);
-    let status = req(
+    let status = rest_request(
         reqwest::Method::GET,
         format!("{}/tasks?status=DONE", s.base),
     )
@@ -306,7 +308,7 @@ async fn duplicate_keys_are_refused() {
         ),
     ];
     for (body, key) in cases {
-        let resp = req(reqwest::Method::POST, format!("{}/message:send", s.base))
+        let resp = rest_request(reqwest::Method::POST, format!("{}/message:send", s.base))
             .header("content-type", "application/json")
             .body(body.clone())
             .send()
@@ -317,7 +319,7 @@ async fn duplicate_keys_are_refused() {
         let text = e["error"]["message"].as_str().unwrap_or_default();
         assert!(text.contains(&format!("duplicate key `{key}`")), "{e}");
     }
-    let list: Value = req(reqwest::Method::GET, format!("{}/tasks", s.base))
+    let list: Value = rest_request(reqwest::Method::GET, format!("{}/tasks", s.base))
         .send()
         .await
         .unwrap()
@@ -325,5 +327,5 @@ async fn duplicate_keys_are_refused() {
         .await
         .unwrap();
     assert_eq!(list["totalSize"], 0, "no task was created");
-    send(&s.base, "echo", "once").await;
+    rest_send_to_skill(&s.base, "echo", "once").await;
 }

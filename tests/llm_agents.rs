@@ -73,7 +73,8 @@ async fn fake() -> (FakeModel, Model) {
     (fake, model)
 }
 
-async fn send(base: &str, message: Value) -> Value {
+/// SendMessage of a user `message` over JSON-RPC; the `result` (an `error` fails the test).
+async fn send_user_message(base: &str, message: Value) -> Value {
     let r = rpc(base, "SendMessage", json!({"message": message})).await;
     assert!(r.get("error").is_none(), "{r}");
     r["result"].clone()
@@ -95,7 +96,7 @@ async fn the_router_answers_directly_picks_skills_and_falls_back_to_the_rules() 
         "reply_directly",
         &["{\"text\": \"Hi! I write and summarize.\"}"],
     )]));
-    let r = send(&server.base, user_text("hello")).await;
+    let r = send_user_message(&server.base, user_text("hello")).await;
     assert_eq!(
         r["message"]["parts"][0]["text"], "Hi! I write and summarize.",
         "{r}"
@@ -118,14 +119,14 @@ async fn the_router_answers_directly_picks_skills_and_falls_back_to_the_rules() 
     // A skill, not the default one.
     router_fake.push(Reply::Steps(vec![tool("r2", "summarize", &["{}"])]));
     skill_fake.push(Reply::Steps(vec![text("Short.")]));
-    let r = send(&server.base, user_text("summarize: a long text")).await;
+    let r = send_user_message(&server.base, user_text("summarize: a long text")).await;
     assert_eq!(r["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{r}");
     assert_eq!(r["task"]["artifacts"][0]["name"], "summary");
 
     // Nonsense (no tool call): the rules decide (the default skill), with a log line.
     router_fake.push(Reply::Steps(vec![text("I think maybe")]));
     skill_fake.push(Reply::Steps(vec![text("Done.")]));
-    let r = send(&server.base, user_text("write a line")).await;
+    let r = send_user_message(&server.base, user_text("write a line")).await;
     assert_eq!(r["task"]["artifacts"][0]["name"], "answer", "{r}");
     assert!(logs.text().contains("called no tool"), "{}", logs.text());
 
@@ -141,14 +142,14 @@ async fn the_router_answers_directly_picks_skills_and_falls_back_to_the_rules() 
         "reply_directly",
         &["{\"text\": \"ok\"}"],
     )]));
-    let r = send(&server.base, user_text("hi again")).await;
+    let r = send_user_message(&server.base, user_text("hi again")).await;
     assert_eq!(r["message"]["parts"][0]["text"], "ok", "{r}");
     router_fake.push(Reply::Steps(vec![tool(
         "r4",
         "reply_directly",
         &["{\"text\": \"ok\"}"],
     )]));
-    send(&server.base, user_text("and again")).await;
+    send_user_message(&server.base, user_text("and again")).await;
     let requests = router_fake.requests();
     let choices: Vec<&Value> = requests.iter().map(|r| &r["tool_choice"]).collect();
     assert_eq!(choices[choices.len() - 2], "auto");
@@ -321,7 +322,7 @@ async fn a2a_agents_are_tools_with_one_remote_context_per_conversation() {
         &["{\"message\": \"ping\"}"],
     )]));
     fake.push(Reply::Steps(vec![text("It said ping.")]));
-    let first = send(&server.base, user_text("ask the echo")).await["task"].clone();
+    let first = send_user_message(&server.base, user_text("ask the echo")).await["task"].clone();
     assert_eq!(first["status"]["state"], "TASK_STATE_COMPLETED", "{first}");
     let answer = tool_answer(&fake.requests()[1]);
     assert_eq!(answer["state"], "TASK_STATE_COMPLETED", "{answer}");
@@ -345,7 +346,7 @@ async fn a2a_agents_are_tools_with_one_remote_context_per_conversation() {
     fake.push(Reply::Steps(vec![text("It said pong.")]));
     let mut follow = user_text("again");
     follow["contextId"] = first["contextId"].clone();
-    let second = send(&server.base, follow).await["task"].clone();
+    let second = send_user_message(&server.base, follow).await["task"].clone();
     let d2 = delegations(&second);
     assert_eq!(d2.len(), 1, "{second}");
     assert_ne!(d2[0]["taskId"], d1[0]["taskId"]);
@@ -361,7 +362,7 @@ async fn a2a_agents_are_tools_with_one_remote_context_per_conversation() {
         &["{\"message\": \"x\"}"],
     )]));
     fake.push(Reply::Steps(vec![text("x")]));
-    let other = send(&server.base, user_text("new chat")).await["task"].clone();
+    let other = send_user_message(&server.base, user_text("new chat")).await["task"].clone();
     assert_ne!(delegations(&other)[0]["contextId"], d1[0]["contextId"]);
 }
 
@@ -401,7 +402,9 @@ async fn a_remote_question_is_answered_through_the_model_on_the_same_task() {
             &[&json!({"content": said}).to_string()],
         )])
     }));
-    let task = send(&server.base, user_text("greet Ada through the agent")).await["task"].clone();
+    let task =
+        send_user_message(&server.base, user_text("greet Ada through the agent")).await["task"]
+            .clone();
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
     assert_eq!(stored_artifact_text(&task), "Hello, Ada");
     let d = delegations(&task);
@@ -476,10 +479,10 @@ async fn delegation_keeps_the_remote_context_and_records_the_remote_task() {
     let remote = serve_test_agent().await;
     let worker = RemoteAgent::connect(&remote.base).await.unwrap();
     let server = serve(AgentService::builder(Planner { worker })).await;
-    let first = send(&server.base, user_text("one")).await["task"].clone();
+    let first = send_user_message(&server.base, user_text("one")).await["task"].clone();
     let mut follow = user_text("two");
     follow["contextId"] = first["contextId"].clone();
-    let second = send(&server.base, follow).await["task"].clone();
+    let second = send_user_message(&server.base, follow).await["task"].clone();
     let (d1, d2) = (delegations(&first), delegations(&second));
     assert_eq!(d1.len(), 1, "{first}");
     assert_eq!(d2.len(), 1, "{second}");
@@ -524,7 +527,7 @@ async fn a_remote_agent_tool_answers_through_a_push_webhook() {
         &["{\"message\": \"300\"}"],
     )]));
     fake.push(Reply::Steps(vec![text("It slept.")]));
-    let task = send(&server.base, user_text("nap")).await["task"].clone();
+    let task = send_user_message(&server.base, user_text("nap")).await["task"].clone();
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
     let answer = tool_answer(&fake.requests()[1]);
     assert_eq!(answer["state"], "TASK_STATE_COMPLETED", "{answer}");

@@ -109,7 +109,7 @@ fn http() -> reqwest::Client {
 }
 
 /// A JSON-RPC call; its `result` (an `error` fails the test).
-async fn call(base: &str, method: &str, params: Value) -> Value {
+async fn rpc_result(base: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let r: Value = http()
         .post(base)
@@ -211,7 +211,7 @@ async fn the_model_routes_the_example_agent() {
         .enumerate()
     {
         let before = llama.completions();
-        let r = call(
+        let r = rpc_result(
             &server.base,
             "SendMessage",
             json!({"message": user_text(text)}),
@@ -233,7 +233,7 @@ async fn the_model_routes_the_example_agent() {
     }
     // A skill named in the message skips the router and runs.
     let before = llama.completions();
-    let r = call(
+    let r = rpc_result(
         &server.base,
         "SendMessage",
         json!({"message": to_skill("summarize", "Summarize: the sea is large, deep and salty.")}),
@@ -266,7 +266,7 @@ async fn a_streamed_run_emits_each_piece_once() {
     assert!(n >= 1, "{events:?}");
     assert!(closed, "the last chunk closes the artifact: {events:?}");
     assert!(!text.trim().is_empty(), "{events:?}");
-    let task = call(
+    let task = rpc_result(
         &server.base,
         "GetTask",
         json!({"id": stream_task_id(&events)}),
@@ -349,7 +349,7 @@ async fn an_a2a_agent_is_the_models_tool() {
         )
     };
     let server = serve(AgentService::builder(local)).await;
-    let r = call(
+    let r = rpc_result(
         &server.base,
         "SendMessage",
         json!({"message": user_text("Please echo the word: ocean")}),
@@ -370,7 +370,7 @@ async fn an_a2a_agent_is_the_models_tool() {
     let d = &delegations[0];
     assert_eq!(d["agent"], "Test Agent", "{d}");
     assert_eq!(d["state"], "TASK_STATE_COMPLETED", "{d}");
-    let remote_task = call(&remote.base, "GetTask", json!({"id": d["taskId"]})).await;
+    let remote_task = rpc_result(&remote.base, "GetTask", json!({"id": d["taskId"]})).await;
     assert_eq!(
         remote_task["status"]["state"], "TASK_STATE_COMPLETED",
         "{remote_task}"
@@ -456,7 +456,7 @@ async fn a_cancel_closes_the_model_stream() {
         }
         assert_eq!(final_state(&rest), "TASK_STATE_CANCELED", "{rest:?}");
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let task = call(&server.base, "GetTask", json!({"id": id})).await;
+        let task = rpc_result(&server.base, "GetTask", json!({"id": id})).await;
         assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{task}");
         // Generation stopped: the server (one request at a time) answers the next at once.
         let started = Instant::now();

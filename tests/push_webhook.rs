@@ -22,7 +22,8 @@ async fn serve_router(router: axum::Router) -> (String, tokio::task::JoinHandle<
     (base, task)
 }
 
-async fn post(url: &str, auth: Option<&str>, body: &str) -> reqwest::Response {
+/// POST of a push `body` to the webhook at `url`, with `auth` as its Authorization if given.
+async fn post_to_webhook(url: &str, auth: Option<&str>, body: &str) -> reqwest::Response {
     let mut req = client()
         .post(url)
         .header("content-type", "application/a2a+json")
@@ -60,7 +61,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
         Some("Bearer not-the-token".to_string()),
         Some("Bearer".to_string()),
     ] {
-        let r = post(&url, auth.as_deref(), &ok_body).await;
+        let r = post_to_webhook(&url, auth.as_deref(), &ok_body).await;
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
         assert_eq!(r.headers()["www-authenticate"], "Bearer");
     }
@@ -72,11 +73,11 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
         r#"{"statusUpdate":{"taskId":"task-1"},"task":{"id":"task-1"}}"#,
         r#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}]}}"#,
     ] {
-        let r = post(&url, Some(&bearer), body).await;
+        let r = post_to_webhook(&url, Some(&bearer), body).await;
         assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{body}");
     }
     // 404: a task this app does not know (with a token that is not pending either).
-    let r = post(
+    let r = post_to_webhook(
         &url,
         Some(&bearer),
         &status_update("someone-elses-task", "TASK_STATE_COMPLETED"),
@@ -87,7 +88,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     assert!(rx.try_recv().is_err());
 
     // 204, and the update reaches the channel and the store.
-    let r = post(&url, Some(&bearer), &ok_body).await;
+    let r = post_to_webhook(&url, Some(&bearer), &ok_body).await;
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
     let n = rx.recv().await.unwrap();
     assert_eq!(n.task_id, "task-1");
@@ -102,7 +103,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     let reformatted =
         serde_json::to_string_pretty(&serde_json::from_str::<Value>(&ok_body).unwrap()).unwrap();
     for body in [ok_body.as_str(), reformatted.as_str()] {
-        let r = post(&url, Some(&bearer), body).await;
+        let r = post_to_webhook(&url, Some(&bearer), body).await;
         assert_eq!(r.status(), StatusCode::NO_CONTENT);
     }
     assert!(
@@ -116,7 +117,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     // Completion; after it the local task never changes again.
     let done = status_update("task-1", "TASK_STATE_COMPLETED");
     assert_eq!(
-        post(&url, Some(&bearer), &done).await.status(),
+        post_to_webhook(&url, Some(&bearer), &done).await.status(),
         StatusCode::NO_CONTENT
     );
     assert_eq!(
@@ -125,7 +126,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     );
     let stale = status_update("task-1", "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(
-        post(&url, Some(&bearer), &stale).await.status(),
+        post_to_webhook(&url, Some(&bearer), &stale).await.status(),
         StatusCode::NO_CONTENT
     );
     let local = tasks.get("task-1").unwrap();
@@ -152,19 +153,19 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
         .to_string()
     };
     assert_eq!(
-        post(&url, Some(&bearer), &chunk("Hello, ", false))
+        post_to_webhook(&url, Some(&bearer), &chunk("Hello, ", false))
             .await
             .status(),
         204
     );
     assert_eq!(
-        post(&url, Some(&bearer), &chunk("world", true))
+        post_to_webhook(&url, Some(&bearer), &chunk("world", true))
             .await
             .status(),
         204
     );
     assert_eq!(
-        post(&url, Some(&bearer), &chunk("world", true))
+        post_to_webhook(&url, Some(&bearer), &chunk("world", true))
             .await
             .status(),
         204,
@@ -181,7 +182,9 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
     let bare = json!({"id": "t-2", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
         "artifacts": [{"artifactId": "a-1", "parts": [{"text": "Hello, world"}]}]});
     assert_eq!(
-        post(&url, Some(&bearer), &bare.to_string()).await.status(),
+        post_to_webhook(&url, Some(&bearer), &bare.to_string())
+            .await
+            .status(),
         204
     );
     let mut last = None;
@@ -217,7 +220,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
     let bearer = format!("Bearer {token}");
     // The remote task finished before our SendMessage returned: the webhook comes first.
     assert_eq!(
-        post(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("fast-task", "TASK_STATE_COMPLETED")
@@ -229,7 +232,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
     assert!(tokens.knows("fast-task"));
     // The token now belongs to that task and opens no other.
     assert_eq!(
-        post(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("other-task", "TASK_STATE_COMPLETED")
@@ -241,7 +244,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
     // The ack arrives and agrees.
     tokens.bind("fast-task", &token);
     assert_eq!(
-        post(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("fast-task", "TASK_STATE_FAILED")
@@ -275,14 +278,17 @@ async fn the_extractor_verifies_before_the_handler_runs() {
     let url = format!("{base}/custom");
     let bearer = format!("Bearer {token}");
     assert_eq!(
-        post(&url, None, &status_update("t-x", "TASK_STATE_WORKING"))
+        post_to_webhook(&url, None, &status_update("t-x", "TASK_STATE_WORKING"))
             .await
             .status(),
         401
     );
-    assert_eq!(post(&url, Some(&bearer), "{").await.status(), 400);
     assert_eq!(
-        post(
+        post_to_webhook(&url, Some(&bearer), "{").await.status(),
+        400
+    );
+    assert_eq!(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("t-y", "TASK_STATE_WORKING")
@@ -292,7 +298,7 @@ async fn the_extractor_verifies_before_the_handler_runs() {
         404
     );
     assert_eq!(
-        post(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("t-x", "TASK_STATE_WORKING")
@@ -302,7 +308,7 @@ async fn the_extractor_verifies_before_the_handler_runs() {
         202
     );
     assert_eq!(
-        post(
+        post_to_webhook(
             &url,
             Some(&bearer),
             &status_update("t-x", "TASK_STATE_WORKING")

@@ -12,7 +12,8 @@ use support_model::{FakeModel, Reply, Step, text, tool};
 const OPENAI: &str = "/v1/chat/completions";
 const ANTHROPIC: &str = "/v1/messages";
 
-async fn post(fake: &FakeModel, path: &str, body: Value) -> reqwest::Response {
+/// POST of `body` to the fake model's `path`, with a bearer key.
+async fn post_to_fake(fake: &FakeModel, path: &str, body: Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(format!("{}{path}", fake.base))
         .header("authorization", "Bearer sk-test")
@@ -22,7 +23,8 @@ async fn post(fake: &FakeModel, path: &str, body: Value) -> reqwest::Response {
         .expect("send")
 }
 
-fn req(stream: bool) -> Value {
+/// A chat request body, streamed or not.
+fn chat_request(stream: bool) -> Value {
     json!({"model": "m1", "stream": stream, "messages": [{"role": "user", "content": "hi"}]})
 }
 
@@ -50,7 +52,7 @@ fn json_of(data: &str) -> Value {
 }
 
 async fn sse_events(fake: &FakeModel, path: &str) -> Vec<(Option<String>, String)> {
-    let resp = post(fake, path, req(true)).await;
+    let resp = post_to_fake(fake, path, chat_request(true)).await;
     assert_eq!(resp.status(), 200);
     assert!(
         resp.headers()["content-type"]
@@ -172,7 +174,11 @@ async fn non_stream_replies_are_folded() {
     fake.push(Reply::Steps(steps));
     fake.push(Reply::Steps(vec![tool("c2", "ask", &["{}"])]));
 
-    let v: Value = post(&fake, OPENAI, req(false)).await.json().await.unwrap();
+    let v: Value = post_to_fake(&fake, OPENAI, chat_request(false))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["object"], "chat.completion");
     assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
     assert_eq!(
@@ -182,9 +188,13 @@ async fn non_stream_replies_are_folded() {
     );
     assert_eq!(v["usage"]["total_tokens"], 12);
 
-    let mut body = req(false);
+    let mut body = chat_request(false);
     body.as_object_mut().unwrap().remove("stream");
-    let v: Value = post(&fake, ANTHROPIC, body).await.json().await.unwrap();
+    let v: Value = post_to_fake(&fake, ANTHROPIC, body)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         v["content"],
         json!([{"type": "text", "text": "Hello"}, {"type": "tool_use", "id": "c1", "name": "ask", "input": {"q": 2}}])
@@ -192,11 +202,19 @@ async fn non_stream_replies_are_folded() {
     assert_eq!(v["stop_reason"], "tool_use");
     assert_eq!(v["usage"], json!({"input_tokens": 7, "output_tokens": 5}));
 
-    let v: Value = post(&fake, OPENAI, req(false)).await.json().await.unwrap();
+    let v: Value = post_to_fake(&fake, OPENAI, chat_request(false))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v["choices"][0]["message"]["content"], Value::Null);
 
     // The queue is empty: the default reply.
-    let v: Value = post(&fake, OPENAI, req(false)).await.json().await.unwrap();
+    let v: Value = post_to_fake(&fake, OPENAI, chat_request(false))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         v["choices"][0]["message"],
         json!({"role": "assistant", "content": "ok"})
@@ -213,13 +231,13 @@ async fn status_empty_raw_and_finish() {
             headers: vec![("retry-after".into(), "7".into())],
             body: r#"{"error":{"message":"slow down"}}"#.into(),
         });
-        let resp = post(&fake, path, req(true)).await;
+        let resp = post_to_fake(&fake, path, chat_request(true)).await;
         assert_eq!(resp.status(), 429);
         assert_eq!(resp.headers()["retry-after"], "7");
         assert_eq!(resp.headers()["content-type"], "application/json");
 
         fake.push(Reply::Empty);
-        let resp = post(&fake, path, req(true)).await;
+        let resp = post_to_fake(&fake, path, chat_request(true)).await;
         assert_eq!(resp.status(), 200);
         assert_eq!(resp.headers()["content-type"], "text/event-stream");
         assert_eq!(resp.text().await.unwrap(), "");
@@ -232,7 +250,11 @@ async fn status_empty_raw_and_finish() {
         assert_eq!(ev.last().unwrap().1, "{not json");
 
         fake.push(Reply::Steps(vec![text("a"), Step::Finish("length".into())]));
-        let body = post(&fake, path, req(true)).await.text().await.unwrap();
+        let body = post_to_fake(&fake, path, chat_request(true))
+            .await
+            .text()
+            .await
+            .unwrap();
         assert!(
             body.contains("\"length\"") || body.contains("\"max_tokens\""),
             "{body}"
@@ -245,12 +267,12 @@ async fn cut_breaks_the_body() {
     let fake = FakeModel::start().await;
     for path in [OPENAI, ANTHROPIC] {
         fake.push(Reply::Steps(vec![text("a"), Step::Cut, text("never")]));
-        let resp = post(&fake, path, req(true)).await;
+        let resp = post_to_fake(&fake, path, chat_request(true)).await;
         assert_eq!(resp.status(), 200);
         assert!(resp.text().await.is_err());
 
         fake.push(Reply::Steps(vec![text("a"), Step::Cut]));
-        let resp = post(&fake, path, req(false)).await;
+        let resp = post_to_fake(&fake, path, chat_request(false)).await;
         assert!(resp.bytes().await.is_err());
     }
     assert_eq!(fake.disconnects(), 0);
@@ -261,7 +283,7 @@ async fn hang_counts_a_disconnect_when_the_client_leaves() {
     let fake = FakeModel::start().await;
     for (n, path) in [(1, OPENAI), (2, ANTHROPIC)] {
         fake.push(Reply::Steps(vec![text("a"), Step::Hang]));
-        let resp = post(&fake, path, req(true)).await;
+        let resp = post_to_fake(&fake, path, chat_request(true)).await;
         let mut body = resp.bytes_stream();
         let first = body.next().await.unwrap().unwrap();
         assert!(!first.is_empty());
@@ -284,7 +306,7 @@ async fn hang_counts_a_disconnect_when_the_client_leaves() {
         .unwrap();
     let sent = client
         .post(format!("{}{OPENAI}", fake.base))
-        .json(&req(false))
+        .json(&chat_request(false))
         .send()
         .await;
     assert!(sent.is_err());
@@ -300,14 +322,18 @@ async fn delay_and_records() {
         text("late"),
     ]));
     let t0 = std::time::Instant::now();
-    let body = post(&fake, OPENAI, req(true)).await.text().await.unwrap();
+    let body = post_to_fake(&fake, OPENAI, chat_request(true))
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(t0.elapsed() >= Duration::from_millis(150));
     assert!(body.contains("late"));
-    post(&fake, ANTHROPIC, json!({"model": "c", "messages": []})).await;
+    post_to_fake(&fake, ANTHROPIC, json!({"model": "c", "messages": []})).await;
 
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);
-    assert_eq!(reqs[0], req(true));
+    assert_eq!(reqs[0], chat_request(true));
     assert_eq!(reqs[1]["model"], "c");
     let headers = fake.request_headers();
     assert!(headers[1].contains(&("authorization".to_string(), "Bearer sk-test".to_string())));

@@ -6,7 +6,7 @@
 //! types, `TaskContext`, the service) is documented in `a2a_kit`.
 //!
 //! The examples here are marked `ignore` because a proc-macro crate cannot depend on
-//! `a2a_kit`; the same code is compiled by `a2a-kit/tests/macros_docs.rs` (the `skill_set` one
+//! `a2a_kit`; the same code is compiled by `tests/macros_docs.rs` (the `skill_set` one
 //! by the doctests of `a2a_kit::skill`'s skill sets).
 //!
 //! # Errors

@@ -148,7 +148,8 @@ fn service() -> AgentService {
         .expect("a valid configuration")
 }
 
-fn request(message: Message) -> SendMessageRequest {
+/// A SendMessageRequest of a user `message`.
+fn send_request(message: Message) -> SendMessageRequest {
     assert_eq!(message.role, Role::User);
     assert!(!message.message_id.is_empty());
     SendMessageRequest {
@@ -159,10 +160,11 @@ fn request(message: Message) -> SendMessageRequest {
     }
 }
 
-fn to_skill(skill: &str, message: Message) -> SendMessageRequest {
+/// A SendMessageRequest of `message`, addressed to `skill` (metadata `skillId`).
+fn send_request_to_skill(skill: &str, message: Message) -> SendMessageRequest {
     let mut meta = MetadataMap::new();
     meta.insert("skillId".into(), json!(skill));
-    request(message.with_metadata(meta))
+    send_request(message.with_metadata(meta))
 }
 
 fn completed_task(resp: SendMessageResponse) -> Task {
@@ -285,9 +287,12 @@ fn card_publishes_schemas() {
 async fn default_skill_runs_without_skill_id() {
     let svc = service();
     let task = completed_task(
-        svc.send_message(&RequestContext::new(), request(Message::user_text("Ada")))
-            .await
-            .unwrap(),
+        svc.send_message(
+            &RequestContext::new(),
+            send_request(Message::user_text("Ada")),
+        )
+        .await
+        .unwrap(),
     );
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(artifact_text(&task), "Hello, Ada!");
@@ -300,7 +305,7 @@ async fn data_in_data_out() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("book-flight", Message::user(vec![Part::data(payload)])),
+            send_request_to_skill("book-flight", Message::user(vec![Part::data(payload)])),
         )
         .await
         .unwrap(),
@@ -323,7 +328,7 @@ async fn bad_data_is_invalid_params_and_creates_no_task() {
     let err = svc
         .send_message(
             &RequestContext::new(),
-            to_skill(
+            send_request_to_skill(
                 "book-flight",
                 Message::user(vec![Part::text("hi"), Part::data(payload)]),
             ),
@@ -353,7 +358,7 @@ async fn bad_data_is_invalid_params_and_creates_no_task() {
     let err = svc
         .send_message(
             &RequestContext::new(),
-            to_skill("book-flight", Message::user_text("no json here")),
+            send_request_to_skill("book-flight", Message::user_text("no json here")),
         )
         .await
         .unwrap_err();
@@ -372,7 +377,7 @@ async fn skill_error_ends_the_task() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("book-flight", Message::user(vec![Part::data(payload)])),
+            send_request_to_skill("book-flight", Message::user(vec![Part::data(payload)])),
         )
         .await
         .unwrap(),
@@ -382,7 +387,7 @@ async fn skill_error_ends_the_task() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("decline", Message::user_text("x")),
+            send_request_to_skill("decline", Message::user_text("x")),
         )
         .await
         .unwrap(),
@@ -397,7 +402,7 @@ async fn optional_argument() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("maybe_echo", Message::user_text("hi")),
+            send_request_to_skill("maybe_echo", Message::user_text("hi")),
         )
         .await
         .unwrap(),
@@ -406,7 +411,7 @@ async fn optional_argument() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("maybe_echo", Message::user(vec![Part::data(json!({}))])),
+            send_request_to_skill("maybe_echo", Message::user(vec![Part::data(json!({}))])),
         )
         .await
         .unwrap(),
@@ -420,7 +425,7 @@ async fn task_context_history_and_metadata() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("progress", Message::user_text("step")),
+            send_request_to_skill("progress", Message::user_text("step")),
         )
         .await
         .unwrap(),
@@ -431,7 +436,7 @@ async fn task_context_history_and_metadata() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("history", Message::user_text("one")),
+            send_request_to_skill("history", Message::user_text("one")),
         )
         .await
         .unwrap(),
@@ -441,7 +446,7 @@ async fn task_context_history_and_metadata() {
     let mut meta = MetadataMap::new();
     meta.insert("skillId".into(), json!("prefs"));
     meta.insert("language".into(), json!("fr"));
-    let mut req = request(Message::user_text("?"));
+    let mut req = send_request(Message::user_text("?"));
     req.metadata = Some(meta);
     let task = completed_task(svc.send_message(&RequestContext::new(), req).await.unwrap());
     assert_eq!(artifact_text(&task), "fr");
@@ -449,7 +454,7 @@ async fn task_context_history_and_metadata() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("prefs", Message::user_text("?")),
+            send_request_to_skill("prefs", Message::user_text("?")),
         )
         .await
         .unwrap(),
@@ -463,7 +468,7 @@ async fn direct_message_skill_creates_no_task() {
     let resp = svc
         .send_message(
             &RequestContext::new(),
-            to_skill("reply", Message::user_text("ping")),
+            send_request_to_skill("reply", Message::user_text("ping")),
         )
         .await
         .unwrap();
@@ -480,7 +485,7 @@ async fn streaming_skill_streams_chunks() {
     let events: Vec<StreamResponse> = svc
         .send_streaming_message(
             &RequestContext::new(),
-            to_skill("count", Message::user_text("3")),
+            send_request_to_skill("count", Message::user_text("3")),
         )
         .await
         .unwrap()
@@ -521,7 +526,7 @@ async fn streaming_skill_streams_chunks() {
     let task = completed_task(
         svc.send_message(
             &RequestContext::new(),
-            to_skill("count", Message::user_text("2")),
+            send_request_to_skill("count", Message::user_text("2")),
         )
         .await
         .unwrap(),
@@ -536,7 +541,7 @@ async fn unknown_skill_is_invalid_params() {
     let err = svc
         .send_message(
             &RequestContext::new(),
-            to_skill("nope", Message::user_text("x")),
+            send_request_to_skill("nope", Message::user_text("x")),
         )
         .await
         .unwrap_err();
@@ -568,7 +573,7 @@ async fn agent_state_is_shared() {
     for name in ["a", "b"] {
         svc.send_message(
             &RequestContext::new(),
-            to_skill("greet", Message::user_text(name)),
+            send_request_to_skill("greet", Message::user_text(name)),
         )
         .await
         .unwrap();

@@ -31,7 +31,8 @@ fn service() -> AgentService {
     AgentService::builder(Slow).build().expect("build")
 }
 
-fn send(text: &str, tenant: Option<&str>) -> SendMessageRequest {
+/// A SendMessageRequest of `text`, naming `tenant` if given.
+fn send_request(text: &str, tenant: Option<&str>) -> SendMessageRequest {
     SendMessageRequest {
         message: Message::user_text(text),
         tenant: tenant.map(str::to_owned),
@@ -46,7 +47,8 @@ fn task(resp: SendMessageResponse) -> Task {
     }
 }
 
-fn get(id: &str) -> GetTaskRequest {
+/// A GetTaskRequest for task `id`.
+fn get_task_request(id: &str) -> GetTaskRequest {
     GetTaskRequest {
         id: id.to_owned(),
         ..Default::default()
@@ -58,17 +60,30 @@ async fn tasks_are_scoped_by_the_contexts_caller() {
     let svc = service();
     let alice = RequestContext::new().with_caller(Caller::new("alice"));
     let bob = RequestContext::new().with_caller(Caller::new("bob"));
-    let t = task(svc.send_message(&alice, send("0", None)).await.unwrap());
+    let t = task(
+        svc.send_message(&alice, send_request("0", None))
+            .await
+            .unwrap(),
+    );
     assert_eq!(t.status.state, TaskState::Completed);
-    assert_eq!(svc.get_task(&alice, get(&t.id)).await.unwrap().id, t.id);
-    let err = svc.get_task(&bob, get(&t.id)).await.unwrap_err();
+    assert_eq!(
+        svc.get_task(&alice, get_task_request(&t.id))
+            .await
+            .unwrap()
+            .id,
+        t.id
+    );
+    let err = svc
+        .get_task(&bob, get_task_request(&t.id))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.code(),
         -32001,
         "another caller's task is not found: {err}"
     );
     let err = svc
-        .get_task(&RequestContext::new(), get(&t.id))
+        .get_task(&RequestContext::new(), get_task_request(&t.id))
         .await
         .unwrap_err();
     assert_eq!(err.code(), -32001, "nor is it an anonymous caller's");
@@ -84,28 +99,35 @@ async fn the_contexts_tenant_scopes_and_a_contradicting_one_is_refused() {
     let svc = service();
     let acme = RequestContext::new().with_tenant("acme");
     // The request may name the context's tenant, or none.
-    let t = task(svc.send_message(&acme, send("0", None)).await.unwrap());
+    let t = task(
+        svc.send_message(&acme, send_request("0", None))
+            .await
+            .unwrap(),
+    );
     let same = GetTaskRequest {
         tenant: Some("acme".into()),
-        ..get(&t.id)
+        ..get_task_request(&t.id)
     };
     assert_eq!(svc.get_task(&acme, same).await.unwrap().id, t.id);
     // Another tenant's context does not see it; a request naming acme through it is refused.
     let globex = RequestContext::new().with_tenant("globex");
     assert_eq!(
-        svc.get_task(&globex, get(&t.id)).await.unwrap_err().code(),
+        svc.get_task(&globex, get_task_request(&t.id))
+            .await
+            .unwrap_err()
+            .code(),
         -32001
     );
     let contradicting = GetTaskRequest {
         tenant: Some("acme".into()),
-        ..get(&t.id)
+        ..get_task_request(&t.id)
     };
     let err = svc.get_task(&globex, contradicting).await.unwrap_err();
     assert_eq!(err.code(), -32602, "{err}");
     assert!(err.to_string().contains("tenant"), "names the field: {err}");
     // The same refusal for a send, and nothing is created.
     let err = svc
-        .send_message(&globex, send("0", Some("acme")))
+        .send_message(&globex, send_request("0", Some("acme")))
         .await
         .unwrap_err();
     assert_eq!(err.code(), -32602, "{err}");
@@ -117,7 +139,7 @@ async fn the_contexts_tenant_scopes_and_a_contradicting_one_is_refused() {
     // Without a context tenant, the request's own field scopes as before.
     let by_field = GetTaskRequest {
         tenant: Some("acme".into()),
-        ..get(&t.id)
+        ..get_task_request(&t.id)
     };
     assert_eq!(
         svc.get_task(&RequestContext::new(), by_field)
@@ -133,7 +155,11 @@ async fn a_blocking_send_answers_at_the_deadline_and_the_task_goes_on() {
     let svc = service();
     let cx = RequestContext::new().with_timeout(Duration::from_millis(200));
     let started = std::time::Instant::now();
-    let t = task(svc.send_message(&cx, send("1500", None)).await.unwrap());
+    let t = task(
+        svc.send_message(&cx, send_request("1500", None))
+            .await
+            .unwrap(),
+    );
     let waited = started.elapsed();
     assert_eq!(
         t.status.state,
@@ -147,7 +173,7 @@ async fn a_blocking_send_answers_at_the_deadline_and_the_task_goes_on() {
     // The task went on and ends as usual.
     let done = loop {
         let now = svc
-            .get_task(&RequestContext::new(), get(&t.id))
+            .get_task(&RequestContext::new(), get_task_request(&t.id))
             .await
             .unwrap();
         if now.status.state.is_terminal() {
@@ -159,7 +185,11 @@ async fn a_blocking_send_answers_at_the_deadline_and_the_task_goes_on() {
     assert_eq!(done.status.state, TaskState::Completed);
     // A deadline that does not pass changes nothing, and cancel takes the same context.
     let cx = RequestContext::new().with_timeout(Duration::from_secs(30));
-    let quick = task(svc.send_message(&cx, send("0", None)).await.unwrap());
+    let quick = task(
+        svc.send_message(&cx, send_request("0", None))
+            .await
+            .unwrap(),
+    );
     assert_eq!(quick.status.state, TaskState::Completed);
     let err = svc
         .cancel_task(

@@ -116,7 +116,6 @@ async fn spawn_retention_with_the_in_memory_store() {
     .await;
 }
 
-#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spawn_retention_with_the_sqlite_store() {
     background_purge(Arc::new(

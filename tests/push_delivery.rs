@@ -122,7 +122,9 @@ fn message(skill: &str, text: &str) -> Message {
     m
 }
 
-async fn send(
+/// SendMessage of `text` to `skill`, with an inline push config if given (returning at once
+/// when `immediate`); the task.
+async fn send_to_skill_with_push(
     svc: &AgentService,
     skill: &str,
     text: &str,
@@ -346,7 +348,7 @@ async fn terminal_state_is_pushed_with_credentials_even_for_instant_tasks() {
     // stored; the final event must arrive anyway, exactly once.
     let mut ids = Vec::new();
     for i in 0..10 {
-        let t = send(
+        let t = send_to_skill_with_push(
             &svc,
             "echo",
             &format!("n{i}"),
@@ -382,7 +384,7 @@ async fn terminal_state_is_pushed_with_credentials_even_for_instant_tasks() {
 async fn every_event_in_log_order_and_interrupted_states() {
     let hook = Hook::start(|_, _| Reply::Status(200)).await;
     let (svc, push) = service(dev_config().every_event());
-    let t = send(&svc, "steps", "go", None, true).await;
+    let t = send_to_skill_with_push(&svc, "steps", "go", None, true).await;
     svc.create_push_config(
         &RequestContext::new(),
         TaskPushNotificationConfig {
@@ -393,7 +395,7 @@ async fn every_event_in_log_order_and_interrupted_states() {
     .await
     .unwrap();
     // The config may come after some events: it gets the rest, in order, and always the end.
-    let t2 = send(
+    let t2 = send_to_skill_with_push(
         &svc,
         "steps",
         "go",
@@ -432,7 +434,7 @@ async fn every_event_in_log_order_and_interrupted_states() {
     // Interrupted states are pushed with the default triggers.
     let hook2 = Hook::start(|_, _| Reply::Status(204)).await;
     let (svc, push) = service(dev_config());
-    let t = send(
+    let t = send_to_skill_with_push(
         &svc,
         "ask",
         "hi",
@@ -483,7 +485,7 @@ async fn task_snapshot_on_settle() {
         task_snapshot_on_settle: true,
         ..dev_config()
     });
-    let t = send(&svc, "slow", "50", None, true).await;
+    let t = send_to_skill_with_push(&svc, "slow", "50", None, true).await;
     svc.create_push_config(
         &RequestContext::new(),
         TaskPushNotificationConfig {
@@ -524,7 +526,7 @@ fn flaky(n: usize, status: u16) -> impl Fn(usize, &Value) -> Reply + Send + Sync
 async fn flaky_webhook_gets_exactly_one_accepted_delivery_per_event() {
     let hook = Hook::start(flaky(2, 503)).await;
     let (svc, push) = service(dev_config().every_event());
-    let t = send(&svc, "slow", "200", None, true).await;
+    let t = send_to_skill_with_push(&svc, "slow", "200", None, true).await;
     let cfg = svc
         .create_push_config(
             &RequestContext::new(),
@@ -584,7 +586,7 @@ async fn retry_after_is_honoured_on_429() {
     })
     .await;
     let (svc, push) = service(dev_config());
-    send(
+    send_to_skill_with_push(
         &svc,
         "echo",
         "x",
@@ -620,7 +622,7 @@ async fn client_errors_and_redirects_are_final() {
     let mut ids = Vec::new();
     for i in 0..3 {
         // One at a time, so the script's answers map to tasks in order.
-        let t = send(
+        let t = send_to_skill_with_push(
             &svc,
             "echo",
             "x",
@@ -660,7 +662,7 @@ async fn timeouts_and_refused_connections_are_retried_then_given_up() {
         ..dev_config()
     };
     let (svc, push) = service(config);
-    let t = send(
+    let t = send_to_skill_with_push(
         &svc,
         "echo",
         "x",
@@ -675,7 +677,7 @@ async fn timeouts_and_refused_connections_are_retried_then_given_up() {
         .local_addr()
         .unwrap()
         .port();
-    let t2 = send(
+    let t2 = send_to_skill_with_push(
         &svc,
         "echo",
         "y",
@@ -706,7 +708,7 @@ async fn configs_are_suspended_after_consecutive_failures() {
         suspend_after: Some(2),
         ..dev_config().every_event()
     });
-    let t = send(
+    let t = send_to_skill_with_push(
         &svc,
         "ticks",
         "go",
@@ -738,7 +740,7 @@ async fn a_slow_webhook_slows_neither_its_task_nor_other_tasks() {
     };
     let (svc, push) = service(config);
     let start = Instant::now();
-    let a = send(
+    let a = send_to_skill_with_push(
         &svc,
         "steps",
         "go",
@@ -751,7 +753,7 @@ async fn a_slow_webhook_slows_neither_its_task_nor_other_tasks() {
         start.elapsed() < Duration::from_secs(1),
         "the task waited for its webhook"
     );
-    let b = send(
+    let b = send_to_skill_with_push(
         &svc,
         "echo",
         "b",
@@ -821,7 +823,7 @@ const REFUSED: &[(&str, &str)] = &[
 #[tokio::test]
 async fn creation_refuses_every_blocked_address_class_with_the_reason() {
     let (svc, _push) = service(PushConfig::default());
-    let t = send(&svc, "slow", "5000", None, true).await;
+    let t = send_to_skill_with_push(&svc, "slow", "5000", None, true).await;
     for (url, why) in REFUSED {
         let err = svc
             .create_push_config(
@@ -875,7 +877,7 @@ async fn connect_time_guard_checks_the_address_actually_dialled() {
         retry: fast_retry(3),
         ..PushConfig::default()
     });
-    let t = send(&svc, "slow", "150", None, true).await;
+    let t = send_to_skill_with_push(&svc, "slow", "150", None, true).await;
     // Configs that passed creation, as a name that later resolves to 127.0.0.1 would (DNS
     // rebinding): written to the store directly, bypassing the creation check.
     let urls = [
@@ -955,7 +957,7 @@ async fn allowlists_open_named_hosts_and_networks() {
             }
             .ssrf(policy),
         );
-        send(&svc, "echo", "x", Some(push_config(&url, "a")), false).await;
+        send_to_skill_with_push(&svc, "echo", "x", Some(push_config(&url, "a")), false).await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
         idle(&push).await;
     }
@@ -963,7 +965,7 @@ async fn allowlists_open_named_hosts_and_networks() {
     // An allowlist does not open anything else.
     let (svc, _push) =
         service(PushConfig::default().ssrf(SsrfPolicy::allowlist(["localhost"]).unwrap()));
-    let t = send(&svc, "slow", "10", None, true).await;
+    let t = send_to_skill_with_push(&svc, "slow", "10", None, true).await;
     let err = svc
         .create_push_config(
             &RequestContext::new(),
@@ -981,7 +983,7 @@ async fn allowlists_open_named_hosts_and_networks() {
 async fn https_without_a_tls_backend_is_not_retried() {
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
     let (svc, push) = service(dev_config());
-    let t = send(
+    let t = send_to_skill_with_push(
         &svc,
         "echo",
         "x",

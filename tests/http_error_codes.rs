@@ -44,7 +44,8 @@ fn case(
     }
 }
 
-async fn send(base: &str, c: &Case, jsonrpc: bool) -> (u16, Value) {
+/// The request of an error case over JSON-RPC (when `jsonrpc`) or HTTP+JSON: (status, body).
+async fn send_error_case(base: &str, c: &Case, jsonrpc: bool) -> (u16, Value) {
     let req = if jsonrpc {
         let body = match c.raw_body {
             Some(raw) => raw.to_string(),
@@ -81,7 +82,7 @@ fn error_info_reason(details: &Value) -> Option<&str> {
 }
 
 async fn check(base: &str, c: &Case) {
-    let (status, v) = send(base, c, true).await;
+    let (status, v) = send_error_case(base, c, true).await;
     assert_eq!(
         status, 200,
         "{}: JSON-RPC errors travel with 200: {v}",
@@ -96,7 +97,7 @@ async fn check(base: &str, c: &Case) {
             c.name
         );
     }
-    let (status, v) = send(base, c, false).await;
+    let (status, v) = send_error_case(base, c, false).await;
     assert_eq!(status, c.http, "{}: {v}", c.name);
     assert_eq!(v["error"]["code"], c.http, "{}: {v}", c.name);
     assert_eq!(v["error"]["status"], c.grpc, "{}: {v}", c.name);

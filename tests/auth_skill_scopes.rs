@@ -6,7 +6,7 @@
 use a2a_kit::auth::{ApiKeys, Caller};
 use a2a_kit::prelude::*;
 use a2a_kit::server::{AgentService, BuildError};
-use a2a_tests::{client, send_message, serve};
+use a2a_tests::{client, send_message, serve, to_skill};
 use serde_json::{Value, json};
 
 struct Travel;
@@ -45,7 +45,8 @@ fn keys() -> ApiKeys {
         .key_for("olga-key", with("olga", &["travel:book", "travel:admin"]))
 }
 
-async fn post(url: String, key: Option<&str>, body: Value) -> (u16, Value) {
+/// POST of a JSON `body` to `url`, with `key` in `X-API-Key` if given: (status, body).
+async fn post_with_api_key(url: String, key: Option<&str>, body: Value) -> (u16, Value) {
     let mut req = client().post(url).header("A2A-Version", "1.0").json(&body);
     if let Some(key) = key {
         req = req.header("X-API-Key", key);
@@ -55,14 +56,16 @@ async fn post(url: String, key: Option<&str>, body: Value) -> (u16, Value) {
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
-fn to(skill: &str, text: &str) -> Value {
-    json!({"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": [{"text": text}],
-        "metadata": {"skillId": skill}})
-}
-
-/// SendMessage over one binding: (status, body).
-async fn send(base: &str, rest: bool, key: &str, skill: &str) -> (u16, Value) {
-    let resp = send_message(base, rest, to(skill, "Lisbon"), Some(("X-API-Key", key))).await;
+/// SendMessage of "Lisbon" to `skill` over one binding, as the caller of API key `key`:
+/// (status, body).
+async fn send_as_caller_to_skill(base: &str, rest: bool, key: &str, skill: &str) -> (u16, Value) {
+    let resp = send_message(
+        base,
+        rest,
+        to_skill(skill, "Lisbon"),
+        Some(("X-API-Key", key)),
+    )
+    .await;
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(Value::Null))
 }
@@ -83,7 +86,7 @@ async fn list_total(base: &str, key: &str) -> i64 {
 async fn scopes_are_checked_before_a_task_exists() {
     let s = serve(AgentService::builder(Travel).authenticate(keys())).await;
     for rest in [false, true] {
-        let (status, body) = send(&s.base, rest, "bob-key", "book").await;
+        let (status, body) = send_as_caller_to_skill(&s.base, rest, "bob-key", "book").await;
         assert_eq!(status, 403, "rest={rest}: {body}");
         assert_eq!(body["error"]["status"], "PERMISSION_DENIED", "{body}");
         assert!(
@@ -93,19 +96,19 @@ async fn scopes_are_checked_before_a_task_exists() {
                 .contains("travel:book"),
             "{body}"
         );
-        let (status, body) = send(&s.base, rest, "alice-key", "book").await;
+        let (status, body) = send_as_caller_to_skill(&s.base, rest, "alice-key", "book").await;
         assert_eq!(status, 200, "{body}");
         assert!(
             body.to_string().contains("Booked Lisbon for alice"),
             "{body}"
         );
         // The skill without scopes is anyone's.
-        let (status, _) = send(&s.base, rest, "bob-key", "search").await;
+        let (status, _) = send_as_caller_to_skill(&s.base, rest, "bob-key", "search").await;
         assert_eq!(status, 200);
         // An extended-only skill is callable, with its scopes.
-        let (status, _) = send(&s.base, rest, "alice-key", "refund").await;
+        let (status, _) = send_as_caller_to_skill(&s.base, rest, "alice-key", "refund").await;
         assert_eq!(status, 403);
-        let (status, _) = send(&s.base, rest, "olga-key", "refund").await;
+        let (status, _) = send_as_caller_to_skill(&s.base, rest, "olga-key", "refund").await;
         assert_eq!(status, 200);
     }
     assert_eq!(
@@ -149,7 +152,7 @@ async fn extended_only_skills_are_on_the_extended_card_only() {
     );
 
     // Without credentials: 401 in both bindings.
-    let (status, _) = post(
+    let (status, _) = post_with_api_key(
         s.base.clone(),
         None,
         json!({"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard"}),
@@ -164,7 +167,7 @@ async fn extended_only_skills_are_on_the_extended_card_only() {
     assert_eq!(resp.status(), 401);
 
     // Per caller and tenant.
-    let (_, body) = post(
+    let (_, body) = post_with_api_key(
         s.base.clone(),
         Some("olga-key"),
         json!({"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard",

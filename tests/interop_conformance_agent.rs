@@ -20,7 +20,9 @@ fn msg(prefix: &str, text: &str) -> Value {
     json!({"messageId": format!("{prefix}-{}", uuid()), "role": "ROLE_USER", "parts": [{"text": text}]})
 }
 
-async fn send(base: &str, m: Value) -> Value {
+/// SendMessage of a TCK message (its messageId prefix picks the behaviour) over JSON-RPC;
+/// the `result`.
+async fn send_tck_message(base: &str, m: Value) -> Value {
     let r = rpc(base, "SendMessage", json!({"message": m})).await;
     assert!(r.get("result").is_some(), "{r}");
     r["result"].clone()
@@ -29,40 +31,40 @@ async fn send(base: &str, m: Value) -> Value {
 #[tokio::test]
 async fn unary_behaviours() {
     let s = agent(ConformanceFlags::default()).await;
-    let t = send(&s.base, msg("tck-complete-task", "hi")).await;
+    let t = send_tck_message(&s.base, msg("tck-complete-task", "hi")).await;
     assert_eq!(t["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(
         t["task"]["status"]["message"]["parts"][0]["text"],
         "Hello from TCK"
     );
 
-    let t = send(&s.base, msg("tck-artifact-text", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-artifact-text", "x")).await;
     assert_eq!(
         t["task"]["artifacts"][0]["parts"][0]["text"],
         "Generated text content"
     );
-    let t = send(&s.base, msg("tck-artifact-file", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-artifact-file", "x")).await;
     let p = &t["task"]["artifacts"][0]["parts"][0];
     assert!(p["raw"].is_string());
     assert_eq!(
         (p["filename"].as_str(), p["mediaType"].as_str()),
         (Some("output.txt"), Some("text/plain"))
     );
-    let t = send(&s.base, msg("tck-artifact-file-url", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-artifact-file-url", "x")).await;
     assert_eq!(
         t["task"]["artifacts"][0]["parts"][0]["url"],
         "https://example.com/output.txt"
     );
-    let t = send(&s.base, msg("tck-artifact-data", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-artifact-data", "x")).await;
     assert_eq!(
         t["task"]["artifacts"][0]["parts"][0]["data"],
         json!({"key": "value", "count": 42})
     );
-    let t = send(&s.base, msg("tck-message-response", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-message-response", "x")).await;
     assert_eq!(t["message"]["parts"][0]["text"], "Direct message response");
-    let t = send(&s.base, msg("tck-reject-task", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-reject-task", "x")).await;
     assert_eq!(t["task"]["status"]["state"], "TASK_STATE_REJECTED");
-    let t = send(&s.base, msg("anything", "echo me")).await;
+    let t = send_tck_message(&s.base, msg("anything", "echo me")).await;
     assert_eq!(t["task"]["artifacts"][0]["parts"][0]["text"], "echo me");
 }
 
@@ -71,18 +73,18 @@ async fn input_required_follow_ups() {
     let s = agent(ConformanceFlags::default()).await;
     let dup = format!("tck-input-required-{}", uuid());
     let first = json!({"messageId": dup, "role": "ROLE_USER", "parts": [{"text": "one"}]});
-    let t = send(&s.base, first).await;
+    let t = send_tck_message(&s.base, first).await;
     assert_eq!(t["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     let id = t["task"]["id"].as_str().unwrap().to_string();
     // The suite re-uses one messageId: accepted, and the task stays waiting.
     let again =
         json!({"messageId": dup, "role": "ROLE_USER", "taskId": id, "parts": [{"text": "two"}]});
-    let t = send(&s.base, again).await;
+    let t = send_tck_message(&s.base, again).await;
     assert_eq!(t["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     // A follow-up with taskId and no contextId completes it.
     let mut done = msg("tck-complete-task", "three");
     done["taskId"] = json!(id);
-    let t = send(&s.base, done).await;
+    let t = send_tck_message(&s.base, done).await;
     assert_eq!(t["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     let users = t["task"]["history"]
         .as_array()
@@ -92,7 +94,7 @@ async fn input_required_follow_ups() {
         .count();
     assert_eq!(users, 3, "every message is kept");
     // Cancel of an input-required task.
-    let t = send(&s.base, msg("tck-input-required", "x")).await;
+    let t = send_tck_message(&s.base, msg("tck-input-required", "x")).await;
     let c = rpc(&s.base, "CancelTask", json!({"id": t["task"]["id"]})).await;
     assert_eq!(c["result"]["status"]["state"], "TASK_STATE_CANCELED");
 }

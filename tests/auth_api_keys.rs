@@ -14,7 +14,8 @@ fn keys() -> ApiKeys {
         .key("bob-key", "bob")
 }
 
-async fn send(base: &str, key: Option<&str>, rest: bool) -> reqwest::Response {
+/// SendMessage of "hi" to `echo` over one binding, with `key` in `X-API-Key` if given.
+async fn send_with_api_key(base: &str, key: Option<&str>, rest: bool) -> reqwest::Response {
     let credential = key.map(|k| ("X-API-Key", k));
     send_message(base, rest, to_skill("echo", "hi"), credential).await
 }
@@ -51,7 +52,7 @@ async fn api_keys_refuse_unknown_callers_in_both_bindings() {
             (Some(""), "an empty key"),
             (Some(long.as_str()), "an oversized key"),
         ] {
-            let resp = send(&s.base, key, rest).await;
+            let resp = send_with_api_key(&s.base, key, rest).await;
             assert_eq!(resp.status(), 401, "{why}, rest {rest}");
             assert_eq!(
                 resp.headers()["www-authenticate"],
@@ -62,7 +63,7 @@ async fn api_keys_refuse_unknown_callers_in_both_bindings() {
             assert_eq!(body["error"]["code"], 401, "{why}: {body}");
             assert_eq!(body["error"]["status"], "UNAUTHENTICATED", "{why}: {body}");
         }
-        let resp = send(&s.base, Some("bob-key"), rest).await;
+        let resp = send_with_api_key(&s.base, Some("bob-key"), rest).await;
         assert_eq!(resp.status(), 200, "rest {rest}");
         let body: Value = resp.json().await.unwrap();
         let task = if rest {

@@ -124,7 +124,8 @@ impl Inbox {
     }
 }
 
-fn send(parts: Value) -> Value {
+/// SendMessage params: a user message of these `parts`.
+fn send_message_params(parts: Value) -> Value {
     json!({"message": {"messageId": a2a_tests::uuid(), "role": "ROLE_USER", "parts": parts}})
 }
 
@@ -171,7 +172,7 @@ async fn a_lone_data_part_reaches_the_one_data_skill() {
         json!([{"text": trip.to_string(), "mediaType": "application/json"}]),
         json!([{"text": trip.to_string(), "mediaType": "Application/JSON; charset=utf-8"}]),
     ] {
-        let v = rpc(&s.base, "SendMessage", send(parts.clone())).await;
+        let v = rpc(&s.base, "SendMessage", send_message_params(parts.clone())).await;
         let task = &v["result"]["task"];
         assert_eq!(
             task["status"]["state"], "TASK_STATE_COMPLETED",
@@ -187,7 +188,7 @@ async fn a_lone_data_part_reaches_the_one_data_skill() {
         json!([{"text": trip.to_string()}]),
         json!([{"data": trip}, {"text": "and this"}]),
     ] {
-        let v = rpc(&s.base, "SendMessage", send(parts.clone())).await;
+        let v = rpc(&s.base, "SendMessage", send_message_params(parts.clone())).await;
         assert_eq!(v["error"]["code"], -32602, "{parts}: {v}");
         let msg = v["error"]["message"].as_str().unwrap();
         assert!(
@@ -203,7 +204,7 @@ async fn several_data_skills_are_listed_or_left_to_the_router() {
     let v = rpc(
         &s.base,
         "SendMessage",
-        send(json!([{"data": {"reference": "R1"}}])),
+        send_message_params(json!([{"data": {"reference": "R1"}}])),
     )
     .await;
     assert_eq!(v["error"]["code"], -32602, "{v}");
@@ -232,7 +233,7 @@ async fn several_data_skills_are_listed_or_left_to_the_router() {
     let v = rpc(
         &s.base,
         "SendMessage",
-        send(json!([{"data": {"reference": "R1"}}])),
+        send_message_params(json!([{"data": {"reference": "R1"}}])),
     )
     .await;
     assert_eq!(
@@ -248,12 +249,17 @@ async fn the_default_skill_gets_data_only_if_it_reads_data() {
     let trip = json!([{"data": {"from": "LIS", "to": "AMS"}}]);
 
     let s = serve(AgentService::builder(Concierge)).await;
-    let v = rpc(&s.base, "SendMessage", send(trip.clone())).await;
+    let v = rpc(&s.base, "SendMessage", send_message_params(trip.clone())).await;
     assert_eq!(text(&v), "booked LIS to AMS", "{v}");
-    let v = rpc(&s.base, "SendMessage", send(json!([{"text": "hi"}]))).await;
+    let v = rpc(
+        &s.base,
+        "SendMessage",
+        send_message_params(json!([{"text": "hi"}])),
+    )
+    .await;
     assert_eq!(text(&v), "chat: hi", "{v}");
 
     let s = serve(AgentService::builder(Inbox)).await;
-    let v = rpc(&s.base, "SendMessage", send(trip)).await;
+    let v = rpc(&s.base, "SendMessage", send_message_params(trip)).await;
     assert_eq!(text(&v), "filed 1 part(s)", "{v}");
 }

@@ -119,7 +119,7 @@ const FIXTURES: &[&str] = &[
 ];
 
 fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/spec")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec")
 }
 
 fn fixture_text(name: &str) -> String {

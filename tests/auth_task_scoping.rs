@@ -67,7 +67,13 @@ fn builder(store: impl TaskManager) -> AgentServiceBuilder {
 
 /// One operation over one binding, as `who`: the HTTP status and the body (JSON, or the text
 /// of whatever else came, such as an event stream that opened).
-async fn call(base: &str, binding: Binding, who: Who, method: &str, params: Value) -> (u16, Value) {
+async fn call_as(
+    base: &str,
+    binding: Binding,
+    who: Who,
+    method: &str,
+    params: Value,
+) -> (u16, Value) {
     let http = client();
     let mut req = match binding {
         Binding::JsonRpc => {
@@ -180,7 +186,7 @@ async fn alice_creates(s: &TestServer, binding: Binding) -> Fixture {
             "message": to_skill(skill, text),
             "configuration": {"returnImmediately": immediately},
         });
-        let (status, body) = call(&s.base, binding, ALICE_ACME, "SendMessage", params).await;
+        let (status, body) = call_as(&s.base, binding, ALICE_ACME, "SendMessage", params).await;
         assert_eq!(status, 200, "{body}");
         let id = task_of(&body)["id"].as_str().expect("a task").to_string();
         tasks.push((id, state));
@@ -188,7 +194,7 @@ async fn alice_creates(s: &TestServer, binding: Binding) -> Fixture {
     let config = "alice-hook".to_string();
     for (id, _) in &tasks {
         let params = json!({"taskId": id, "id": config, "url": "http://127.0.0.1:9/hook", "token": "alice-secret"});
-        let (status, body) = call(
+        let (status, body) = call_as(
             &s.base,
             binding,
             ALICE_ACME,
@@ -201,7 +207,7 @@ async fn alice_creates(s: &TestServer, binding: Binding) -> Fixture {
     // The WORKING one is WORKING before anyone tries it.
     let (working, _) = &tasks[0];
     for _ in 0..200 {
-        let (_, body) = call(
+        let (_, body) = call_as(
             &s.base,
             binding,
             ALICE_ACME,
@@ -224,7 +230,7 @@ async fn alice_creates(s: &TestServer, binding: Binding) -> Fixture {
 
 /// Alice's view of her task: its state and history length.
 async fn alice_sees(s: &TestServer, binding: Binding, id: &str) -> (String, usize) {
-    let (status, body) = call(&s.base, binding, ALICE_ACME, "GetTask", json!({"id": id})).await;
+    let (status, body) = call_as(&s.base, binding, ALICE_ACME, "GetTask", json!({"id": id})).await;
     assert_eq!(status, 200, "Alice reads her own task {id}: {body}");
     let task = if binding == Binding::JsonRpc {
         &body["result"]
@@ -275,9 +281,10 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
                 for (id, _) in &fx.tasks {
                     let never = uuid();
                     for (method, params) in operations(id, &fx.config) {
-                        let got = call(&s.base, binding, who, method, params.clone()).await;
+                        let got = call_as(&s.base, binding, who, method, params.clone()).await;
                         let fresh =
-                            call(&s.base, binding, who, method, with_id(&params, id, &never)).await;
+                            call_as(&s.base, binding, who, method, with_id(&params, id, &never))
+                                .await;
                         let fresh = (fresh.0, with_id(&fresh.1, &never, id));
                         if got != fresh {
                             leaks.push(format!(
@@ -297,7 +304,7 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
                     }
                 }
                 // ListTasks: nobody else lists Alice's tasks.
-                let (_, body) = call(&s.base, binding, who, "ListTasks", json!({})).await;
+                let (_, body) = call_as(&s.base, binding, who, "ListTasks", json!({})).await;
                 let listed = listed_ids(&body);
                 for (id, _) in &fx.tasks {
                     if listed.contains(id) {
@@ -317,7 +324,7 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
             }
         }
         // Alice still has her webhook config, with its token unread by anyone.
-        let (status, body) = call(
+        let (status, body) = call_as(
             &s.base,
             created_over,
             ALICE_ACME,
@@ -327,12 +334,12 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
         .await;
         assert_eq!(status, 200, "Alice's config survives: {body}");
         // Alice lists her tasks, and cancels her WORKING one.
-        let (_, body) = call(&s.base, created_over, ALICE_ACME, "ListTasks", json!({})).await;
+        let (_, body) = call_as(&s.base, created_over, ALICE_ACME, "ListTasks", json!({})).await;
         let listed = listed_ids(&body);
         for (id, _) in &fx.tasks {
             assert!(listed.contains(id), "Alice lists {id}: {body}");
         }
-        let (status, body) = call(
+        let (status, body) = call_as(
             &s.base,
             created_over,
             ALICE_ACME,
@@ -344,7 +351,7 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
     }
     // Bob's own tasks are his: he lists exactly them, in his tenant.
     let bob = OTHERS[0];
-    let (_, body) = call(
+    let (_, body) = call_as(
         &s.base,
         Binding::Rest,
         bob,
@@ -354,7 +361,7 @@ async fn leak_matrix(s: &TestServer) -> Vec<String> {
     .await;
     let bobs = task_of(&body)["id"].as_str().expect("a task").to_string();
     for binding in BINDINGS {
-        let (_, body) = call(&s.base, binding, bob, "ListTasks", json!({})).await;
+        let (_, body) = call_as(&s.base, binding, bob, "ListTasks", json!({})).await;
         if listed_ids(&body) != vec![bobs.clone()] {
             leaks.push(format!("{binding:?} ListTasks by Bob: {body}"));
         }
@@ -413,7 +420,7 @@ async fn tenants_isolate_tasks_on_an_open_agent() {
         tenant: Some("acme"),
     };
     for binding in BINDINGS {
-        let (status, body) = call(
+        let (status, body) = call_as(
             &s.base,
             binding,
             acme,
@@ -435,16 +442,16 @@ async fn tenants_isolate_tasks_on_an_open_agent() {
         ] {
             for reader in BINDINGS {
                 let (status, body) =
-                    call(&s.base, reader, other, "GetTask", json!({"id": id})).await;
+                    call_as(&s.base, reader, other, "GetTask", json!({"id": id})).await;
                 assert!(
                     status == 404 || body["error"]["code"] == -32001,
                     "{reader:?} GetTask under {other:?}: {status} {body}"
                 );
-                let (_, body) = call(&s.base, reader, other, "ListTasks", json!({})).await;
+                let (_, body) = call_as(&s.base, reader, other, "ListTasks", json!({})).await;
                 assert!(!listed_ids(&body).contains(&id), "{body}");
             }
         }
-        let (status, _) = call(&s.base, binding, acme, "GetTask", json!({"id": id})).await;
+        let (status, _) = call_as(&s.base, binding, acme, "GetTask", json!({"id": id})).await;
         assert_eq!(status, 200, "the tenant reads its own task");
     }
 }
@@ -459,7 +466,7 @@ async fn ownership_modes() {
             .task_ownership(TaskOwnership::Shared),
     )
     .await;
-    let (_, body) = call(
+    let (_, body) = call_as(
         &shared.base,
         Binding::JsonRpc,
         ALICE_ACME,
@@ -468,7 +475,7 @@ async fn ownership_modes() {
     )
     .await;
     let id = task_of(&body)["id"].as_str().unwrap().to_string();
-    let (status, _) = call(
+    let (status, _) = call_as(
         &shared.base,
         Binding::Rest,
         OTHERS[0],
@@ -477,7 +484,7 @@ async fn ownership_modes() {
     )
     .await;
     assert_eq!(status, 200, "Bob reads Alice's task when tasks are shared");
-    let (status, _) = call(
+    let (status, _) = call_as(
         &shared.base,
         Binding::Rest,
         OTHERS[3],
@@ -501,7 +508,7 @@ async fn ownership_modes() {
             .task_ownership(TaskOwnership::TenantAndSubject),
     )
     .await;
-    let (_, body) = call(
+    let (_, body) = call_as(
         &s.base,
         Binding::Rest,
         ALICE_ACME,
@@ -510,7 +517,7 @@ async fn ownership_modes() {
     )
     .await;
     let id = task_of(&body)["id"].as_str().unwrap().to_string();
-    let (status, _) = call(
+    let (status, _) = call_as(
         &s.base,
         Binding::Rest,
         OTHERS[0],
@@ -519,7 +526,7 @@ async fn ownership_modes() {
     )
     .await;
     assert_eq!(status, 404, "sam@hooli is not sam@initech");
-    let (status, _) = call(
+    let (status, _) = call_as(
         &s.base,
         Binding::Rest,
         ALICE_ACME,

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 const BOUND: usize = 200;
 
-async fn rpc(base: &str, skill: &str, text: &str) -> reqwest::Response {
+/// SendMessage of `text` to `skill` over JSON-RPC; the raw response (headers included).
+async fn rpc_send_to_skill(base: &str, skill: &str, text: &str) -> reqwest::Response {
     client()
         .post(base)
         .header("A2A-Version", "1.0")
@@ -29,7 +30,11 @@ async fn a_store_full_of_waiting_tasks_answers_unavailable_with_retry_after() {
     let s = serve(AgentService::builder(TestAgent).task_manager(store)).await;
     // Finished tasks first: they make room for whatever comes next.
     for _ in 0..10 {
-        let v: Value = rpc(&s.base, "echo", "done").await.json().await.unwrap();
+        let v: Value = rpc_send_to_skill(&s.base, "echo", "done")
+            .await
+            .json()
+            .await
+            .unwrap();
         assert_eq!(
             v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
             "{v}"
@@ -39,7 +44,7 @@ async fn a_store_full_of_waiting_tasks_answers_unavailable_with_retry_after() {
     let asks = futures::future::join_all((0..BOUND).map(|i| {
         let base = s.base.clone();
         async move {
-            let v: Value = rpc(&base, "ask", &format!("q{i}"))
+            let v: Value = rpc_send_to_skill(&base, "ask", &format!("q{i}"))
                 .await
                 .json()
                 .await
@@ -50,7 +55,7 @@ async fn a_store_full_of_waiting_tasks_answers_unavailable_with_retry_after() {
     .await;
     assert!(asks.iter().all(|&waiting| waiting), "every question waits");
     // Now nothing can be evicted: refused, with when to come back.
-    let resp = rpc(&s.base, "echo", "one more").await;
+    let resp = rpc_send_to_skill(&s.base, "echo", "one more").await;
     assert_eq!(resp.status(), 200, "JSON-RPC answers in the envelope");
     assert_eq!(resp.headers()["retry-after"], "1");
     let v: Value = resp.json().await.unwrap();
@@ -99,7 +104,7 @@ async fn unanswered_questions_expire_and_make_room() {
     .await;
     let mut ids = Vec::new();
     for i in 0..20 {
-        let v: Value = rpc(&s.base, "ask", &format!("q{i}"))
+        let v: Value = rpc_send_to_skill(&s.base, "ask", &format!("q{i}"))
             .await
             .json()
             .await
@@ -139,7 +144,11 @@ async fn unanswered_questions_expire_and_make_room() {
     assert!(reason.contains("no reply came within 0.3 s"), "{reason}");
     // Every one expired: the store has room again.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let v: Value = rpc(&s.base, "echo", "room").await.json().await.unwrap();
+    let v: Value = rpc_send_to_skill(&s.base, "echo", "room")
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
         "{v}"
@@ -161,7 +170,11 @@ async fn skills_beyond_the_cap_wait_their_turn_then_are_refused() {
     )
     .await;
     // A question waits for a person: it takes no turn.
-    let v: Value = rpc(&s.base, "ask", "q").await.json().await.unwrap();
+    let v: Value = rpc_send_to_skill(&s.base, "ask", "q")
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(
         v["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
         "{v}"

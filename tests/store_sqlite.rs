@@ -1,7 +1,5 @@
 //! SQLite-specific behaviour: durability across reopen, concurrency without "database is
 //! locked", idempotent and versioned migrations, WAL, indexed queries, the status-message column.
-#![cfg(feature = "sqlite")]
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
