@@ -209,15 +209,17 @@ pub async fn serve_service_with(
     limits: ServerLimits,
 ) -> std::io::Result<()> {
     let _: SocketAddr = listener.local_addr()?;
+    // A configuration that makes no sense stops the start before anything is touched.
+    let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+    limits.check().map_err(invalid)?;
+    let edge = A2aHttpService::with_config(service.clone(), limits.http.clone())
+        .map_err(|e| invalid(e.to_string()))?;
     match service.recover().await {
         Ok(0) => {}
         Ok(n) => tracing::warn!(tasks = n, "ended tasks left running by a previous process"),
         Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
     }
-    let app = app(
-        A2aHttpService::with_config(service.clone(), limits.http.clone())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
-    );
+    let app = app(edge);
     let drain = async {
         tracing::info!("shutting down: letting running tasks finish");
         service.shutdown(SHUTDOWN_GRACE).await;

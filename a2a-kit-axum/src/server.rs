@@ -10,7 +10,7 @@
 //! Three pieces are our own, each where the libraries do not do what the README promises:
 //! - **The header and idle timeout** is one watchdog per connection: hyper's
 //!   `header_read_timeout` covers HTTP/1.1 heads only, and HTTP/2 has no idle timeout at all
-//!   (tests/server_limits.rs, `idle_h2c_connections_are_closed_busy_ones_are_not`); hyper's
+//!   (tests/http_server_limits.rs, `idle_h2c_connections_are_closed_busy_ones_are_not`); hyper's
 //!   also arms a timer per request (about 3% of a unary request's instructions). The
 //!   watchdog wakes four times per timeout and closes a connection that had no request under
 //!   way and began none for a whole timeout (silent, idle, or still sending its first headers).
@@ -118,7 +118,7 @@ impl Default for ServerLimits {
 
 impl ServerLimits {
     /// What is wrong with these limits, if anything.
-    fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if self.max_connections == 0 || self.max_connections > u32::MAX as usize {
             return Err(format!(
                 "max_connections must be between 1 and {}, not {}",

@@ -107,7 +107,7 @@ impl RequestContext {
         &self.extensions
     }
 
-    /// Attach values for the operations and skills downstream.
+    /// Attach values for the operations downstream.
     pub fn extensions_mut(&mut self) -> &mut http::Extensions {
         &mut self.extensions
     }
@@ -118,7 +118,8 @@ impl RequestContext {
         &'a self,
         named: Option<&'a str>,
     ) -> Result<Option<&'a str>, A2aError> {
-        match (self.tenant.as_deref(), named.filter(|t| !t.is_empty())) {
+        let edge = self.tenant.as_deref().filter(|t| !t.is_empty());
+        match (edge, named.filter(|t| !t.is_empty())) {
             (Some(edge), Some(named)) if edge != named => Err(A2aError::invalid_field(
                 "tenant",
                 format!("the request names tenant `{named}` but was sent to tenant `{edge}`"),

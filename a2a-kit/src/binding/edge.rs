@@ -13,8 +13,10 @@
 //!    [`AgentService`] operation called with a [`RequestContext`].
 //!
 //! Each refusal is an answer in the binding's format (its status, a JSON error body), never a
-//! transport error. The futures are written out (no box per layer): a unary request costs
-//! one allocation for the codec's call, one more for an authenticator's check.
+//! transport error. The futures are written out (no box per layer): an open agent's unary
+//! request costs one allocation for the codec's call, as before the layers; an authenticator's
+//! check costs one more (its request head travels with it), and a body that does not come at
+//! once a timer.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -378,8 +380,10 @@ pub struct BodyLayer {
 }
 
 impl BodyLayer {
-    /// The limits of `config`.
+    /// The limits of `config`, which should have passed [`HttpConfig::check`]: a zero limit
+    /// or timeout refuses every body.
     pub fn new(config: &HttpConfig) -> Self {
+        debug_assert!(config.check().is_ok(), "{:?}", config.check());
         BodyLayer {
             limit: config.body_limit,
             timeout: config.body_read_timeout,
@@ -559,8 +563,13 @@ where
 
 /// The two HTTP bindings' codec: JSON-RPC at `/`, HTTP+JSON below it. It reads the caller
 /// an [`AuthLayer`] left in the request's extensions into the operation's
-/// [`RequestContext`]; a service that authenticates refuses (500, logged) a request that
-/// reached it without one, so a stack missing its `AuthLayer` fails closed.
+/// [`RequestContext`] (the request's other extensions go into the context's); a service that
+/// authenticates refuses (500, logged) a request that reached it without one, so a stack
+/// missing its `AuthLayer` fails closed. An `Arc<Caller>` is trusted wherever it came from: a
+/// host that authenticates in front (see
+/// [`extended_card_authenticated_upstream`](crate::server::AgentServiceBuilder::extended_card_authenticated_upstream))
+/// may insert one for an agent built without an authenticator, and must then make sure no
+/// client can.
 #[derive(Clone, Debug)]
 pub struct Codec {
     service: AgentService,
@@ -596,7 +605,7 @@ impl Service<http::Request<Bytes>> for Codec {
 impl Codec {
     async fn handle(&self, req: http::Request<Bytes>) -> Response {
         let (mut parts, body) = req.into_parts();
-        let cx = match parts.extensions.remove::<Arc<Caller>>() {
+        let mut cx = match parts.extensions.remove::<Arc<Caller>>() {
             Some(caller) => RequestContext::new().with_caller(caller),
             None if self.service.authenticator().is_some() => {
                 tracing::error!(
@@ -612,6 +621,9 @@ impl Codec {
             }
             None => RequestContext::new(),
         };
+        // What the layers in front attached (a peer address, a trace span) goes on with it.
+        cx.extensions_mut()
+            .extend(std::mem::take(&mut parts.extensions));
         let edge = super::dispatch::Edge {
             parts: &parts,
             trust_forwarded: self.trust_forwarded,

@@ -95,11 +95,15 @@ impl A2aHttpService {
     /// Handle one request.
     pub async fn handle<B>(&self, req: http::Request<B>) -> http::Response<A2aBody>
     where
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
+        B: http_body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let mut stack = self.stack.clone();
+        let ready =
+            std::future::poll_fn(|cx| Service::<http::Request<B>>::poll_ready(&mut stack, cx));
+        if let Err(never) = ready.await {
+            match never {}
+        }
         match stack.call(req).await {
             Ok(resp) => resp,
             Err(never) => match never {},
@@ -109,16 +113,15 @@ impl A2aHttpService {
 
 impl<B> Service<http::Request<B>> for A2aHttpService
 where
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
+    B: http_body::Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = http::Response<A2aBody>;
     type Error = Infallible;
     type Future = A2aHttpFuture<B>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Service::<http::Request<B>>::poll_ready(&mut self.stack, cx)
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
