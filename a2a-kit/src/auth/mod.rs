@@ -83,6 +83,17 @@ pub trait Authenticator: Send + Sync + 'static {
     /// advance (API keys) hands out the same one each time.
     async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError>;
 
+    /// The caller, when this authenticator decides without waiting (a key it holds); `None`
+    /// (the default) sends the edge to [`authenticate`](Self::authenticate). The edge asks
+    /// this first: a decision made at once needs no future. Both must agree.
+    fn authenticate_now(
+        &self,
+        request: &http::request::Parts,
+    ) -> Option<Result<Arc<Caller>, AuthError>> {
+        let _ = request;
+        None
+    }
+
     /// The card's security schemes, by name, that this authenticator accepts; a client may
     /// use any one of them.
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme>;
@@ -310,9 +321,9 @@ impl ApiKeys {
     }
 }
 
-#[async_trait]
-impl Authenticator for ApiKeys {
-    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
+impl ApiKeys {
+    /// The caller whose key the request presents.
+    fn check(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
         let Some(presented) = self.presented(request) else {
             return Err(AuthError::Missing);
         };
@@ -331,6 +342,20 @@ impl Authenticator for ApiKeys {
         found
             .cloned()
             .ok_or_else(|| AuthError::Invalid("an unknown API key".into()))
+    }
+}
+
+#[async_trait]
+impl Authenticator for ApiKeys {
+    async fn authenticate(&self, request: &http::request::Parts) -> Result<Arc<Caller>, AuthError> {
+        self.check(request)
+    }
+
+    fn authenticate_now(
+        &self,
+        request: &http::request::Parts,
+    ) -> Option<Result<Arc<Caller>, AuthError>> {
+        Some(self.check(request))
     }
 
     fn security_schemes(&self) -> BTreeMap<String, SecurityScheme> {

@@ -246,16 +246,40 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let Some(auth) = self.service.authenticator().cloned() else {
+        let Some(auth) = self.service.authenticator() else {
             return AuthFuture::Calling {
                 future: self.inner.call(req),
             };
         };
+        let (mut parts, body) = req.into_parts();
+        // An authenticator that decides at once (API keys): no future to box.
+        if let Some(verdict) = auth.authenticate_now(&parts) {
+            let verdict = match verdict {
+                Err(e) => Err(Box::new(refused(auth.as_ref(), &e))),
+                Ok(caller) => admit(&self.service, caller),
+            };
+            return match verdict {
+                Ok(caller) => {
+                    parts.extensions.insert(caller);
+                    let req = http::Request::from_parts(parts, body);
+                    AuthFuture::Calling {
+                        future: self.inner.call(req),
+                    }
+                }
+                Err(refusal) => {
+                    let mut refusal = *refusal;
+                    close_if_unread(&mut refusal, parts.version);
+                    AuthFuture::Refused {
+                        response: Some(refusal),
+                    }
+                }
+            };
+        }
+        let auth = auth.clone();
         // The inner service that was made ready goes with the request (tower's rule).
         let ready = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready);
         let service = self.service.clone();
-        let (parts, body) = req.into_parts();
         AuthFuture::Checking {
             check: Box::pin(async move {
                 let verdict = match auth.authenticate(&parts).await {
@@ -319,6 +343,8 @@ pin_project_lite::pin_project! {
     #[allow(missing_docs)] // pin-project-lite takes no docs on variant fields: see the variants'
     #[project = AuthProj]
     pub enum AuthFuture<S: Service<http::Request<B>>, B> {
+        /// Refused at once.
+        Refused { response: Option<Response> },
         /// The authenticator (and quota) decide.
         Checking {
             check: BoxFuture<'static, Verdict>,
@@ -342,6 +368,12 @@ where
         loop {
             match self.as_mut().project() {
                 AuthProj::Calling { future } => return future.poll(cx),
+                AuthProj::Refused { response } => {
+                    let response = response
+                        .take()
+                        .expect("AuthFuture polled after it answered");
+                    return Poll::Ready(Ok(response));
+                }
                 AuthProj::Checking { check, rest } => {
                     let (mut parts, verdict) = ready!(check.as_mut().poll(cx));
                     let Some((body, mut inner)) = rest.take() else {
