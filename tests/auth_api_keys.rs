@@ -214,16 +214,23 @@ async fn rpc_as(base: &str, key: &str, method: &str, params: Value) -> reqwest::
 /// second, counted per caller, refused with when to come back.
 #[tokio::test]
 async fn caller_quotas_hold_each_caller_to_its_share() {
-    use a2a_kit::runtime::CallerQuota;
+    use a2a_kit::runtime::{CallerQuota, CallerShare, ExecutionConfig};
     let quota = CallerQuota {
         requests_per_second: 1000,
         burst: 1000,
-        live_tasks: 2,
+    };
+    let share = |live_tasks| ExecutionConfig {
+        per_caller: CallerShare {
+            live_tasks,
+            ..Default::default()
+        },
+        ..Default::default()
     };
     let s = serve(
         AgentService::builder(TestAgent)
             .authenticate(keys())
-            .caller_quota(quota),
+            .caller_quota(quota)
+            .execution(share(2)),
     )
     .await;
     let ask = |key: &'static str| {
@@ -254,7 +261,7 @@ async fn caller_quotas_hold_each_caller_to_its_share() {
         third["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("2 live tasks"),
+            .contains("caller `bob` has 2 live tasks, its share"),
         "{third}"
     );
     assert_eq!(retry.expect("Retry-After"), "1");
@@ -289,7 +296,6 @@ async fn caller_quotas_hold_each_caller_to_its_share() {
             .caller_quota(CallerQuota {
                 requests_per_second: 1,
                 burst: 2,
-                live_tasks: 100,
             }),
     )
     .await;
@@ -307,7 +313,7 @@ async fn caller_quotas_hold_each_caller_to_its_share() {
     let alice = rpc_as(&rate.base, "alice-key", "GetTask", json!({"id": "t"})).await;
     assert_eq!(alice.status(), 200);
 
-    // A quota needs callers, and room.
+    // A quota needs callers, and room; a share, room.
     let err = AgentService::builder(TestAgent)
         .caller_quota(quota)
         .build()
@@ -315,11 +321,16 @@ async fn caller_quotas_hold_each_caller_to_its_share() {
     assert!(err.to_string().contains("authenticator"), "{err}");
     let err = AgentService::builder(TestAgent)
         .authenticate(keys())
-        .caller_quota(CallerQuota {
-            live_tasks: 0,
-            ..quota
-        })
+        .caller_quota(CallerQuota { burst: 0, ..quota })
         .build()
         .expect_err("zero");
-    assert!(err.to_string().contains("live_tasks"), "{err}");
+    assert!(err.to_string().contains("burst"), "{err}");
+    let err = AgentService::builder(TestAgent)
+        .execution(share(0))
+        .build()
+        .expect_err("zero");
+    assert!(
+        err.to_string().contains("per_caller: ") && err.to_string().contains("live_tasks"),
+        "{err}"
+    );
 }

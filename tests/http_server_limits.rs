@@ -377,3 +377,67 @@ async fn shutdown_answers_requests_in_flight_then_closes_connections() {
         .expect("no panic")
         .expect("no error");
 }
+
+/// A TCP connection to `addr` from the loopback address `from` (127.0.0.0/8 is all ours).
+async fn connect_from(from: [u8; 4], addr: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::from((from, 0)))
+        .expect("bind a loopback address");
+    socket
+        .connect(addr.parse().expect("addr"))
+        .await
+        .expect("connect")
+}
+
+/// Issue #29: one client re-opening idle sockets kept the global cap full and the others out.
+/// Now it holds at most its share; a connection over it is closed at once, and another client
+/// is served at once.
+#[tokio::test]
+async fn one_address_holds_at_most_its_share_of_the_connections() {
+    let limits = ServerLimits {
+        max_connections: 6,
+        max_connections_per_ip: 3,
+        header_read_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let addr = serve(limits, Duration::from_secs(30)).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from([127, 0, 0, 2], &addr).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut over = connect_from([127, 0, 0, 2], &addr).await;
+    let _ = over.write_all(GET_CARD.as_bytes()).await;
+    let (answer, took) = until_closed(&mut over, "over the share").await;
+    assert!(answer.is_empty(), "served over its share: {answer}");
+    assert!(
+        took < Duration::from_secs(5),
+        "closed at once, not after {took:?}"
+    );
+    // Another client is served while the first holds its share.
+    let mut other = connect_from([127, 0, 0, 3], &addr).await;
+    other.write_all(GET_CARD.as_bytes()).await.expect("write");
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), other.read(&mut buf))
+        .await
+        .expect("served at once")
+        .expect("read");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // A connection closed gives its address's slot back.
+    held.pop();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut again = connect_from([127, 0, 0, 2], &addr).await;
+    again.write_all(GET_CARD.as_bytes()).await.expect("write");
+    let n = tokio::time::timeout(Duration::from_secs(5), again.read(&mut buf))
+        .await
+        .expect("served once a slot of its own is free")
+        .expect("read");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let err = refused_at_start(ServerLimits {
+        max_connections_per_ip: 0,
+        ..Default::default()
+    })
+    .await;
+    assert!(err.contains("max_connections_per_ip"), "{err}");
+}

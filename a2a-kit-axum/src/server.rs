@@ -47,6 +47,12 @@ pub struct ServerLimits {
     /// Connections served at once (default 4,096). At the cap the server stops accepting
     /// (new connections wait in the listen backlog) until one closes.
     pub max_connections: usize,
+    /// Connections one client address holds at once (default 256, a sixteenth of
+    /// `max_connections`'s default; an IPv6 client is its /64). Beyond it a new connection
+    /// from that address is closed as soon as it is accepted, so one client re-opening idle
+    /// sockets cannot keep the others out. Behind a proxy every connection comes from the
+    /// proxy: raise it to `max_connections` there.
+    pub max_connections_per_ip: usize,
     /// How long a client gets to send a request's headers (default 10 s). The clock starts
     /// when the connection opens and again whenever it has no request under way, so it is
     /// also the idle keep-alive timeout: a silent, slow or idle connection (HTTP/1.1 or
@@ -106,6 +112,7 @@ impl Default for ServerLimits {
     fn default() -> Self {
         ServerLimits {
             max_connections: 4096,
+            max_connections_per_ip: 256,
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 64 * 1024,
             http2_max_concurrent_streams: 128,
@@ -125,6 +132,9 @@ impl ServerLimits {
                 u32::MAX,
                 self.max_connections
             ));
+        }
+        if self.max_connections_per_ip == 0 {
+            return Err("max_connections_per_ip must be at least 1".into());
         }
         if self.header_read_timeout.is_zero() || self.http2_keep_alive_interval.is_zero() {
             return Err(
@@ -184,6 +194,7 @@ pub(crate) async fn run(
     let limiter = limits.rate_limit_per_ip.map(|r| Arc::new(PerIp::new(r)));
     let sweeper = limiter.clone().map(sweep);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let per_ip = Arc::new(PerIpConnections::new(limits.max_connections_per_ip));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
@@ -203,18 +214,25 @@ pub(crate) async fn run(
             },
             () = &mut stop => break,
         };
+        let client = a2a_kit::request::client_key(peer.ip());
+        let Some(held) = per_ip.open(client) else {
+            tracing::debug!(%client, "connection closed: the address holds its share");
+            drop((tcp, slot));
+            continue;
+        };
         let activity = Arc::new(Activity::default());
         let service = TowerToHyperService::new(Watched {
             inner: app.clone(),
             activity: activity.clone(),
-            limit: limiter.clone().map(|l| (l, PerIp::key(peer.ip()))),
+            peer: a2a_kit::request::ClientAddr(peer),
+            limit: limiter.clone().map(|l| (l, client)),
         });
         let conn = tokio::spawn(serve_connection(
             tcp,
             service,
             builder.clone(),
             graceful.watcher(),
-            slot,
+            (slot, held),
         ));
         // A task of its own: the connection's task polls nothing but the connection.
         tokio::spawn(watchdog(
@@ -250,14 +268,61 @@ fn sweep(limiter: Arc<PerIp>) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// Each address's open connections, for [`ServerLimits::max_connections_per_ip`].
+struct PerIpConnections {
+    max: usize,
+    open: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+impl PerIpConnections {
+    fn new(max: usize) -> Self {
+        PerIpConnections {
+            max,
+            open: Default::default(),
+        }
+    }
+
+    /// One more connection of `client`, held until the guard drops; `None` at its share.
+    fn open(self: &Arc<Self>, client: std::net::IpAddr) -> Option<HeldConnection> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(client).or_default();
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(HeldConnection {
+            table: self.clone(),
+            client,
+        })
+    }
+}
+
+/// An open connection of a client address.
+struct HeldConnection {
+    table: Arc<PerIpConnections>,
+    client: std::net::IpAddr,
+}
+
+impl Drop for HeldConnection {
+    fn drop(&mut self) {
+        let mut open = self.table.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
+
 /// Serve one accepted connection until it closes (or its server shuts down), holding its
-/// slot of the connection cap until then.
+/// slots of the connection caps until then.
 async fn serve_connection(
     tcp: tokio::net::TcpStream,
     service: TowerToHyperService<Watched<Router>>,
     builder: Arc<auto::Builder<TokioExecutor>>,
     watcher: hyper_util::server::graceful::Watcher,
-    slot: tokio::sync::OwnedSemaphorePermit,
+    slot: (tokio::sync::OwnedSemaphorePermit, HeldConnection),
 ) {
     let _slot = slot;
     // Streams write many small frames: without TCP_NODELAY, Nagle's algorithm stalls them.
@@ -312,12 +377,13 @@ async fn watchdog(activity: Arc<Activity>, limit: Duration, conn: tokio::task::A
     }
 }
 
-/// The app, counting the connection's requests for its watchdog and, with a rate limit,
-/// refusing those over it.
+/// The app, counting the connection's requests for its watchdog, telling each request its
+/// client's address and, with a rate limit, refusing those over it.
 #[derive(Clone)]
 struct Watched<S> {
     inner: S,
     activity: Arc<Activity>,
+    peer: a2a_kit::request::ClientAddr,
     limit: Option<(Arc<PerIp>, std::net::IpAddr)>,
 }
 
@@ -333,17 +399,6 @@ impl PerIp {
             governor::Quota::per_second(nonzero(rate.per_second)).allow_burst(nonzero(rate.burst));
         PerIp {
             limiter: governor::RateLimiter::keyed(quota),
-        }
-    }
-
-    /// The key of a client: its IPv4 address, or its IPv6 /64 (what one host usually has).
-    fn key(ip: std::net::IpAddr) -> std::net::IpAddr {
-        match ip {
-            std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => v4.into(),
-                None => std::net::Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX)).into(),
-            },
-            v4 => v4,
         }
     }
 
@@ -397,8 +452,9 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
         let under_way = Some(UnderWay::begin(&self.activity));
+        req.extensions_mut().insert(self.peer);
         if let Some(wait) = self.limit.as_ref().and_then(|(l, ip)| l.wait(ip)) {
             // The refusal itself comes after the wait (at most a second): a client that sends
             // its next request when answered is paced to the rate, not answered 429 as fast

@@ -1,6 +1,7 @@
 //! [`RequestContext`]: who is calling and where, the one value every
 //! [`AgentService`](crate::server::AgentService) operation takes beside its request.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,7 +40,33 @@ pub struct RequestContext {
     tenant: Option<String>,
     deadline: Option<Instant>,
     agent_url: Option<String>,
+    client_addr: Option<IpAddr>,
     extensions: http::Extensions,
+}
+
+/// The address of the client a request came from, as a server puts it in the request's
+/// extensions (`a2a_kit_axum`'s server does; mounted in an axum app, so does its router when
+/// the app is served with `into_make_service_with_connect_info::<SocketAddr>()`). The edge
+/// copies it into the [`RequestContext`]: anonymous callers' shares are counted by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub SocketAddr);
+
+/// The key of a client at `ip` for per-client bounds: an IPv4 address as it is, an IPv6
+/// address by its /64 (what one host usually has), an IPv4-mapped one as IPv4.
+///
+/// ```
+/// use std::net::IpAddr;
+/// let ip: IpAddr = "2001:db8::1:2:3:4".parse().unwrap();
+/// assert_eq!(a2a_kit::request::client_key(ip), "2001:db8::".parse::<IpAddr>().unwrap());
+/// ```
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.into(),
+            None => std::net::Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX)).into(),
+        },
+        v4 => v4,
+    }
 }
 
 impl RequestContext {
@@ -81,6 +108,13 @@ impl RequestContext {
         self
     }
 
+    /// The request came from a client at `addr`: an anonymous caller's share of the agent
+    /// ([`CallerShare`](crate::runtime::CallerShare)) is counted by it.
+    pub fn with_client_addr(mut self, addr: IpAddr) -> Self {
+        self.client_addr = Some(addr);
+        self
+    }
+
     /// The authenticated caller; `None` for an anonymous request.
     pub fn caller(&self) -> Option<&Arc<Caller>> {
         self.caller.as_ref()
@@ -94,6 +128,11 @@ impl RequestContext {
     /// When the caller stops waiting, if it said.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
+    }
+
+    /// The client's address, if the edge knows it.
+    pub fn client_addr(&self) -> Option<IpAddr> {
+        self.client_addr
     }
 
     /// The URL the request reached the agent at, if the edge said.

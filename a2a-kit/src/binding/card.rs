@@ -215,6 +215,42 @@ fn valid_path(value: &str) -> bool {
             .all(|b| b.is_ascii_graphic() && !matches!(b, b'?' | b'#' | b'"' | b'\\'))
 }
 
+/// The client a trusted proxy says it forwards: the `for` of the last `Forwarded` element,
+/// else the last `X-Forwarded-For` address. The last, not the first: it is the one the proxy
+/// next to the agent added; anything before it is whatever the client sent.
+pub(crate) fn forwarded_client(headers: &http::HeaderMap) -> Option<std::net::IpAddr> {
+    let last = |name: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .next_back()
+            .map(str::trim)
+    };
+    if let Some(element) = last("forwarded") {
+        let node = forwarded_pairs(element)
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("for"))
+            .map(|(_, v)| v);
+        return node.as_deref().and_then(node_ip);
+    }
+    last("x-forwarded-for").and_then(node_ip)
+}
+
+/// The address of a forwarded node: `192.0.2.1`, `192.0.2.1:80`, `[2001:db8::1]:80`,
+/// `2001:db8::1`; `None` for `unknown`, obfuscated names and anything else.
+fn node_ip(node: &str) -> Option<std::net::IpAddr> {
+    if let Some(rest) = node.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    node.parse().ok().or_else(|| {
+        let (host, port) = node.rsplit_once(':')?;
+        port.parse::<u16>().ok()?;
+        host.parse::<std::net::Ipv4Addr>().ok().map(Into::into)
+    })
+}
+
 /// The `key=value` pairs of one `Forwarded` element; quoted values unquoted.
 fn forwarded_pairs(element: &str) -> Vec<(String, String)> {
     element

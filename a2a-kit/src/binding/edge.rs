@@ -67,10 +67,12 @@ pub struct HttpConfig {
     /// [`DEFAULT_BODY_READ_TIMEOUT`]); a slower or stalled one is refused with 408. Together
     /// with a server's header timeout it bounds how long one request holds a connection.
     pub body_read_timeout: Duration,
-    /// Whether the card's URL, when the agent has no public URL, may come from the
-    /// `Forwarded` / `X-Forwarded-*` headers of a proxy in front (default `false`: a client
-    /// could otherwise name any host in the card a cache keeps). Turn it on behind a proxy
-    /// that sets them.
+    /// Whether a proxy's `Forwarded` / `X-Forwarded-*` headers are believed (default `false`:
+    /// a client could otherwise name any host in the card a cache keeps, and any address as
+    /// its own). With it on, the card's URL (when the agent has no public URL) comes from
+    /// them, and so does the client's address each caller's share is counted by (the address
+    /// the proxy next to the agent added). Turn it on behind a proxy that sets them: without
+    /// it, every anonymous client behind the proxy shares the proxy's address.
     pub trust_forwarded_headers: bool,
 }
 
@@ -635,6 +637,19 @@ impl Service<http::Request<Bytes>> for Codec {
 }
 
 impl Codec {
+    /// The client's address: the server's [`ClientAddr`](crate::request::ClientAddr), or with
+    /// trusted forwarded headers, the client the proxy names.
+    fn client_addr(&self, parts: &http::request::Parts) -> Option<std::net::IpAddr> {
+        let peer = parts
+            .extensions
+            .get::<crate::request::ClientAddr>()
+            .map(|a| a.0.ip());
+        if self.trust_forwarded {
+            return super::card::forwarded_client(&parts.headers).or(peer);
+        }
+        peer
+    }
+
     async fn handle(&self, req: http::Request<Bytes>) -> Response {
         let (mut parts, body) = req.into_parts();
         let mut cx = match parts.extensions.remove::<Arc<Caller>>() {
@@ -653,6 +668,9 @@ impl Codec {
             }
             None => RequestContext::new(),
         };
+        if let Some(ip) = self.client_addr(&parts) {
+            cx = cx.with_client_addr(ip);
+        }
         // What the layers in front attached (a peer address, a trace span) goes on with it.
         cx.extensions_mut()
             .extend(std::mem::take(&mut parts.extensions));

@@ -105,13 +105,15 @@ pub struct ExecutionConfig {
     /// its place in the store forever.
     pub reply_timeout: Option<Duration>,
     /// Skills running at once (default 1,024). Beyond it a new run waits for its turn, its
-    /// task SUBMITTED, in arrival order. A skill waiting for a reply (`ctx.ask`) gives its
+    /// task SUBMITTED: callers are served in turn, each caller's runs in arrival order. A skill waiting for a reply (`ctx.ask`) gives its
     /// turn up meanwhile.
     pub max_running_skills: usize,
     /// Runs waiting for a turn (default 10,000). Beyond it new tasks are refused with the
     /// "unavailable" error (503 with `Retry-After` over HTTP+JSON), before anything is
     /// stored.
     pub max_waiting_skills: usize,
+    /// What one caller may hold of the above and of live tasks (see [`CallerShare`]).
+    pub per_caller: super::CallerShare,
     /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
     /// terminal states). The spec contradicts itself here; closing is the default.
     pub close_streams_on_auth_required: bool,
@@ -135,6 +137,7 @@ impl Default for ExecutionConfig {
             reply_timeout: Some(Duration::from_secs(3600)),
             max_running_skills: 1024,
             max_waiting_skills: 10_000,
+            per_caller: super::CallerShare::default(),
             close_streams_on_auth_required: true,
             answer_in_status: false,
             narrator: None,
@@ -152,6 +155,7 @@ impl std::fmt::Debug for ExecutionConfig {
             .field("reply_timeout", &self.reply_timeout)
             .field("max_running_skills", &self.max_running_skills)
             .field("max_waiting_skills", &self.max_waiting_skills)
+            .field("per_caller", &self.per_caller)
             .field("answer_in_status", &self.answer_in_status)
             .field("narrator", &self.narrator.is_some())
             .field("narration_interval", &self.narration_interval)

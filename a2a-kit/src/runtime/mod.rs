@@ -14,6 +14,7 @@ mod bus;
 mod config;
 mod quota;
 mod run;
+mod share;
 mod staging;
 mod turns;
 
@@ -22,8 +23,10 @@ use turns::Turns;
 pub(crate) use bus::BusSubscription;
 pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
 pub use quota::CallerQuota;
-pub(crate) use quota::{LiveTask, Quotas};
+pub(crate) use quota::Quotas;
 pub(crate) use run::{Ending, NoReply, TaskRun, recorded_answers};
+pub use share::CallerShare;
+pub(crate) use share::{LiveTask, OverShare, ShareKey, Shares};
 pub(crate) use staging::Emitting;
 
 use std::panic::AssertUnwindSafe;
@@ -115,7 +118,7 @@ pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bo
 
 impl Runtime {
     pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
-        let turns = Turns::new(config.max_running_skills);
+        let turns = Turns::new(config.max_running_skills, config.per_caller.running_skills);
         Runtime {
             bus: Arc::new(EventBus::new(store.clone())),
             store,
@@ -241,7 +244,7 @@ impl Runtime {
     ) {
         let rt = self;
         // The task stays SUBMITTED until the skill's turn comes.
-        rt.turns.take().await;
+        rt.turns.take(run.share()).await;
         run.hold_turn();
         if emit_working && run.emit_status(TaskState::Working, None).await.is_err() {
             rt.forget(&run.task_id, generation);

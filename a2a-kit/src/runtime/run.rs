@@ -39,7 +39,7 @@ pub(crate) struct TaskRun {
     holds_turn: AtomicBool,
     /// Time spent waiting for replies, which the skill timeout does not count.
     pauses: std::sync::Mutex<Pauses>,
-    /// The caller's live-task count this run holds (with a caller quota), until it ends.
+    /// The caller's live task this run is (counted against its share), until it ends.
     live: std::sync::OnceLock<super::LiveTask>,
 }
 
@@ -192,6 +192,11 @@ impl TaskRun {
         let _ = self.live.set(live);
     }
 
+    /// The share of the caller whose live task this run is, if it counts against one.
+    pub(crate) fn share(&self) -> Option<&Arc<super::share::Share>> {
+        self.live.get().map(|l| &l.share)
+    }
+
     /// Keep the turn just taken while the skill runs.
     pub(crate) fn hold_turn(&self) {
         self.holds_turn.store(true, Ordering::Release);
@@ -201,7 +206,7 @@ impl TaskRun {
     pub(crate) fn give_turn_up(&self) -> bool {
         let held = self.holds_turn.swap(false, Ordering::AcqRel);
         if held {
-            self.runtime.turns.give_back();
+            self.runtime.turns.give_back(self.share());
         }
         held
     }
@@ -412,7 +417,7 @@ impl TaskRun {
         let reply = async {
             let reply = rx.await;
             if had_turn {
-                rt.turns.take().await;
+                rt.turns.take(self.share()).await;
                 self.hold_turn();
             }
             reply

@@ -35,6 +35,10 @@ pub enum BuildError {
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
+    /// [`ExecutionConfig::per_caller`](crate::runtime::ExecutionConfig::per_caller) allows a
+    /// caller nothing.
+    #[error("per_caller: {0}")]
+    CallerShare(String),
     /// An extended card (or a skill for it only) without an authenticator: the spec requires
     /// GetExtendedAgentCard to be authenticated.
     #[error(
@@ -218,12 +222,11 @@ impl AgentServiceBuilder {
         self
     }
 
-    /// What each authenticated caller may use: requests a second (429 with `Retry-After`
-    /// over it, before the request is read) and live tasks (tasks whose skill runs or waits
-    /// for a reply; over it, new tasks are refused with the "unavailable" error, 503 with
-    /// `Retry-After`, before anything is stored). Needs an [`authenticate`](Self::authenticate)r:
-    /// without callers there is nobody to count for (per address, see a2a-kit-axum's
-    /// `ServerLimits::rate_limit_per_ip`).
+    /// Requests a second each authenticated caller may send (429 with `Retry-After` over it,
+    /// before the request is read). Needs an [`authenticate`](Self::authenticate)r: without
+    /// callers there is nobody to count for (per address, see a2a-kit-axum's
+    /// `ServerLimits::rate_limit_per_ip`). What a caller may hold at once (turns, live tasks)
+    /// is its share, on by default: [`ExecutionConfig::per_caller`](crate::runtime::ExecutionConfig::per_caller).
     pub fn caller_quota(mut self, quota: crate::runtime::CallerQuota) -> Self {
         self.caller_quota = Some(quota);
         self
@@ -406,15 +409,19 @@ impl AgentServiceBuilder {
         if self.execution.max_running_skills == 0 {
             return Err(BuildError::ZeroRunningSkills);
         }
+        self.execution
+            .per_caller
+            .check()
+            .map_err(BuildError::CallerShare)?;
         if let Some(q) = &self.caller_quota {
             if self.authenticator.is_none() {
                 return Err(BuildError::CallerQuota(
                     "it needs an authenticator (AgentServiceBuilder::authenticate)".into(),
                 ));
             }
-            if q.requests_per_second == 0 || q.burst == 0 || q.live_tasks == 0 {
+            if q.requests_per_second == 0 || q.burst == 0 {
                 return Err(BuildError::CallerQuota(format!(
-                    "requests_per_second, burst and live_tasks must be at least 1, not {q:?}"
+                    "requests_per_second and burst must be at least 1, not {q:?}"
                 )));
             }
         }
@@ -554,6 +561,7 @@ impl AgentServiceBuilder {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        let per_caller = self.execution.per_caller;
         let mut runtime = Runtime::new(store.clone(), self.execution);
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         let runtime = Arc::new(runtime);
@@ -580,6 +588,7 @@ impl AgentServiceBuilder {
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
+                shares: crate::runtime::Shares::new(per_caller),
                 ownership: self.ownership.unwrap_or_default(),
                 #[cfg(feature = "jose")]
                 extended_card_signers: if has_hook {

@@ -76,6 +76,8 @@ struct ServiceInner {
     webhook_validator: WebhookValidator,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
+    /// Each caller's share of turns and live tasks.
+    shares: crate::runtime::Shares,
     ownership: TaskOwnership,
     /// Re-sign the extended card after the per-request hook.
     #[cfg(feature = "jose")]

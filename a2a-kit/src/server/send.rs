@@ -14,7 +14,7 @@ use crate::protocol::{
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use crate::request::RequestContext;
-use crate::runtime::{BusSubscription, Ending, LiveTask, TaskRun};
+use crate::runtime::{BusSubscription, Ending, LiveTask, OverShare, ShareKey, TaskRun};
 use crate::skill::{Routed, SkillCall, SkillInfo, SkillRequest, TaskContext, route_new};
 use crate::store::{Owner, Seq, TaskView};
 
@@ -82,7 +82,6 @@ impl AgentService {
     ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let owner = self.owner(cx, req.tenant.as_deref())?;
-        let caller = cx.caller();
         let return_immediately = req
             .configuration
             .as_ref()
@@ -95,7 +94,7 @@ impl AgentService {
         // future that size inline is copied whole each time a caller moves or boxes its own.
         // A new task may be staged (stored once its first poll is over) unless the caller
         // returns at once.
-        match Box::pin(self.start(req, !return_immediately, caller, &owner)).await? {
+        match Box::pin(self.start(req, !return_immediately, cx, &owner)).await? {
             Started::Message(m) => Ok(Sent::Message(m)),
             Started::Task {
                 task_id,
@@ -148,7 +147,7 @@ impl AgentService {
         }
         self.validate_send(&req)?;
         let owner = self.owner(cx, req.tenant.as_deref())?;
-        match Box::pin(self.start(Box::new(req), false, cx.caller(), &owner)).await? {
+        match Box::pin(self.start(Box::new(req), false, cx, &owner)).await? {
             Started::Message(m) => {
                 let item = StreamItem {
                     seq: None,
@@ -234,9 +233,10 @@ impl AgentService {
         &self,
         req: Box<SendMessageRequest>,
         stage: bool,
-        caller: Option<&Arc<Caller>>,
+        cx: &RequestContext,
         owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
+        let caller = cx.caller();
         let SendMessageRequest {
             message,
             configuration,
@@ -255,7 +255,7 @@ impl AgentService {
                 Box::pin(continued).await
             }
             None => {
-                self.new_task(message, metadata, push_config, stage, caller, owner)
+                self.new_task(message, metadata, push_config, stage, cx, owner)
                     .await
             }
         }
@@ -297,9 +297,10 @@ impl AgentService {
     }
 
     /// Admit a new task: refused while every turn is taken and the queue is full, or while
-    /// the caller holds its quota of live tasks (nothing is stored: the client may simply come
-    /// back). Returns the caller's live-task count the task holds.
-    fn admit(&self, caller: Option<&Arc<Caller>>) -> Result<Option<LiveTask>, A2aError> {
+    /// its caller (the authenticated one, else the client's address) holds its share of live
+    /// tasks or of waiting runs (nothing is stored: the client may simply come back). Returns
+    /// the live task the run holds, counted against that share.
+    fn admit(&self, cx: &RequestContext) -> Result<Option<LiveTask>, A2aError> {
         let rt = self.rt();
         if rt.saturated() {
             return Err(A2aError::Unavailable(format!(
@@ -307,14 +308,18 @@ impl AgentService {
                 rt.config.max_running_skills, rt.config.max_waiting_skills
             )));
         }
-        Ok(match (self.quotas(), caller) {
-            (Some(quotas), Some(caller)) => Some(quotas.enter(&caller.subject).map_err(|n| {
-                A2aError::Unavailable(format!(
-                    "caller `{}` has {n} live tasks, its quota; retry when one ends",
-                    caller.subject
-                ))
-            })?),
-            _ => None,
+        let Some(key) = share_key(cx) else {
+            return Ok(None);
+        };
+        self.inner.shares.enter(&key).map(Some).map_err(|over| {
+            A2aError::Unavailable(match over {
+                OverShare::LiveTasks(n) => {
+                    format!("{key} has {n} live tasks, its share; retry when one ends")
+                }
+                OverShare::WaitingSkills(n) => format!(
+                    "{key} has {n} runs waiting for a turn, its share; retry when they have run"
+                ),
+            })
         })
     }
 
@@ -324,10 +329,11 @@ impl AgentService {
         metadata: Option<Metadata>,
         push: Option<TaskPushNotificationConfig>,
         stage: bool,
-        caller: Option<&Arc<Caller>>,
+        cx: &RequestContext,
         owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
-        let live = self.admit(caller)?;
+        let caller = cx.caller();
+        let live = self.admit(cx)?;
         let skills = self.inner.skills.skills();
         let router = self.inner.router.as_deref();
         let skill = match route_new(skills, router, &message, metadata.as_ref()).await? {
@@ -525,6 +531,16 @@ fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
             history
         },
         metadata: None,
+    }
+}
+
+/// Whose share a new task of `cx` counts against: the authenticated caller, else the client's
+/// address; `None` when neither is known.
+fn share_key(cx: &RequestContext) -> Option<ShareKey> {
+    match (cx.caller(), cx.client_addr()) {
+        (Some(caller), _) => Some(ShareKey::Caller(caller.subject.as_str().into())),
+        (None, Some(ip)) => Some(ShareKey::address(ip)),
+        (None, None) => None,
     }
 }
 
