@@ -271,3 +271,79 @@ async fn mounted_agents_count_shares_by_connect_info_or_a_trusted_proxy() {
         assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
     }
 }
+
+/// A task its skill left INPUT_REQUIRED by returning (no run waits for the reply) holds its
+/// place in the store all the same: it stays counted against its client's share until the
+/// reply's run ends or the task is cancelled.
+#[tokio::test]
+async fn tasks_left_waiting_without_a_run_count_against_the_share() {
+    let share = CallerShare {
+        live_tasks: 2,
+        ..Default::default()
+    };
+    let base =
+        serve_standalone(AgentService::builder(TestAgent).execution(sharing(share, 64))).await;
+    let hog = client_from(2);
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let v = send(&hog, &base, "stateless", "one", false).await;
+        assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
+        ids.push(v["result"]["task"]["id"].as_str().unwrap().to_string());
+    }
+    let over = send(&hog, &base, "stateless", "one", false).await;
+    assert!(
+        over["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("client 127.0.0.2 has 2 live tasks"),
+        "{over}"
+    );
+    // A reply continues the task (it asks again): still one live task, not two.
+    let reply = |id: &str| {
+        let mut m = user_text("two");
+        m["taskId"] = json!(id);
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": m}})
+    };
+    let v: Value = hog
+        .post(&base)
+        .header("A2A-Version", "1.0")
+        .json(&reply(&ids[0]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
+    let over = send(&hog, &base, "stateless", "one", false).await;
+    assert!(over["error"].is_object(), "{over}");
+    // Cancelled, it makes room at once.
+    let v: Value = hog
+        .post(&base)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "CancelTask",
+                      "params": {"id": ids[1]}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["result"]["status"]["state"], "TASK_STATE_CANCELED", "{v}");
+    let v = send(&hog, &base, "stateless", "one", false).await;
+    assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
+    // Its third message completes the first task: room again.
+    let v: Value = hog
+        .post(&base)
+        .header("A2A-Version", "1.0")
+        .json(&reply(&ids[0]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(state(&v), "TASK_STATE_COMPLETED", "{v}");
+    let v = send(&hog, &base, "stateless", "one", false).await;
+    assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
+}

@@ -98,6 +98,12 @@ async fn main() {
         .push_notifications(true)
         .execution(a2a_kit::runtime::ExecutionConfig {
             cancel_grace: Duration::from_millis(300),
+            // The tests drive it from one address as many clients would.
+            per_caller: a2a_kit::runtime::CallerShare {
+                running_skills: 1024,
+                waiting_skills: 10_000,
+                live_tasks: 100_000,
+            },
             ..Default::default()
         })
         .build()

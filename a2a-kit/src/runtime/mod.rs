@@ -84,6 +84,10 @@ pub(crate) struct Runtime {
     pub(crate) observers: Vec<Arc<dyn EventObserver>>,
     /// Turns to run a skill ([`ExecutionConfig::max_running_skills`]).
     pub(crate) turns: Turns,
+    /// The live tasks of tasks a skill left waiting for the user with no run (it returned
+    /// INPUT_REQUIRED or AUTH_REQUIRED), by task: still counted against their caller's
+    /// share until the reply comes, the task ends or the reply timeout passes.
+    parked: Mutex<FastMap<String, (u64, LiveTask)>>,
 }
 
 /// A status update of `task_id`, stamped now.
@@ -127,6 +131,7 @@ impl Runtime {
             generations: AtomicU64::new(0),
             observers: Vec::new(),
             turns,
+            parked: Mutex::default(),
         }
     }
 
@@ -263,14 +268,54 @@ impl Runtime {
             _ => None,
         };
         // Leave the running set before the final event is visible, so a follow-up message
-        // that reacts to INPUT_REQUIRED never races with this run's bookkeeping.
+        // that reacts to INPUT_REQUIRED never races with this run's bookkeeping; likewise a
+        // task left waiting for the user keeps its live task for the run its reply starts.
         rt.forget(&run.task_id, generation);
+        if ended_in.is_some_and(|s| s.is_interrupted()) {
+            if let Some(live) = run.take_live() {
+                rt.park(&run.task_id, live);
+            }
+        }
         run.give_turn_up();
         run.finish(ending).await;
         // A task still held back (staged) is written, and let go of, by its first poll's caller.
         if !run.is_held() {
             rt.release_if_interrupted(&run.task_id, ended_in).await;
         }
+    }
+
+    /// Keep `live` counted for `task_id`, waiting for the user with no run, until
+    /// [`unpark`](Self::unpark)ed or the reply timeout passes.
+    fn park(self: &Arc<Self>, task_id: &str, live: LiveTask) {
+        let generation = self.next_generation();
+        self.parked()
+            .insert(task_id.to_string(), (generation, live));
+        if let Some(limit) = self.config.reply_timeout {
+            let (rt, task_id) = (Arc::downgrade(self), task_id.to_string());
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                if let Some(rt) = rt.upgrade() {
+                    let mut parked = rt.parked();
+                    if parked.get(&task_id).is_some_and(|(g, _)| *g == generation) {
+                        parked.remove(&task_id);
+                    }
+                }
+            });
+        }
+    }
+
+    /// The live task parked for `task_id`, if any: taken by the run its reply starts, or
+    /// dropped when the task ends.
+    pub(crate) fn unpark(&self, task_id: &str) -> Option<LiveTask> {
+        let mut parked = self.parked();
+        if parked.is_empty() {
+            return None;
+        }
+        parked.remove(task_id).map(|(_, live)| live)
+    }
+
+    fn parked(&self) -> std::sync::MutexGuard<'_, FastMap<String, (u64, LiveTask)>> {
+        self.parked.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn forget(&self, task_id: &str, generation: u64) {
@@ -415,6 +460,7 @@ impl Runtime {
 
     /// Fire the task's cancellation token and abort it after the grace period.
     pub(crate) fn signal_cancel(self: &Arc<Self>, task_id: &str) {
+        drop(self.unpark(task_id));
         // The token fires under the lock: `set_abort` (which stores the handle of a run that
         // was polled inline first) checks it under the same lock, so one of the two always
         // schedules the abort.
@@ -564,6 +610,10 @@ impl Runtime {
                         state,
                     } => {
                         rt.bus.notify(&task_id, seq, state);
+                        // Another replica moved the task on: its live task is not ours.
+                        if state.is_some_and(|s| !s.is_interrupted()) {
+                            drop(rt.unpark(&task_id));
+                        }
                         if state.is_some_and(|s| s.is_terminal()) {
                             rt.signal_cancel(&task_id);
                         }

@@ -39,8 +39,10 @@ pub(crate) struct TaskRun {
     holds_turn: AtomicBool,
     /// Time spent waiting for replies, which the skill timeout does not count.
     pauses: std::sync::Mutex<Pauses>,
-    /// The caller's live task this run is (counted against its share), until it ends.
-    live: std::sync::OnceLock<super::LiveTask>,
+    /// The share of the caller whose live task this run is.
+    share: std::sync::OnceLock<Arc<super::share::Share>>,
+    /// That live task, until the run ends (or hands it on: [`Runtime::park`](super::Runtime::park)).
+    live: std::sync::Mutex<Option<super::LiveTask>>,
 }
 
 /// How long a run has waited for replies (`ctx.ask`): the past waits and the current one.
@@ -175,7 +177,8 @@ impl Runtime {
             replay: std::sync::Mutex::default(),
             holds_turn: AtomicBool::new(false),
             pauses: std::sync::Mutex::default(),
-            live: std::sync::OnceLock::new(),
+            share: std::sync::OnceLock::new(),
+            live: std::sync::Mutex::new(None),
         })
     }
 }
@@ -189,12 +192,18 @@ impl Drop for TaskRun {
 impl TaskRun {
     /// Count this run as one of its caller's live tasks until it ends.
     pub(crate) fn hold_live(&self, live: super::LiveTask) {
-        let _ = self.live.set(live);
+        let _ = self.share.set(live.share.clone());
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
+    }
+
+    /// The run's live task, taken to be handed on.
+    pub(crate) fn take_live(&self) -> Option<super::LiveTask> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// The share of the caller whose live task this run is, if it counts against one.
     pub(crate) fn share(&self) -> Option<&Arc<super::share::Share>> {
-        self.live.get().map(|l| &l.share)
+        self.share.get()
     }
 
     /// Keep the turn just taken while the skill runs.

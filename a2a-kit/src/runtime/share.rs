@@ -36,10 +36,12 @@ pub struct CallerShare {
     /// it the caller's new tasks are refused with the "unavailable" error (503 with
     /// `Retry-After`), before anything is stored.
     pub waiting_skills: usize,
-    /// Tasks of one caller whose skill is running, waiting for a turn or waiting for a reply
-    /// (default 1,000, 1% of the in-memory store's default size). Beyond it the caller's new
-    /// tasks are refused the same way, so one caller's questions left unanswered cannot fill
-    /// the store for everyone.
+    /// Tasks of one caller whose skill is running or waiting for a turn, and tasks waiting
+    /// for its reply, whether the skill waits in `ctx.ask` or returned INPUT_REQUIRED (those
+    /// count until the reply comes, the task ends, or the reply timeout passes). Default
+    /// 1,000, 1% of the in-memory store's default size. Beyond it the caller's new tasks are
+    /// refused the same way, so one caller's questions left unanswered cannot fill the store
+    /// for everyone. Counted per process.
     pub live_tasks: usize,
 }
 
