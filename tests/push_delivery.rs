@@ -892,11 +892,14 @@ async fn connect_time_guard_checks_the_address_actually_dialled() {
         svc.task_manager()
             .push_configs()
             .expect("the default store keeps push configs")
-            .put(TaskPushNotificationConfig {
-                id: Some(format!("c{i}")),
-                task_id: Some(t.id.clone()),
-                ..push_config(url, "a")
-            })
+            .put(
+                TaskPushNotificationConfig {
+                    id: Some(format!("c{i}")),
+                    task_id: Some(t.id.clone()),
+                    ..push_config(url, "a")
+                },
+                10,
+            )
             .await
             .unwrap();
     }

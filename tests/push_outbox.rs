@@ -88,7 +88,7 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     assert_eq!(a.claim_push("t1").await.unwrap(), Some(vec![]));
     a.push_configs()
         .unwrap()
-        .put(config("t1", "c1"))
+        .put(config("t1", "c1"), 10)
         .await
         .unwrap();
 
@@ -122,7 +122,7 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     // Deleting the config drops its lane; replacing one keeps it.
     b.push_configs()
         .unwrap()
-        .put(config("t1", "c1"))
+        .put(config("t1", "c1"), 10)
         .await
         .unwrap();
     assert_eq!(b.claim_push("t1").await.unwrap().unwrap()[0], lane);
@@ -140,7 +140,7 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
     a.create_task(task("t2"), None, None).await.unwrap();
     a.push_configs()
         .unwrap()
-        .put(config("t2", "c1"))
+        .put(config("t2", "c1"), 10)
         .await
         .unwrap();
     a.claim_push("t2").await.unwrap().expect("free");
@@ -409,12 +409,15 @@ async fn lanes_show_retries_in_progress_and_refused_hosts() {
     store
         .push_configs()
         .expect("a SQLite store keeps push configs")
-        .put(TaskPushNotificationConfig {
-            task_id: Some(id.clone()),
-            id: Some("local".into()),
-            url: format!("http://localhost:{port}"),
-            ..Default::default()
-        })
+        .put(
+            TaskPushNotificationConfig {
+                task_id: Some(id.clone()),
+                id: Some("local".into()),
+                url: format!("http://localhost:{port}"),
+                ..Default::default()
+            },
+            10,
+        )
         .await
         .unwrap();
     let until = Instant::now() + Duration::from_secs(10);

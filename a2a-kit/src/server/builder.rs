@@ -32,6 +32,12 @@ pub enum BuildError {
     /// `ExecutionConfig::max_running_skills` was zero: no skill could ever run.
     #[error("execution: max_running_skills must be at least 1")]
     ZeroRunningSkills,
+    /// [`AgentServiceBuilder::push_configs_per_task`] was zero: no config could ever be
+    /// stored (turn push off instead: `push_notifications(false)`).
+    #[error(
+        "push_configs_per_task must be at least 1 (to offer no push notifications, use push_notifications(false))"
+    )]
+    ZeroPushConfigsPerTask,
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
@@ -87,6 +93,10 @@ pub enum BuildError {
 /// module's SSRF guard installs a stricter one.
 pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
+/// How many push configs a task may have unless
+/// [`AgentServiceBuilder::push_configs_per_task`] says otherwise.
+pub const DEFAULT_PUSH_CONFIGS_PER_TASK: usize = 10;
+
 /// An edit applied to the card after the kit built it.
 type CardEdit = Box<dyn FnOnce(&mut AgentCard) + Send>;
 
@@ -112,6 +122,7 @@ pub struct AgentServiceBuilder {
     customize: Vec<CardEdit>,
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
+    push_configs_per_task: usize,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
     ownership: Option<super::TaskOwnership>,
@@ -141,6 +152,7 @@ impl AgentServiceBuilder {
             customize: Vec::new(),
             observers: Vec::new(),
             webhook_validator: None,
+            push_configs_per_task: DEFAULT_PUSH_CONFIGS_PER_TASK,
             authenticator: None,
             caller_quota: None,
             ownership: None,
@@ -366,6 +378,19 @@ impl AgentServiceBuilder {
         self
     }
 
+    /// The most push configs one task may have (default
+    /// [`DEFAULT_PUSH_CONFIGS_PER_TASK`], 10; at least 1). Every event is sent to each of a
+    /// task's configs, so this bounds what one task can make the agent send. Beyond it,
+    /// CreateTaskPushNotificationConfig, and a SendMessage to an existing task carrying a
+    /// config, are refused with InvalidParams naming the limit, and nothing is stored;
+    /// replacing a config (the same `id`) still works. The store counts and inserts in one
+    /// step ([`PushConfigStore::put`](crate::store::PushConfigStore::put)), so concurrent
+    /// creations cannot overshoot it.
+    pub fn push_configs_per_task(mut self, limit: usize) -> Self {
+        self.push_configs_per_task = limit;
+        self
+    }
+
     // ----- Building -----
 
     /// Check the configuration and build the service; the error names what is wrong.
@@ -405,6 +430,9 @@ impl AgentServiceBuilder {
         }
         if self.execution.max_running_skills == 0 {
             return Err(BuildError::ZeroRunningSkills);
+        }
+        if self.push_configs_per_task == 0 {
+            return Err(BuildError::ZeroPushConfigsPerTask);
         }
         if let Some(q) = &self.caller_quota {
             if self.authenticator.is_none() {
@@ -578,6 +606,7 @@ impl AgentServiceBuilder {
                 webhook_validator: self
                     .webhook_validator
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
+                push_configs_per_task: self.push_configs_per_task,
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
                 ownership: self.ownership.unwrap_or_default(),

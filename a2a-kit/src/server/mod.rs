@@ -13,7 +13,10 @@ mod send;
 mod tasks;
 
 pub use crate::request::RequestContext;
-pub use builder::{AgentServiceBuilder, BuildError, WebhookValidator, check_webhook_url};
+pub use builder::{
+    AgentServiceBuilder, BuildError, DEFAULT_PUSH_CONFIGS_PER_TASK, WebhookValidator,
+    check_webhook_url,
+};
 pub use card::PER_REQUEST_URL;
 pub use ownership::TaskOwnership;
 
@@ -74,6 +77,7 @@ struct ServiceInner {
     streaming: bool,
     push: bool,
     webhook_validator: WebhookValidator,
+    push_configs_per_task: usize,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
     ownership: TaskOwnership,

@@ -270,8 +270,10 @@ impl AgentService {
     ) -> Result<(), A2aError> {
         if let Some(mut config) = config {
             config.task_id = Some(task_id.to_string());
-            // Boxed: rare, and it would size every send's future.
-            Box::pin(self.store_push_config(config)).await?;
+            // Boxed: rare, and it would size every send's future. (Its URL was checked
+            // with the request.)
+            let field = "configuration.taskPushNotificationConfig";
+            Box::pin(self.store_push_config(config, field)).await?;
         }
         Ok(())
     }
