@@ -142,6 +142,18 @@ pub struct PushConfig {
     pub max_statuses: usize,
     /// The `User-Agent` of deliveries.
     pub user_agent: String,
+    /// The most webhook requests in flight at once, across all tasks (default 64; 0 counts
+    /// as 1). Deliveries beyond it wait their turn, in order, and are not dropped; a wait is
+    /// not counted in [`timeout`](Self::timeout), and a retry's backoff waits without a turn.
+    /// It keeps webhooks, however many configs ask, from taking the descriptors and
+    /// connections the agent needs to serve.
+    pub max_concurrent_deliveries: usize,
+    /// Idle connections kept per webhook host for the next delivery (default 2). Outside
+    /// [`max_concurrent_deliveries`](Self::max_concurrent_deliveries); 0 keeps none, so push
+    /// never holds more connections than that bound.
+    pub idle_connections_per_host: usize,
+    /// How long an idle connection is kept (default 15 s).
+    pub idle_connection_timeout: Duration,
     /// Sign every delivery (feature `jose`; see [`sign`](Self::sign)). Default none.
     #[cfg(feature = "jose")]
     pub signer: Option<crate::signing::Signer>,
@@ -160,6 +172,9 @@ impl Default for PushConfig {
             late_config_window: Duration::from_secs(1),
             max_statuses: 10_000,
             user_agent: concat!("a2a-kit/", env!("CARGO_PKG_VERSION")).to_string(),
+            max_concurrent_deliveries: 64,
+            idle_connections_per_host: 2,
+            idle_connection_timeout: Duration::from_secs(15),
             #[cfg(feature = "jose")]
             signer: None,
         }
@@ -189,6 +204,12 @@ impl PushConfig {
     /// The per-attempt timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+    /// The most webhook requests in flight at once (see
+    /// [`max_concurrent_deliveries`](Self::max_concurrent_deliveries)).
+    pub fn max_concurrent_deliveries(mut self, n: usize) -> Self {
+        self.max_concurrent_deliveries = n;
         self
     }
     /// Sign every delivery with `signer` (feature `jose`): each attempt carries

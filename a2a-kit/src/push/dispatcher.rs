@@ -30,7 +30,9 @@ impl std::fmt::Debug for PushDispatcher {
 }
 
 impl PushDispatcher {
-    /// A dispatcher with its own HTTP client (SSRF-guarded resolver, no redirects, no proxy).
+    /// A dispatcher with its own HTTP client (SSRF-guarded resolver, no redirects, no proxy,
+    /// [`PushConfig::idle_connections_per_host`] kept for
+    /// [`idle_connection_timeout`](PushConfig::idle_connection_timeout)).
     ///
     /// # Panics
     /// If the HTTP client cannot be built (only a broken TLS setup does that); see
@@ -41,16 +43,21 @@ impl PushDispatcher {
 
     /// A dispatcher, or the reason its HTTP client could not be built.
     pub fn try_new(config: PushConfig) -> Result<Self, reqwest::Error> {
+        // reqwest keeps idle connections without bound by default (per host, for 90 s):
+        // as many as webhooks were ever reached at once.
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(GuardedResolver::new(config.ssrf.clone())))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .connect_timeout(config.connect_timeout)
             .timeout(config.timeout)
+            .pool_max_idle_per_host(config.idle_connections_per_host)
+            .pool_idle_timeout(config.idle_connection_timeout)
             .user_agent(config.user_agent.clone())
             .build()?;
         Ok(PushDispatcher {
             inner: Arc::new(Inner {
+                in_flight: tokio::sync::Semaphore::new(config.max_concurrent_deliveries.max(1)),
                 config,
                 client,
                 tasks: Mutex::new(HashMap::new()),

@@ -13,6 +13,9 @@ use super::{config::*, report::*};
 pub(super) struct Inner {
     pub(super) config: PushConfig,
     pub(super) client: reqwest::Client,
+    /// A turn per webhook request in flight ([`PushConfig::max_concurrent_deliveries`]),
+    /// across every task.
+    pub(super) in_flight: tokio::sync::Semaphore,
     pub(super) tasks: Mutex<HashMap<String, Slot>>,
     /// Tasks whose final event was handled, and its sequence number: late observer calls for
     /// them are ignored rather than starting a worker that would deliver twice.
