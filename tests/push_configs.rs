@@ -1,23 +1,29 @@
 //! The four push-config operations and inline `taskPushNotificationConfig`, through both HTTP
 //! bindings, with push delivery switched on (`push_delivery`): ids generated when absent,
 //! pagination, idempotent delete, TaskNotFound for a missing config or task, InvalidParams with
-//! the SSRF guard's reason, the per-task limit on configs, and PushNotificationNotSupported
-//! when the capability is off.
+//! the SSRF guard's reason (a host name resolved when the config is created), the per-task
+//! limit on configs, and PushNotificationNotSupported when the capability is off.
 
-use a2a_kit::push::{PushConfig, RetryPolicy};
+use std::net::IpAddr;
+
+use a2a_kit::push::{PushConfig, RetryPolicy, SsrfPolicy};
 use a2a_kit::server::{AgentService, AgentServiceBuilder, BuildError};
 use a2a_tests::*;
 use serde_json::{Value, json};
 
-/// The host of the webhook URLs below.
+/// The host of the webhook URLs below. Its name is resolved when a config is created, and it
+/// is no name DNS knows: it is pinned to 127.0.0.1 and allowed by name, so creations pass
+/// and no delivery leaves the machine (the rest of the policy is strict).
 const HOOKS: &str = "hooks.example.com";
 
-/// Strict SSRF policy, no retries: the public example URLs below are never really reached.
 fn push_config() -> PushConfig {
-    PushConfig::default().retry(RetryPolicy::none())
+    PushConfig::default()
+        .retry(RetryPolicy::none())
+        .ssrf(SsrfPolicy::allowlist([HOOKS]).unwrap())
+        .pin_host(HOOKS, [IpAddr::from([127, 0, 0, 1])])
 }
 
-/// The test agent with push delivery.
+/// The test agent with push delivery (see [`HOOKS`]; no retries).
 async fn serve_push() -> TestServer {
     serve(AgentService::builder(TestAgent).push_delivery(push_config())).await
 }
@@ -610,4 +616,105 @@ fn a_limit_of_zero_does_not_build() {
         .build()
         .unwrap_err();
     assert_eq!(err, BuildError::ZeroPushConfigsPerTask);
+}
+
+// ----- host names resolved at creation --------------------------------------------------------
+
+/// A webhook host name that resolves to a private address (here pinned, as a line in
+/// `/etc/hosts` or an internal DNS zone would make it) is refused when the config is
+/// created, over both bindings and inline in SendMessage: InvalidParams naming the url field,
+/// saying where it resolves and how an operator allows it. Nothing is stored. Allowed by
+/// name, it is accepted.
+#[tokio::test]
+async fn a_host_resolving_to_a_private_address_is_refused_at_creation() {
+    let internal = "hooks.internal.example";
+    let private = PushConfig::default().pin_host(internal, [IpAddr::from([10, 0, 0, 5])]);
+    let s = serve(AgentService::builder(TestAgent).push_delivery(private.clone())).await;
+    let task = new_task(&s.base).await;
+    let url = format!("https://{internal}/hook");
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "url": url}),
+    )
+    .await;
+    assert_eq!(code(&v), -32602, "{v}");
+    let text = v["error"].to_string();
+    assert!(text.contains(r#""field":"url""#), "{v}");
+    assert!(
+        text.contains("hooks.internal.example resolves to 10.0.0.5, a private address"),
+        "{v}"
+    );
+    assert!(text.contains("allowlist"), "{v}");
+
+    let r = rest(
+        reqwest::Method::POST,
+        format!("{}/tasks/{task}/pushNotificationConfigs", s.base),
+    )
+    .json(&json!({"url": url}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"].to_string().contains("a private address"), "{e}");
+
+    let inline = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "x"), "configuration": {"taskPushNotificationConfig": {"url": url}}}),
+    )
+    .await;
+    assert_eq!(code(&inline), -32602, "{inline}");
+    assert!(
+        inline["error"]
+            .to_string()
+            .contains("configuration.taskPushNotificationConfig.url"),
+        "{inline}"
+    );
+    assert!(
+        config_ids(&s.base, &task).await.is_empty(),
+        "nothing stored"
+    );
+    let tasks = rpc(&s.base, "ListTasks", json!({})).await;
+    assert_eq!(
+        tasks["result"]["totalSize"], 1,
+        "no task for the inline config: {tasks}"
+    );
+
+    let allowed = private.ssrf(SsrfPolicy::allowlist([internal]).unwrap());
+    let s = serve(AgentService::builder(TestAgent).push_delivery(allowed)).await;
+    let task = new_task(&s.base).await;
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "url": url}),
+    )
+    .await;
+    assert_eq!(v["result"]["url"], url.as_str(), "{v}");
+}
+
+/// The system resolver is asked: `localhost` resolves to loopback whatever the URL check
+/// said (here one that accepts any URL). A name that does not resolve is refused too.
+#[tokio::test]
+async fn names_are_resolved_when_a_config_is_created() {
+    let s = serve_push_with(|b| b.webhook_validator(|_| Ok(()))).await;
+    let task = new_task(&s.base).await;
+    for (url, why) in [
+        ("http://localhost:9/hook", "localhost resolves to"),
+        (
+            "https://no-such-host.invalid/hook",
+            "no-such-host.invalid does not resolve",
+        ),
+    ] {
+        let v = rpc(
+            &s.base,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": url}),
+        )
+        .await;
+        assert_eq!(code(&v), -32602, "{url}: {v}");
+        assert!(v["error"].to_string().contains(why), "{url}: {v}");
+    }
+    assert!(config_ids(&s.base, &task).await.is_empty());
 }

@@ -928,7 +928,11 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
         .await
         .expect_err("inline config");
     assert!(format!("{err:?}").contains("private"), "{err:?}");
-    // Public destinations are fine.
+    // Public destinations are fine (a name pinned to a public address: DNS is not asked).
+    let (svc, _push) = service(
+        PushConfig::default().pin_host("hooks.example.com", ["93.184.215.14".parse().unwrap()]),
+    );
+    let t = send_to_skill_with_push(&svc, "slow", "5000", None, true).await;
     svc.create_push_config(
         &RequestContext::new(),
         TaskPushNotificationConfig {

@@ -59,7 +59,8 @@
 //! [`AgentServiceBuilder::push_configs_per_task`] configs, which bounds what one event sends.
 //!
 //! **SSRF.** See [`SsrfPolicy`]: public addresses only by default, checked when a config is
-//! created (InvalidParams with the reason) and again against the address actually dialled.
+//! created (InvalidParams with the reason; a host name is resolved then:
+//! [`GuardedResolver::check_url_host`]) and again against the address actually dialled.
 //!
 //! **TLS.** `https` webhooks use this crate's `rustls` feature (on by default: rustls with the
 //! web's root certificates). Built without it, deliveries to `https` URLs fail as

@@ -93,6 +93,14 @@ pub enum BuildError {
 /// module's SSRF guard installs a stricter one.
 pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
+/// Checks a push notification URL's host when a config is created, after the
+/// [`WebhookValidator`] and before anything is stored: the push dispatcher resolves the name
+/// and applies its SSRF policy to the addresses, so a name that resolves to a private
+/// address is refused to the client at once, not silently at each delivery. `Err` is the
+/// reason (sent back as InvalidParams). None by default.
+pub type WebhookHostCheck =
+    Arc<dyn Fn(&str) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
 /// How many push configs a task may have unless
 /// [`AgentServiceBuilder::push_configs_per_task`] says otherwise.
 pub const DEFAULT_PUSH_CONFIGS_PER_TASK: usize = 10;
@@ -122,6 +130,7 @@ pub struct AgentServiceBuilder {
     customize: Vec<CardEdit>,
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
+    webhook_host_check: Option<WebhookHostCheck>,
     push_configs_per_task: usize,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
@@ -152,6 +161,7 @@ impl AgentServiceBuilder {
             customize: Vec::new(),
             observers: Vec::new(),
             webhook_validator: None,
+            webhook_host_check: None,
             push_configs_per_task: DEFAULT_PUSH_CONFIGS_PER_TASK,
             authenticator: None,
             caller_quota: None,
@@ -375,6 +385,20 @@ impl AgentServiceBuilder {
         check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
     ) -> Self {
         self.webhook_validator = Some(Arc::new(check));
+        self
+    }
+
+    /// Check each push notification URL's host when its config is created, after the
+    /// [`webhook_validator`](Self::webhook_validator) (see [`WebhookHostCheck`]);
+    /// [`push_dispatcher`](Self::push_dispatcher) installs its SSRF policy's.
+    pub fn webhook_host_check<F>(
+        mut self,
+        check: impl Fn(&str) -> F + Send + Sync + 'static,
+    ) -> Self
+    where
+        F: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.webhook_host_check = Some(Arc::new(move |url| Box::pin(check(url))));
         self
     }
 
@@ -606,6 +630,7 @@ impl AgentServiceBuilder {
                 webhook_validator: self
                     .webhook_validator
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
+                webhook_host_check: self.webhook_host_check,
                 push_configs_per_task: self.push_configs_per_task,
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),

@@ -22,6 +22,20 @@ impl AgentService {
         })
     }
 
+    /// The webhook's host checked as it resolves now ([`WebhookHostCheck`]), when one is
+    /// installed: after [`check_webhook`](Self::check_webhook), before anything is stored.
+    ///
+    /// [`WebhookHostCheck`]: super::WebhookHostCheck
+    pub(super) async fn check_webhook_host(&self, field: &str, url: &str) -> Result<(), A2aError> {
+        let Some(check) = &self.inner.webhook_host_check else {
+            return Ok(());
+        };
+        check(url).await.map_err(|why| {
+            tracing::info!(url, reason = %why, "refused a push notification URL's host");
+            A2aError::invalid_field(field, why)
+        })
+    }
+
     // ----- Push notification configs -----
 
     /// The store's push configs, when the agent supports push notifications (`build` made
@@ -59,7 +73,7 @@ impl AgentService {
 
     /// CreateTaskPushNotificationConfig for the caller: `taskId` is required (and must be the
     /// caller's task: another owner's is not found); `id` is generated when absent. The URL
-    /// is checked, and a task that has
+    /// is checked (its host as it resolves now, with push delivery on), and a task that has
     /// as many configs as the agent allows
     /// ([`push_configs_per_task`](super::AgentServiceBuilder::push_configs_per_task)) takes
     /// no new one: InvalidParams naming `taskId` and the limit (replacing one by its `id`
@@ -75,6 +89,7 @@ impl AgentService {
         self.check_task(&task_id, cx, config.tenant.as_deref())
             .await?;
         self.check_webhook("url", &config.url)?;
+        self.check_webhook_host("url", &config.url).await?;
         self.store_push_config(config, "taskId").await
     }
 
