@@ -513,3 +513,89 @@ async fn send_params_parse_the_same_in_any_member_order() {
         assert!(message(&v).contains("duplicate field `id`"), "{v}");
     }
 }
+
+/// A key named twice in a free-form object (`metadata` of the request, of its message or of a
+/// part; a data part's value, at any depth) is refused as over HTTP+JSON: InvalidParams naming
+/// the object and the key, whatever the members' order, and no task is created. (A plain JSON
+/// map would keep the last one silently.)
+#[tokio::test]
+async fn duplicate_keys_in_free_form_objects_are_refused_as_over_rest() {
+    let s = serve_test_agent().await;
+    let msg = |extra: &str, parts: &str| {
+        format!(
+            r#"{{"messageId":"m-dup","role":"ROLE_USER","parts":{parts},"metadata":{{"skillId":"echo"{extra}}}}}"#
+        )
+    };
+    let text = r#"[{"text":"x"}]"#;
+    let cases = [
+        (
+            format!(r#"{{"message":{}}}"#, msg(r#","skillId":"echo""#, text)),
+            "skillId",
+            "message.metadata",
+        ),
+        (
+            format!(
+                r#"{{"message":{},"metadata":{{"k":1,"k":2}}}}"#,
+                msg("", text)
+            ),
+            "k",
+            "metadata",
+        ),
+        (
+            format!(
+                r#"{{"message":{}}}"#,
+                msg("", r#"[{"data":{"a":{"b":1,"c":[{"b":2,"b":3}]}}}]"#)
+            ),
+            "b",
+            "message.parts[0].data",
+        ),
+        (
+            format!(
+                r#"{{"message":{}}}"#,
+                msg("", r#"[{"text":"x","metadata":{"m":1,"m":1}}]"#)
+            ),
+            "m",
+            "message.parts[0].metadata",
+        ),
+    ];
+    for (params, key, field) in &cases {
+        for params_first in [false, true] {
+            let body = if params_first {
+                format!(r#"{{"params":{params},"jsonrpc":"2.0","id":3,"method":"SendMessage"}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{params}}}"#)
+            };
+            let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), body).await;
+            assert_eq!(code(&v), -32602, "{params}: {v}");
+            assert_eq!(v["id"], 3);
+            let m = message(&v);
+            assert!(m.contains(&format!("duplicate key `{key}`")), "{m}");
+            assert!(m.contains(&format!("params.{field}")), "{m}");
+        }
+        let r = client()
+            .post(format!("{}/message:send", s.base))
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body(params.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{params}");
+        let e: Value = r.json().await.unwrap();
+        assert_eq!(e["error"]["details"][0]["reason"], "INVALID_PARAMS", "{e}");
+        let m = e["error"]["message"].as_str().unwrap_or_default();
+        assert!(m.contains(&format!("duplicate key `{key}`")), "{m}");
+        assert!(m.contains(&format!("`{field}")), "{m}");
+    }
+    let list = rpc(&s.base, "ListTasks", json!({})).await;
+    assert_eq!(
+        list["result"]["totalSize"], 0,
+        "no task was created: {list}"
+    );
+    let once = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{{"message":{}}}}}"#,
+        msg("", r#"[{"text":"x"},{"data":{"a":{"b":1,"c":{"b":2}}}}]"#)
+    );
+    let (_, v) = raw(&s.base, Some("application/json"), Some("1.0"), once).await;
+    assert!(v["result"]["task"].is_object(), "{v}");
+}

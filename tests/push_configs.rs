@@ -1,20 +1,40 @@
 //! The four push-config operations and inline `taskPushNotificationConfig`, through both HTTP
 //! bindings, with push delivery switched on (`push_delivery`): ids generated when absent,
 //! pagination, idempotent delete, TaskNotFound for a missing config or task, InvalidParams with
-//! the SSRF guard's reason, and PushNotificationNotSupported when the capability is off.
+//! the SSRF guard's reason (a host name resolved when the config is created), the per-task
+//! limit on configs, and PushNotificationNotSupported when the capability is off.
 
-use a2a_kit::push::{PushConfig, RetryPolicy};
-use a2a_kit::server::AgentService;
+use std::net::IpAddr;
+
+use a2a_kit::push::{PushConfig, RetryPolicy, SsrfPolicy};
+use a2a_kit::server::{AgentService, AgentServiceBuilder, BuildError};
 use a2a_tests::*;
 use serde_json::{Value, json};
 
-/// The test agent with push delivery (strict SSRF policy, no retries: the public example
-/// URLs below are never really reached).
+/// The host of the webhook URLs below. Its name is resolved when a config is created, and it
+/// is no name DNS knows: it is pinned to 127.0.0.1 and allowed by name, so creations pass
+/// and no delivery leaves the machine (the rest of the policy is strict).
+const HOOKS: &str = "hooks.example.com";
+
+fn push_config() -> PushConfig {
+    PushConfig::default()
+        .retry(RetryPolicy::none())
+        .ssrf(SsrfPolicy::allowlist([HOOKS]).unwrap())
+        .pin_host(HOOKS, [IpAddr::from([127, 0, 0, 1])])
+}
+
+/// The test agent with push delivery (see [`HOOKS`]; no retries).
 async fn serve_push() -> TestServer {
-    serve(
-        AgentService::builder(TestAgent)
-            .push_delivery(PushConfig::default().retry(RetryPolicy::none())),
-    )
+    serve(AgentService::builder(TestAgent).push_delivery(push_config())).await
+}
+
+/// The test agent with push delivery and `edit` applied to its builder.
+async fn serve_push_with(
+    edit: impl FnOnce(AgentServiceBuilder) -> AgentServiceBuilder,
+) -> TestServer {
+    serve(edit(
+        AgentService::builder(TestAgent).push_delivery(push_config()),
+    ))
     .await
 }
 
@@ -423,4 +443,278 @@ async fn capability_off_is_push_notification_not_supported() {
             "{method}: {e}"
         );
     }
+}
+
+// ----- the per-task limit -------------------------------------------------------------------
+
+/// The ids of a task's configs, as List answers them.
+async fn config_ids(base: &str, task: &str) -> Vec<String> {
+    let list = rpc(
+        base,
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    )
+    .await;
+    assert!(list["result"].is_object(), "{list}");
+    // An empty list is left out.
+    list["result"]["configs"]
+        .as_array()
+        .map(|configs| {
+            configs
+                .iter()
+                .map(|c| c["id"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn create_config(base: &str, task: &str, id: &str) -> Value {
+    rpc(
+        base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": id, "url": format!("https://{HOOKS}/{id}")}),
+    )
+    .await
+}
+
+/// Every event goes to each of a task's configs, so a task takes at most 10 (the default):
+/// the 11th is InvalidParams naming `taskId` and the limit over both bindings, and nothing
+/// is stored; replacing one of the ten by its id still works, and deleting one makes room.
+#[tokio::test]
+async fn a_task_takes_at_most_ten_configs() {
+    let s = serve_push().await;
+    let task = new_task(&s.base).await;
+    for i in 0..10 {
+        let v = create_config(&s.base, &task, &format!("c{i}")).await;
+        assert_eq!(v["result"]["id"], format!("c{i}"), "{v}");
+    }
+    let v = create_config(&s.base, &task, "c10").await;
+    assert_eq!(code(&v), -32602, "{v}");
+    let text = v["error"].to_string();
+    assert!(
+        text.contains("already has 10 push notification configs"),
+        "{v}"
+    );
+    assert!(text.contains(r#""field":"taskId""#), "{v}");
+    let r = rest(
+        reqwest::Method::POST,
+        format!("{}/tasks/{task}/pushNotificationConfigs", s.base),
+    )
+    .json(&json!({"id": "c11", "url": format!("https://{HOOKS}/c11")}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["status"], "INVALID_ARGUMENT", "{e}");
+    assert!(e["error"]["message"].to_string().contains("10"), "{e}");
+    let ten: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+    assert_eq!(config_ids(&s.base, &task).await, ten, "nothing was stored");
+
+    // Replacing at the limit works, in place.
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "c3", "url": format!("https://{HOOKS}/c3-v2")}),
+    )
+    .await;
+    assert_eq!(v["result"]["url"], format!("https://{HOOKS}/c3-v2"), "{v}");
+    assert_eq!(config_ids(&s.base, &task).await, ten);
+    // A deleted config makes room.
+    rpc(
+        &s.base,
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "c0"}),
+    )
+    .await;
+    let v = create_config(&s.base, &task, "c10").await;
+    assert_eq!(v["result"]["id"], "c10", "{v}");
+}
+
+/// A SendMessage continuing a task at the limit with a config of its own is refused before
+/// anything changes: the message is not added, and the skill waiting in `ask` still waits
+/// (the next reply, without a config, reaches it).
+#[tokio::test]
+async fn a_follow_up_carrying_a_config_beyond_the_limit_changes_nothing() {
+    let s = serve_push_with(|b| b.push_configs_per_task(2)).await;
+    let task = new_task(&s.base).await;
+    for id in ["a", "b"] {
+        assert!(create_config(&s.base, &task, id).await["result"].is_object());
+    }
+    let mut reply = user_text("Ada");
+    reply["taskId"] = json!(task);
+    let v = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": reply, "configuration": {"taskPushNotificationConfig": {"url": format!("https://{HOOKS}/c")}}}),
+    )
+    .await;
+    assert_eq!(code(&v), -32602, "{v}");
+    let text = v["error"].to_string();
+    assert!(
+        text.contains("configuration.taskPushNotificationConfig"),
+        "{v}"
+    );
+    assert!(
+        text.contains("already has 2 push notification configs"),
+        "{v}"
+    );
+    let got = rpc(&s.base, "GetTask", json!({"id": task})).await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{got}"
+    );
+    let history = got["result"]["history"].as_array().unwrap();
+    assert!(
+        history.iter().all(|m| m["parts"][0]["text"] != "Ada"),
+        "the refused message was kept: {got}"
+    );
+    assert_eq!(config_ids(&s.base, &task).await, ["a", "b"]);
+
+    let mut reply = user_text("Ada");
+    reply["taskId"] = json!(task);
+    let v = rpc(&s.base, "SendMessage", json!({"message": reply})).await;
+    assert_eq!(
+        v["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{v}"
+    );
+}
+
+/// The count and the insert are one step: creations racing at one short of the limit store
+/// one config between them.
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_creations_at_the_limit_store_one() {
+    let s = serve_push().await;
+    let task = new_task(&s.base).await;
+    for i in 0..9 {
+        create_config(&s.base, &task, &format!("c{i}")).await;
+    }
+    let racing: Vec<_> = (0..8)
+        .map(|i| {
+            let (base, task) = (s.base.clone(), task.clone());
+            tokio::spawn(async move { create_config(&base, &task, &format!("r{i}")).await })
+        })
+        .collect();
+    let mut stored = 0;
+    for r in racing {
+        let v = r.await.unwrap();
+        if v["result"].is_object() {
+            stored += 1;
+        } else {
+            assert_eq!(code(&v), -32602, "{v}");
+        }
+    }
+    assert_eq!(stored, 1);
+    assert_eq!(config_ids(&s.base, &task).await.len(), 10);
+}
+
+#[test]
+fn a_limit_of_zero_does_not_build() {
+    let err = AgentService::builder(TestAgent)
+        .push_delivery(push_config())
+        .push_configs_per_task(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, BuildError::ZeroPushConfigsPerTask);
+}
+
+// ----- host names resolved at creation --------------------------------------------------------
+
+/// A webhook host name that resolves to a private address (here pinned, as a line in
+/// `/etc/hosts` or an internal DNS zone would make it) is refused when the config is
+/// created, over both bindings and inline in SendMessage: InvalidParams naming the url field,
+/// saying where it resolves and how an operator allows it. Nothing is stored. Allowed by
+/// name, it is accepted.
+#[tokio::test]
+async fn a_host_resolving_to_a_private_address_is_refused_at_creation() {
+    let internal = "hooks.internal.example";
+    let private = PushConfig::default().pin_host(internal, [IpAddr::from([10, 0, 0, 5])]);
+    let s = serve(AgentService::builder(TestAgent).push_delivery(private.clone())).await;
+    let task = new_task(&s.base).await;
+    let url = format!("https://{internal}/hook");
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "url": url}),
+    )
+    .await;
+    assert_eq!(code(&v), -32602, "{v}");
+    let text = v["error"].to_string();
+    assert!(text.contains(r#""field":"url""#), "{v}");
+    assert!(
+        text.contains("hooks.internal.example resolves to 10.0.0.5, a private address"),
+        "{v}"
+    );
+    assert!(text.contains("allowlist"), "{v}");
+
+    let r = rest(
+        reqwest::Method::POST,
+        format!("{}/tasks/{task}/pushNotificationConfigs", s.base),
+    )
+    .json(&json!({"url": url}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"].to_string().contains("a private address"), "{e}");
+
+    let inline = rpc(
+        &s.base,
+        "SendMessage",
+        json!({"message": to_skill("echo", "x"), "configuration": {"taskPushNotificationConfig": {"url": url}}}),
+    )
+    .await;
+    assert_eq!(code(&inline), -32602, "{inline}");
+    assert!(
+        inline["error"]
+            .to_string()
+            .contains("configuration.taskPushNotificationConfig.url"),
+        "{inline}"
+    );
+    assert!(
+        config_ids(&s.base, &task).await.is_empty(),
+        "nothing stored"
+    );
+    let tasks = rpc(&s.base, "ListTasks", json!({})).await;
+    assert_eq!(
+        tasks["result"]["totalSize"], 1,
+        "no task for the inline config: {tasks}"
+    );
+
+    let allowed = private.ssrf(SsrfPolicy::allowlist([internal]).unwrap());
+    let s = serve(AgentService::builder(TestAgent).push_delivery(allowed)).await;
+    let task = new_task(&s.base).await;
+    let v = rpc(
+        &s.base,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "url": url}),
+    )
+    .await;
+    assert_eq!(v["result"]["url"], url.as_str(), "{v}");
+}
+
+/// The system resolver is asked: `localhost` resolves to loopback whatever the URL check
+/// said (here one that accepts any URL). A name that does not resolve is refused too.
+#[tokio::test]
+async fn names_are_resolved_when_a_config_is_created() {
+    let s = serve_push_with(|b| b.webhook_validator(|_| Ok(()))).await;
+    let task = new_task(&s.base).await;
+    for (url, why) in [
+        ("http://localhost:9/hook", "localhost resolves to"),
+        (
+            "https://no-such-host.invalid/hook",
+            "no-such-host.invalid does not resolve",
+        ),
+    ] {
+        let v = rpc(
+            &s.base,
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": task, "url": url}),
+        )
+        .await;
+        assert_eq!(code(&v), -32602, "{url}: {v}");
+        assert!(v["error"].to_string().contains(why), "{url}: {v}");
+    }
+    assert!(config_ids(&s.base, &task).await.is_empty());
 }

@@ -1,10 +1,12 @@
 //! Push delivery through `AgentService` against a scripted local webhook (a tiny HTTP/1.1
 //! server on 127.0.0.1): headers and body, triggers, retries (5xx, 429 + Retry-After,
 //! timeouts, refused connections), no retry on other 4xx, no redirects, suspension, per-task
-//! order, isolation of slow webhooks, and the SSRF guard at creation and at connect time.
+//! order, isolation of slow webhooks, the bound on requests in flight, and the SSRF guard at
+//! creation and at connect time.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -183,7 +185,17 @@ type Script = Arc<dyn Fn(usize, &Value) -> Reply + Send + Sync>;
 struct Hook {
     addr: SocketAddr,
     hits: Arc<Mutex<Vec<Hit>>>,
+    /// Requests read and not answered yet, and the most there were at once.
+    in_flight: Arc<(AtomicUsize, AtomicUsize)>,
     _task: Arc<AbortOnDrop>,
+}
+
+/// Counts a request as answered (or dropped) when it goes.
+struct Answered<'a>(&'a AtomicUsize);
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -200,17 +212,22 @@ impl Hook {
         let hits: Arc<Mutex<Vec<Hit>>> = Arc::default();
         let script: Script = Arc::new(script);
         let counter = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let h2 = hits.clone();
+        let in_flight: Arc<(AtomicUsize, AtomicUsize)> = Arc::default();
+        let (h2, f2) = (hits.clone(), in_flight.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut sock, _)) = listener.accept().await else {
                     return;
                 };
                 let (hits, script, counter) = (h2.clone(), script.clone(), counter.clone());
+                let in_flight = f2.clone();
                 tokio::spawn(async move {
                     let Some((headers, body)) = read_request(&mut sock).await else {
                         return;
                     };
+                    let now = in_flight.0.fetch_add(1, Ordering::SeqCst) + 1;
+                    in_flight.1.fetch_max(now, Ordering::SeqCst);
+                    let answered = Answered(&in_flight.0);
                     let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let reply = script(n, &body);
                     let (status, extra) = match reply {
@@ -244,6 +261,8 @@ impl Hook {
                         resp.push_str(&format!("{k}: {v}\r\n"));
                     }
                     resp.push_str("\r\n");
+                    // Counted out before the client can have the answer.
+                    drop(answered);
                     let _ = write_all(&sock, resp.as_bytes()).await;
                 });
             }
@@ -251,8 +270,14 @@ impl Hook {
         Hook {
             addr,
             hits,
+            in_flight,
             _task: Arc::new(AbortOnDrop(task)),
         }
+    }
+
+    /// The most requests that were in flight at once (read, not yet answered).
+    fn most_in_flight(&self) -> usize {
+        self.in_flight.1.load(Ordering::SeqCst)
     }
 
     /// Through the resolver (`localhost` resolves to 127.0.0.1).
@@ -794,6 +819,52 @@ async fn a_slow_webhook_slows_neither_its_task_nor_other_tasks() {
     assert!(!push.is_idle());
 }
 
+// ----- bounded fan-out ----------------------------------------------------------------------
+
+/// However many configs and tasks there are, at most `max_concurrent_deliveries` webhook
+/// requests are in flight at once, across all tasks; the others wait their turn and every
+/// one arrives (none is dropped).
+#[tokio::test(flavor = "multi_thread")]
+async fn deliveries_in_flight_never_exceed_the_bound() {
+    const TASKS: usize = 12;
+    const CONFIGS: usize = 5;
+    let hook = Hook::start(|_, _| Reply::Delay(Duration::from_millis(60))).await;
+    let (svc, push) = service(dev_config().max_concurrent_deliveries(4));
+    let mut tasks = Vec::new();
+    for i in 0..TASKS {
+        tasks.push(send_to_skill_with_push(&svc, "slow", "400", None, true).await);
+        for c in 0..CONFIGS {
+            svc.create_push_config(
+                &RequestContext::new(),
+                TaskPushNotificationConfig {
+                    task_id: Some(tasks[i].id.clone()),
+                    ..push_config(&hook.url(), &format!("t{i}c{c}"))
+                },
+            )
+            .await
+            .unwrap();
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while hook.accepted().len() < TASKS * CONFIGS && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    idle(&push).await;
+    let accepted = hook.accepted();
+    assert_eq!(accepted.len(), TASKS * CONFIGS, "every delivery arrives");
+    for t in &tasks {
+        let done = accepted
+            .iter()
+            .filter(|h| h.body["statusUpdate"]["taskId"] == t.id.as_str())
+            .filter(|h| state_of(&h.body) == Some("TASK_STATE_COMPLETED"))
+            .count();
+        assert_eq!(done, CONFIGS, "task {}", t.id);
+    }
+    let most = hook.most_in_flight();
+    assert!(most <= 4, "{most} requests were in flight at once");
+    assert!(most >= 2, "deliveries ran one at a time ({most})");
+}
+
 // ----- SSRF ---------------------------------------------------------------------------------
 
 const REFUSED: &[(&str, &str)] = &[
@@ -857,7 +928,11 @@ async fn creation_refuses_every_blocked_address_class_with_the_reason() {
         .await
         .expect_err("inline config");
     assert!(format!("{err:?}").contains("private"), "{err:?}");
-    // Public destinations are fine.
+    // Public destinations are fine (a name pinned to a public address: DNS is not asked).
+    let (svc, _push) = service(
+        PushConfig::default().pin_host("hooks.example.com", ["93.184.215.14".parse().unwrap()]),
+    );
+    let t = send_to_skill_with_push(&svc, "slow", "5000", None, true).await;
     svc.create_push_config(
         &RequestContext::new(),
         TaskPushNotificationConfig {
@@ -892,11 +967,14 @@ async fn connect_time_guard_checks_the_address_actually_dialled() {
         svc.task_manager()
             .push_configs()
             .expect("the default store keeps push configs")
-            .put(TaskPushNotificationConfig {
-                id: Some(format!("c{i}")),
-                task_id: Some(t.id.clone()),
-                ..push_config(url, "a")
-            })
+            .put(
+                TaskPushNotificationConfig {
+                    id: Some(format!("c{i}")),
+                    task_id: Some(t.id.clone()),
+                    ..push_config(url, "a")
+                },
+                10,
+            )
             .await
             .unwrap();
     }

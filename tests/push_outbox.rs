@@ -88,7 +88,7 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     assert_eq!(a.claim_push("t1").await.unwrap(), Some(vec![]));
     a.push_configs()
         .unwrap()
-        .put(config("t1", "c1"))
+        .put(config("t1", "c1"), 10)
         .await
         .unwrap();
 
@@ -122,7 +122,7 @@ async fn claims_are_exclusive_and_lanes_are_fenced() {
     // Deleting the config drops its lane; replacing one keeps it.
     b.push_configs()
         .unwrap()
-        .put(config("t1", "c1"))
+        .put(config("t1", "c1"), 10)
         .await
         .unwrap();
     assert_eq!(b.claim_push("t1").await.unwrap().unwrap()[0], lane);
@@ -140,7 +140,7 @@ async fn work_left_by_a_silent_replica_is_found_once_its_claim_runs_out() {
     a.create_task(task("t2"), None, None).await.unwrap();
     a.push_configs()
         .unwrap()
-        .put(config("t2", "c1"))
+        .put(config("t2", "c1"), 10)
         .await
         .unwrap();
     a.claim_push("t2").await.unwrap().expect("free");
@@ -409,12 +409,15 @@ async fn lanes_show_retries_in_progress_and_refused_hosts() {
     store
         .push_configs()
         .expect("a SQLite store keeps push configs")
-        .put(TaskPushNotificationConfig {
-            task_id: Some(id.clone()),
-            id: Some("local".into()),
-            url: format!("http://localhost:{port}"),
-            ..Default::default()
-        })
+        .put(
+            TaskPushNotificationConfig {
+                task_id: Some(id.clone()),
+                id: Some("local".into()),
+                url: format!("http://localhost:{port}"),
+                ..Default::default()
+            },
+            10,
+        )
         .await
         .unwrap();
     let until = Instant::now() + Duration::from_secs(10);
@@ -440,4 +443,58 @@ async fn lanes_show_retries_in_progress_and_refused_hosts() {
         "nothing was sent"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Deliveries waiting for a turn ([`PushConfig::max_concurrent_deliveries`]) hold their
+/// task's claim without letting it run out (the store renews it with the replica's lease),
+/// so a waiting delivery is not taken over and sent twice by another replica, however long
+/// the wait: here one turn, a webhook taking 250 ms, eight tasks, and a lease of 400 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_waiting_for_a_turn_keep_their_claim() {
+    let schema = PostgresSchema::with_lease(2, Duration::from_millis(400)).await;
+    let hits: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let recorded = hits.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: String| {
+            let hits = recorded.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                let update = &v["statusUpdate"];
+                if update["status"]["state"] == "TASK_STATE_COMPLETED" {
+                    let id = update["taskId"].as_str().unwrap_or_default().to_string();
+                    hits.lock().unwrap().push(id);
+                }
+                axum::http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let push_a = PushDispatcher::new(push_config().max_concurrent_deliveries(1));
+    let push_b = PushDispatcher::new(push_config());
+    let a = serve(replica(schema.stores[0].clone(), &push_a)).await;
+    let _b = serve(replica(schema.stores[1].clone(), &push_b)).await;
+    let mut ids = Vec::new();
+    for _ in 0..8 {
+        ids.push(nap_with_push(&a.base, 20, &hook_url).await);
+    }
+    let until = Instant::now() + Duration::from_secs(20);
+    while hits.lock().unwrap().len() < ids.len() {
+        assert!(Instant::now() < until, "not every COMPLETED was pushed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Long enough for B's sweeper to look several times.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let hits = hits.lock().unwrap().clone();
+    for id in &ids {
+        let n = hits.iter().filter(|h| *h == id).count();
+        assert_eq!(n, 1, "{id} was pushed {n} times: {hits:?}");
+    }
+    drop(a);
+    schema.drop().await;
 }

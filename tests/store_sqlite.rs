@@ -206,7 +206,7 @@ async fn reopening_the_file_finds_everything() {
             };
             s.push_configs()
                 .expect("push configs")
-                .put(cfg)
+                .put(cfg, 10)
                 .await
                 .expect("push");
             ids.push(id);
@@ -797,12 +797,15 @@ async fn purging_many_tasks_goes_in_batches_and_takes_everything_with_it() {
         .expect("done");
         s.push_configs()
             .expect("push configs")
-            .put(TaskPushNotificationConfig {
-                id: Some("p".into()),
-                task_id: Some(id.clone()),
-                url: "https://example.com".into(),
-                ..Default::default()
-            })
+            .put(
+                TaskPushNotificationConfig {
+                    id: Some("p".into()),
+                    task_id: Some(id.clone()),
+                    url: "https://example.com".into(),
+                    ..Default::default()
+                },
+                10,
+            )
             .await
             .expect("push");
     }

@@ -4,11 +4,14 @@
 
 use std::time::Duration;
 
-use a2a_kit::protocol::{AuthenticationInfo, Part, Role, TaskState};
+use a2a_kit::protocol::{AuthenticationInfo, Part, Role, TaskPushNotificationConfig, TaskState};
 use a2a_kit::store::{PushLane, StoreError};
 
 use crate::fixtures::*;
 use crate::*;
+
+/// The limit the checks other than [`push_config_limit`] put configs with (they stay under it).
+const LIMIT: usize = 10;
 
 /// Push configs: put (insert or replace by id, creation order kept), get, list, delete, per-task
 /// isolation, missing tasks.
@@ -34,7 +37,7 @@ pub async fn push_configs(s: Store) {
     bb.tenant = Some("tenant-1".into());
     let c = push("p2", "a", "https://example.com/other");
     for cfg in [&a, &bb, &c] {
-        assert_eq!(configs.put(cfg.clone()).await, Ok(()));
+        assert_eq!(configs.put(cfg.clone(), LIMIT).await, Ok(()));
     }
     assert_eq!(
         configs.list("p1").await,
@@ -53,7 +56,7 @@ pub async fn push_configs(s: Store) {
     let mut a2 = a.clone();
     a2.url = "https://example.com/a-v2".into();
     a2.token = None;
-    configs.put(a2.clone()).await.expect("replace");
+    configs.put(a2.clone(), LIMIT).await.expect("replace");
     assert_eq!(
         configs.list("p1").await,
         Ok(vec![a2.clone(), bb.clone()]),
@@ -69,7 +72,7 @@ pub async fn push_configs(s: Store) {
         Ok(vec![c.clone()]),
         "deleting p1/a leaves p2/a"
     );
-    configs.put(a.clone()).await.expect("put again");
+    configs.put(a.clone(), LIMIT).await.expect("put again");
     assert_eq!(
         configs.list("p1").await,
         Ok(vec![bb.clone(), a.clone()]),
@@ -79,13 +82,16 @@ pub async fn push_configs(s: Store) {
     let mut orphan = push("p1", "o", "https://example.com/o");
     orphan.task_id = None;
     assert!(
-        matches!(configs.put(orphan).await, Err(StoreError::InvalidEvent(_))),
+        matches!(
+            configs.put(orphan, LIMIT).await,
+            Err(StoreError::InvalidEvent(_))
+        ),
         "a config needs a taskId"
     );
     let missing = || StoreError::TaskNotFound("missing".into());
     assert_eq!(
         configs
-            .put(push("missing", "a", "https://example.com"))
+            .put(push("missing", "a", "https://example.com"), LIMIT)
             .await,
         Err(missing())
     );
@@ -142,7 +148,7 @@ pub async fn push_configs_go_with_their_task(s: Store) {
     .await;
     for id in ["old-done", "old-failed", "old-live"] {
         configs
-            .put(push(id, "cfg", "https://example.com/hook"))
+            .put(push(id, "cfg", "https://example.com/hook"), LIMIT)
             .await
             .expect("push");
     }
@@ -184,7 +190,7 @@ pub async fn push_config_fidelity(s: Store) {
         scheme: "Basic".into(),
         credentials: None,
     });
-    configs.put(cfg.clone()).await.expect("push");
+    configs.put(cfg.clone(), LIMIT).await.expect("push");
     assert_eq!(configs.get("rich", "cfg-✓").await, Ok(Some(cfg)));
     let mut full_cfg = push("rich", "cfg-2", "https://example.com/other");
     full_cfg.tenant = Some("tenant-✓".into());
@@ -192,8 +198,106 @@ pub async fn push_config_fidelity(s: Store) {
         scheme: "Bearer".into(),
         credentials: Some("s3cr\"et".into()),
     });
-    configs.put(full_cfg.clone()).await.expect("push");
+    configs.put(full_cfg.clone(), LIMIT).await.expect("push");
     assert_eq!(configs.get("rich", "cfg-2").await, Ok(Some(full_cfg)));
+}
+
+/// The limit `put` is given: a task at it takes no new config (`PushConfigLimit`, nothing
+/// stored, no lane made) but replaces one by id; a deleted config makes room; the limit is
+/// the task's own; and concurrent puts to a task one short of it store exactly one.
+///
+/// ```
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// conformance::push_config_limit(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
+/// # });
+/// ```
+pub async fn push_config_limit(s: Store) {
+    const MAX: usize = 3;
+    let configs = push_store(&s);
+    let b = base();
+    create(&s, &new_task("full", "c", TaskState::Working, b)).await;
+    create(&s, &new_task("other", "c", TaskState::Working, b)).await;
+    let ids = |list: Vec<TaskPushNotificationConfig>| -> Vec<String> {
+        list.into_iter().filter_map(|c| c.id).collect()
+    };
+    for id in ["a", "b", "c"] {
+        let cfg = push("full", id, "https://example.com/hook");
+        assert_eq!(configs.put(cfg, MAX).await, Ok(()), "{id} fits");
+    }
+    assert_eq!(
+        configs
+            .put(push("full", "d", "https://example.com/d"), MAX)
+            .await,
+        Err(StoreError::PushConfigLimit(MAX)),
+        "a fourth config is refused"
+    );
+    assert_eq!(configs.get("full", "d").await, Ok(None), "nothing stored");
+    if let Some(outbox) = s.push_outbox() {
+        let lanes = outbox.push_lanes("full").await.expect("lanes");
+        assert!(
+            lanes.iter().all(|l| l.config_id != "d"),
+            "a refused config has no lane: {lanes:?}"
+        );
+    }
+    let replaced = push("full", "b", "https://example.com/b-v2");
+    assert_eq!(
+        configs.put(replaced.clone(), MAX).await,
+        Ok(()),
+        "replacing one at the limit works"
+    );
+    assert_eq!(configs.get("full", "b").await, Ok(Some(replaced)));
+    assert_eq!(
+        configs
+            .put(push("other", "x", "https://example.com/x"), MAX)
+            .await,
+        Ok(()),
+        "the limit is per task"
+    );
+    assert_eq!(configs.delete("full", "a").await, Ok(true));
+    assert_eq!(
+        configs
+            .put(push("full", "d", "https://example.com/d"), MAX)
+            .await,
+        Ok(()),
+        "a deleted config makes room"
+    );
+    assert_eq!(
+        configs.list("full").await.map(ids),
+        Ok(vec!["b".to_string(), "c".into(), "d".into()])
+    );
+
+    // One short of the limit, many at once: exactly one fits.
+    create(&s, &new_task("race", "c", TaskState::Working, b)).await;
+    for id in ["r0", "r1"] {
+        configs
+            .put(push("race", id, "https://example.com/r"), MAX)
+            .await
+            .expect("below the limit");
+    }
+    let puts: Vec<_> = (0..16)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let cfg = push("race", &format!("n{i}"), "https://example.com/n");
+                push_store(&s).put(cfg, MAX).await
+            })
+        })
+        .collect();
+    let mut stored = 0;
+    for put in puts {
+        match put.await.expect("put panicked") {
+            Ok(()) => stored += 1,
+            Err(StoreError::PushConfigLimit(MAX)) => {}
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+    assert_eq!(
+        stored, 1,
+        "concurrent puts one short of the limit store one"
+    );
+    assert_eq!(configs.list("race").await.map(|l| l.len()), Ok(MAX));
 }
 
 /// The push outbox's lanes: a lane per config, starting at the task's last event when the
@@ -218,7 +322,7 @@ pub async fn outbox_lanes(s: Store) {
     );
     assert_eq!(append(&s, "o1", chunk).await, 2);
     configs
-        .put(push("o1", "h1", "https://example.com/1"))
+        .put(push("o1", "h1", "https://example.com/1"), LIMIT)
         .await
         .expect("push");
     let lanes = outbox
@@ -271,11 +375,11 @@ pub async fn outbox_lanes(s: Store) {
     );
 
     configs
-        .put(push("o1", "h1", "https://example.com/1-v2"))
+        .put(push("o1", "h1", "https://example.com/1-v2"), LIMIT)
         .await
         .expect("replace");
     configs
-        .put(push("o1", "h2", "https://example.com/2"))
+        .put(push("o1", "h2", "https://example.com/2"), LIMIT)
         .await
         .expect("push");
     let mut both = outbox.push_lanes("o1").await.expect("lanes");
@@ -321,7 +425,7 @@ pub async fn outbox_orphaned_work(s: Store) {
     for id in ["behind", "caught-up", "suspended"] {
         create(&s, &new_task(id, "c", TaskState::Working, b)).await;
         configs
-            .put(push(id, "h", "https://example.com/hook"))
+            .put(push(id, "h", "https://example.com/hook"), LIMIT)
             .await
             .expect("push");
     }

@@ -38,6 +38,7 @@ macro_rules! __with_checks {
                 push_configs,
                 push_configs_go_with_their_task,
                 push_config_fidelity,
+                push_config_limit,
             ],
             push_outbox: [
                 outbox_lanes,

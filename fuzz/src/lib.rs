@@ -550,6 +550,15 @@ pub fn push_config(data: &[u8]) {
         ] {
             let answer = h.request(jsonrpc_request(body.to_string().into_bytes()));
             check_answer(&answer, true, &Shown(data));
+            // Deleted again: a task keeps only so many configs.
+            let created: Option<Value> = serde_json::from_slice(&answer.body).ok();
+            if let Some(id) = created.as_ref().and_then(|v| v["result"]["id"].as_str()) {
+                let delete = serde_json::json!({"jsonrpc": "2.0", "id": 4,
+                    "method": "DeleteTaskPushNotificationConfig",
+                    "params": {"taskId": task, "id": id}});
+                let answer = h.request(jsonrpc_request(delete.to_string().into_bytes()));
+                check_answer(&answer, true, &Shown(data));
+            }
         }
     }
 }

@@ -11,6 +11,9 @@
 //! - **Notifications** (no `id`) are InvalidRequest: every A2A method has a result the caller
 //!   needs (even Delete returns `{}`), so a call that cannot receive it is a client mistake.
 //!   `"id": null` is accepted as an id, as JSON-RPC 2.0 allows.
+//! - A key named twice in a free-form object of the params (`metadata`, a data part) is
+//!   InvalidParams naming the object and the key, as over HTTP+JSON: the protocol types read
+//!   those objects refusing a repeat (`protocol::unique_json`), in the same pass.
 //! - SSE `id:` lines carry the event's sequence number in its task's log, so a
 //!   `SubscribeToTask` with a `Last-Event-ID` header resumes after it.
 

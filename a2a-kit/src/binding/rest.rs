@@ -10,6 +10,8 @@
 //! - SubscribeToTask accepts `GET` (the proto) and `POST` (the spec's tables).
 //! - A known path with the wrong verb is 405 with an `Allow` header.
 //! - Errors are `{"error":{code,status,message,details}}` with the spec's HTTP status.
+//! - A body naming a key twice in one object, at any depth, is InvalidParams naming the
+//!   object and the key, as over JSON-RPC (`protocol::unique_json` reads both).
 
 use std::sync::OnceLock;
 
@@ -21,6 +23,7 @@ use super::response::A2aBody;
 use super::response::{json, rest_body, rest_body_as, sse as sse_response, with_extensions};
 use super::{content_type, is_json_content_type, sse};
 use crate::error::A2aError;
+use crate::protocol::unique_json::UniqueValue;
 use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
 
@@ -187,9 +190,7 @@ fn body_object(
                 "request bodies must be application/json or application/a2a+json, not `{got}`"
             )));
         }
-        serde_json::from_slice::<UniqueKeys>(body)
-            .map(|v| v.0)
-            .map_err(|e| A2aError::JsonParse(format!("request body is not valid JSON: {e}")))?
+        body_value(body)?
     };
     let Value::Object(obj) = &mut value else {
         return Err(A2aError::invalid_params(
@@ -200,66 +201,23 @@ fn body_object(
     Ok(value)
 }
 
-/// A JSON value whose objects, at every depth, name each key once. The body is read as a
-/// `Value` before its fields are checked, and a `Value` map would keep the last of two equal
-/// keys silently; a duplicate is refused instead, as the JSON-RPC binding's typed parse
-/// refuses it.
-struct UniqueKeys(Value);
-
-impl<'de> serde::Deserialize<'de> for UniqueKeys {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
-    }
-}
-
-struct UniqueKeysVisitor;
-
-impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(UniqueKeys(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let UniqueKeys(v) = map.next_value()?;
-            if out.contains_key(&key) {
-                return Err(serde::de::Error::custom(format_args!(
-                    "duplicate key `{key}`"
-                )));
+/// The body as JSON, each object naming each key once (a `Value` would keep the last of two
+/// silently): a repeated key is InvalidParams naming where, as over JSON-RPC, whose typed
+/// parse reads free-form objects the same way (`protocol::unique_json`).
+fn body_value(body: &[u8]) -> Result<Value, A2aError> {
+    match serde_json::from_slice::<UniqueValue>(body) {
+        Ok(UniqueValue(value)) => Ok(value),
+        Err(e) if e.is_data() => {
+            // Read again only to name the object holding the repeat.
+            let mut de = serde_json::Deserializer::from_slice(body);
+            match serde_path_to_error::deserialize::<_, UniqueValue>(&mut de) {
+                Err(e) => Err(A2aError::from_serde("", &e.path().to_string(), e.inner())),
+                Ok(_) => Err(A2aError::from_serde("", ".", &e)),
             }
-            out.insert(key, v);
         }
-        Ok(Value::Object(out))
+        Err(e) => Err(A2aError::JsonParse(format!(
+            "request body is not valid JSON: {e}"
+        ))),
     }
 }
 

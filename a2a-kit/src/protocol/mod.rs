@@ -56,6 +56,7 @@ mod status_message;
 mod stream;
 mod task;
 mod timestamp;
+pub(crate) mod unique_json;
 
 pub use card::*;
 pub use message::*;
@@ -75,13 +76,42 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// A `google.protobuf.Struct`: the JSON object used for all `metadata`,
 /// extension `params` and JWS `header` fields.
 ///
-/// It reads and writes as the [`serde_json::Map`] it derefs to. The map is boxed so that an
-/// absent `Option<Metadata>` costs one word in every message, part and task whatever
-/// serde_json's features make a map weigh (`preserve_order`, which a dependency may turn on,
-/// triples it); a request moves these values many times.
-#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// It reads and writes as the [`serde_json::Map`] it derefs to, except that an object naming
+/// a key twice, at any depth, is refused (a plain map keeps the last one silently). The map
+/// is boxed so that an absent `Option<Metadata>` costs one word in every message, part and
+/// task whatever serde_json's features make a map weigh (`preserve_order`, which a
+/// dependency may turn on, triples it); a request moves these values many times.
+///
+/// ```
+/// use a2a_kit::protocol::Metadata;
+/// let m: Metadata = serde_json::from_str(r#"{"k":{"a":1}}"#).unwrap();
+/// assert_eq!(m["k"]["a"], 1);
+/// let err = serde_json::from_str::<Metadata>(r#"{"k":1,"k":2}"#).unwrap_err();
+/// assert!(err.to_string().contains("duplicate key `k`"));
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(transparent)]
 pub struct Metadata(Box<serde_json::Map<String, serde_json::Value>>);
+
+impl<'de> serde::Deserialize<'de> for Metadata {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Metadata;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            // As a plain map reads it (a deserializer other than JSON's may say unit).
+            fn visit_unit<E>(self) -> Result<Metadata, E> {
+                Ok(Metadata::new())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Metadata, A::Error> {
+                unique_json::unique_map(map).map(Metadata::from)
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
 
 impl Metadata {
     /// An empty object.

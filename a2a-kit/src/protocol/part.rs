@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::Metadata;
 use super::serde_util::{oneof_conflict, oneof_missing};
+use super::unique_json::UniqueValue;
 
 /// A piece of content: text, inline bytes, a URL, or structured JSON.
 ///
@@ -278,7 +279,8 @@ impl<'de> Visitor<'de> for PartVisitor {
                     }
                 }
                 PartKey::Data => {
-                    let value = map.next_value::<Value>()?;
+                    // Any JSON, its objects naming each key once.
+                    let UniqueValue(value) = map.next_value()?;
                     Self::set(&mut content, PartContent::Data(value))?;
                 }
                 PartKey::Metadata => {

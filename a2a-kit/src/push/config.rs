@@ -1,9 +1,12 @@
 //! What is pushed, how often it is retried, and the dispatcher's settings.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::time::Duration;
 
 use crate::protocol::{StreamResponse, TaskState};
 
+use super::ssrf::normal_host;
 use super::*;
 
 /// Which events are pushed.
@@ -142,6 +145,22 @@ pub struct PushConfig {
     pub max_statuses: usize,
     /// The `User-Agent` of deliveries.
     pub user_agent: String,
+    /// The most webhook requests in flight at once, across all tasks (default 64; 0 counts
+    /// as 1). Deliveries beyond it wait their turn, in order, and are not dropped; a wait is
+    /// not counted in [`timeout`](Self::timeout), and a retry's backoff waits without a turn.
+    /// It keeps webhooks, however many configs ask, from taking the descriptors and
+    /// connections the agent needs to serve.
+    pub max_concurrent_deliveries: usize,
+    /// Idle connections kept per webhook host for the next delivery (default 2). Outside
+    /// [`max_concurrent_deliveries`](Self::max_concurrent_deliveries); 0 keeps none, so push
+    /// never holds more connections than that bound.
+    pub idle_connections_per_host: usize,
+    /// How long an idle connection is kept (default 15 s).
+    pub idle_connection_timeout: Duration,
+    /// Host names answered with these addresses instead of DNS, as `/etc/hosts` would
+    /// (lowercase, no trailing dot): for names DNS does not know, and tests. The SSRF policy
+    /// applies to them as to any address. Default none; see [`pin_host`](Self::pin_host).
+    pub pinned_hosts: HashMap<String, Vec<IpAddr>>,
     /// Sign every delivery (feature `jose`; see [`sign`](Self::sign)). Default none.
     #[cfg(feature = "jose")]
     pub signer: Option<crate::signing::Signer>,
@@ -160,6 +179,10 @@ impl Default for PushConfig {
             late_config_window: Duration::from_secs(1),
             max_statuses: 10_000,
             user_agent: concat!("a2a-kit/", env!("CARGO_PKG_VERSION")).to_string(),
+            max_concurrent_deliveries: 64,
+            idle_connections_per_host: 2,
+            idle_connection_timeout: Duration::from_secs(15),
+            pinned_hosts: HashMap::new(),
             #[cfg(feature = "jose")]
             signer: None,
         }
@@ -189,6 +212,25 @@ impl PushConfig {
     /// The per-attempt timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+    /// The most webhook requests in flight at once (see
+    /// [`max_concurrent_deliveries`](Self::max_concurrent_deliveries)).
+    pub fn max_concurrent_deliveries(mut self, n: usize) -> Self {
+        self.max_concurrent_deliveries = n;
+        self
+    }
+    /// Answer `host` with `addrs` instead of asking DNS, when deliveries connect and when a
+    /// config naming it is created (see [`pinned_hosts`](Self::pinned_hosts)).
+    ///
+    /// ```
+    /// use a2a_kit::push::PushConfig;
+    /// let config = PushConfig::default().pin_host("Hooks.Internal.", ["10.0.0.5".parse().unwrap()]);
+    /// assert_eq!(config.pinned_hosts["hooks.internal"], ["10.0.0.5".parse::<std::net::IpAddr>().unwrap()]);
+    /// ```
+    pub fn pin_host(mut self, host: &str, addrs: impl IntoIterator<Item = IpAddr>) -> Self {
+        self.pinned_hosts
+            .insert(normal_host(host), addrs.into_iter().collect());
         self
     }
     /// Sign every delivery with `signer` (feature `jose`): each attempt carries

@@ -64,10 +64,12 @@ pub(super) struct Outgoing {
 }
 
 /// Post `out` to the config's webhook until it is delivered, refused for good, or the retry
-/// policy gives up; returns the attempts made and the outcome.
+/// policy gives up; returns the attempts made and the outcome. Each attempt takes a turn of
+/// `in_flight` for as long as its request is open (not during a backoff).
 pub(super) async fn send_with_retries(
     client: &reqwest::Client,
     cfg: &PushConfig,
+    in_flight: &tokio::sync::Semaphore,
     config: &TaskPushNotificationConfig,
     out: &Outgoing,
     mut retrying: Option<Retrying<'_>>,
@@ -88,19 +90,27 @@ pub(super) async fn send_with_retries(
     }
     loop {
         attempt += 1;
-        let Some(headers) = attempt_headers(cfg, &headers, &out.body) else {
-            let reason = "the delivery could not be signed".to_string();
-            return (attempt - 1, DeliveryOutcome::Invalid { reason });
-        };
-        let sent = client
-            .post(url.clone())
-            .headers(headers)
-            .body(out.body.clone())
-            .send()
-            .await;
-        let verdict = match sent {
-            Ok(resp) => judge_response(resp.status(), resp.headers()),
-            Err(e) => judge_error(&e),
+        let verdict = {
+            // Waiting holds nothing else: a durable store's claim on the task is renewed
+            // with the store's lease while the process lives (PushOutbox), and the attempt's
+            // timeout starts when the request does.
+            let _turn = in_flight.acquire().await;
+            // Signed once its turn came: a signature's `iat` is the moment it is sent.
+            let Some(headers) = attempt_headers(cfg, &headers, &out.body) else {
+                let reason = "the delivery could not be signed".to_string();
+                return (attempt - 1, DeliveryOutcome::Invalid { reason });
+            };
+            let sent = client
+                .post(url.clone())
+                .headers(headers)
+                .body(out.body.clone())
+                .send()
+                .await;
+            // The response (and its connection, unless kept idle) is let go before the turn.
+            match sent {
+                Ok(resp) => judge_response(resp.status(), resp.headers()),
+                Err(e) => judge_error(&e),
+            }
         };
         match verdict {
             // A refusal by the resolver sent nothing.

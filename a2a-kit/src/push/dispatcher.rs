@@ -30,7 +30,9 @@ impl std::fmt::Debug for PushDispatcher {
 }
 
 impl PushDispatcher {
-    /// A dispatcher with its own HTTP client (SSRF-guarded resolver, no redirects, no proxy).
+    /// A dispatcher with its own HTTP client (SSRF-guarded resolver, no redirects, no proxy,
+    /// [`PushConfig::idle_connections_per_host`] kept for
+    /// [`idle_connection_timeout`](PushConfig::idle_connection_timeout)).
     ///
     /// # Panics
     /// If the HTTP client cannot be built (only a broken TLS setup does that); see
@@ -41,18 +43,26 @@ impl PushDispatcher {
 
     /// A dispatcher, or the reason its HTTP client could not be built.
     pub fn try_new(config: PushConfig) -> Result<Self, reqwest::Error> {
+        let resolver =
+            GuardedResolver::with_pinned_hosts(config.ssrf.clone(), config.pinned_hosts.clone());
+        // reqwest keeps idle connections without bound by default (per host, for 90 s):
+        // as many as webhooks were ever reached at once.
         let client = reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver::new(config.ssrf.clone())))
+            .dns_resolver(Arc::new(resolver.clone()))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .connect_timeout(config.connect_timeout)
             .timeout(config.timeout)
+            .pool_max_idle_per_host(config.idle_connections_per_host)
+            .pool_idle_timeout(config.idle_connection_timeout)
             .user_agent(config.user_agent.clone())
             .build()?;
         Ok(PushDispatcher {
             inner: Arc::new(Inner {
+                in_flight: tokio::sync::Semaphore::new(config.max_concurrent_deliveries.max(1)),
                 config,
                 client,
+                resolver,
                 tasks: Mutex::new(HashMap::new()),
                 finished: Mutex::new((HashMap::new(), VecDeque::new())),
                 statuses: Mutex::new(StatusTable::default()),
@@ -72,6 +82,17 @@ impl PushDispatcher {
     /// does).
     pub fn check_url(&self, url: &str) -> Result<(), String> {
         self.inner.config.ssrf.check_url(url)
+    }
+
+    /// The check of a webhook URL's host when a config is created, after
+    /// [`check_url`](Self::check_url): resolved now, within
+    /// [`PushConfig::connect_timeout`], it must have an address the SSRF policy accepts
+    /// ([`GuardedResolver::check_url_host`]; install it with
+    /// [`AgentServiceBuilder::webhook_host_check`];
+    /// [`push_dispatcher`](AgentServiceBuilder::push_dispatcher) does).
+    pub async fn check_host(&self, url: &str) -> Result<(), String> {
+        let wait = self.inner.config.connect_timeout;
+        self.inner.resolver.check_url_host(url, wait).await
     }
 
     /// The observer that feeds this outbox from `store` (install it with
@@ -144,7 +165,8 @@ impl PushDispatcher {
 
 impl AgentServiceBuilder {
     /// Deliver push notifications with a new [`PushDispatcher`]: advertises the capability,
-    /// feeds the outbox from the event log and checks webhook URLs with the SSRF policy.
+    /// feeds the outbox from the event log and checks webhook URLs with the SSRF policy (their
+    /// host names resolved when a config is created, and again at each delivery).
     pub fn push_delivery(self, config: PushConfig) -> Self {
         self.push_dispatcher(&PushDispatcher::new(config))
     }
@@ -154,6 +176,7 @@ impl AgentServiceBuilder {
     pub fn push_dispatcher(self, dispatcher: &PushDispatcher) -> Self {
         let observer = dispatcher.clone();
         let validator = dispatcher.clone();
+        let host_check = dispatcher.clone();
         #[cfg(feature = "jose")]
         let this = match &dispatcher.config().signer {
             Some(signer) => self.publish_key(signer),
@@ -164,6 +187,10 @@ impl AgentServiceBuilder {
         this.push_notifications(true)
             .observe_with(move |store| observer.observer(store.clone()))
             .webhook_validator(move |url| validator.check_url(url))
+            .webhook_host_check(move |url| {
+                let (dispatcher, url) = (host_check.clone(), url.to_string());
+                async move { dispatcher.check_host(&url).await }
+            })
     }
 }
 

@@ -52,8 +52,15 @@
 //! lanes on. Each event reaches each config from one process; only an attempt in flight at a
 //! crash is sent again. [`PushDispatcher::status`] shows the deliveries this process made.
 //!
+//! **Bounds.** At most [`PushConfig::max_concurrent_deliveries`] webhook requests are in
+//! flight at once, whatever the tasks and configs: the others wait their turn (a backoff
+//! waits without one), so webhooks cannot take the file descriptors and connections the
+//! agent serves with. Idle connections are kept a few per host, briefly. A task has at most
+//! [`AgentServiceBuilder::push_configs_per_task`] configs, which bounds what one event sends.
+//!
 //! **SSRF.** See [`SsrfPolicy`]: public addresses only by default, checked when a config is
-//! created (InvalidParams with the reason) and again against the address actually dialled.
+//! created (InvalidParams with the reason; a host name is resolved then:
+//! [`GuardedResolver::check_url_host`]) and again against the address actually dialled.
 //!
 //! **TLS.** `https` webhooks use this crate's `rustls` feature (on by default: rustls with the
 //! web's root certificates). Built without it, deliveries to `https` URLs fail as

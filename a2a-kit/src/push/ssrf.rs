@@ -6,7 +6,11 @@
 //!
 //! - **When a config is created** ([`SsrfPolicy::check_url`]): the scheme must be http or
 //!   https; a literal IP address or a name that is loopback by definition (`localhost`,
-//!   `*.localhost`) is refused at once, with the reason, as InvalidParams.
+//!   `*.localhost`) is refused at once, with the reason, as InvalidParams. Then
+//!   ([`GuardedResolver::check_url_host`]) a host name is resolved, and refused the same way
+//!   when it does not resolve or when the policy accepts none of its addresses (a name in
+//!   `/etc/hosts` or an internal DNS zone that points at a private address): the client
+//!   learns at once, rather than each delivery failing where it cannot see.
 //! - **When a delivery connects**: the dispatcher's HTTP client resolves names through
 //!   [`GuardedResolver`], which drops every refused address and fails when none is left. The
 //!   address dialled is one the guard has just approved, so a name that resolved to a public
@@ -15,10 +19,12 @@
 //!   Redirects are not followed and proxies are not used, so neither can take a request
 //!   elsewhere.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why an address is not a public destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -378,8 +384,8 @@ impl SsrfPolicy {
     }
 
     /// The check made when a push config is created: http or https, a host, and no literal
-    /// address or `localhost` name this policy refuses. Names are resolved (and checked
-    /// again) at delivery time, not here.
+    /// address or `localhost` name this policy refuses. Names are resolved by
+    /// [`GuardedResolver::check_url_host`] next, and checked again at each delivery.
     pub fn check_url(&self, url: &str) -> Result<(), String> {
         let parsed =
             reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
@@ -412,6 +418,12 @@ impl SsrfPolicy {
             None => Err(format!("`{url}` has no host")),
         }
     }
+}
+
+/// A host name as [`PushConfig::pinned_hosts`](super::PushConfig::pinned_hosts) keys it:
+/// lowercase, without a trailing dot.
+pub(super) fn normal_host(host: &str) -> String {
+    host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 enum UrlHost<'a> {
@@ -457,13 +469,27 @@ impl std::error::Error for BlockedDestination {}
 #[derive(Debug, Clone)]
 pub struct GuardedResolver {
     policy: Arc<SsrfPolicy>,
+    /// Names answered without DNS ([`PushConfig::pinned_hosts`](super::PushConfig::pinned_hosts)).
+    pinned: Arc<HashMap<String, Vec<IpAddr>>>,
 }
 
 impl GuardedResolver {
     /// A resolver enforcing `policy`.
     pub fn new(policy: SsrfPolicy) -> Self {
+        Self::with_pinned_hosts(policy, HashMap::new())
+    }
+
+    /// A resolver enforcing `policy` that answers the names of `pinned` (any case, trailing
+    /// dot or not) with their addresses instead of asking DNS. (Not reqwest's own overrides,
+    /// which would bypass the guard.)
+    pub fn with_pinned_hosts(policy: SsrfPolicy, pinned: HashMap<String, Vec<IpAddr>>) -> Self {
+        let pinned = pinned
+            .into_iter()
+            .map(|(host, addrs)| (normal_host(&host), addrs))
+            .collect();
         GuardedResolver {
             policy: Arc::new(policy),
+            pinned: Arc::new(pinned),
         }
     }
 
@@ -473,8 +499,64 @@ impl GuardedResolver {
         &self,
         host: &str,
     ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+        let addrs = self.lookup(host).await?;
         filter_addrs(&self.policy, host, addrs).map_err(|b| Box::new(b) as _)
+    }
+
+    /// The check made when a push config is created, after [`SsrfPolicy::check_url`]: the
+    /// URL's host name, resolved now (within `timeout`), must have an address the policy
+    /// accepts. A name that does not resolve is refused too: nothing could be delivered to
+    /// it, and it is most likely a mistake. IP literals are `check_url`'s. Deliveries check
+    /// again as they connect (DNS can change). `Err` is the reason.
+    ///
+    /// ```
+    /// use a2a_kit::push::{GuardedResolver, SsrfPolicy};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pinned = [("hooks.internal".to_string(), vec!["10.0.0.5".parse().unwrap()])];
+    /// let strict = GuardedResolver::with_pinned_hosts(SsrfPolicy::Strict, pinned.clone().into());
+    /// let wait = std::time::Duration::from_secs(5);
+    /// let err = strict.check_url_host("https://hooks.internal/a2a", wait).await.unwrap_err();
+    /// assert!(err.contains("resolves to 10.0.0.5, a private address"), "{err}");
+    /// let dev = GuardedResolver::with_pinned_hosts(SsrfPolicy::AllowPrivate, pinned.into());
+    /// assert!(dev.check_url_host("https://hooks.internal/a2a", wait).await.is_ok());
+    /// # });
+    /// ```
+    pub async fn check_url_host(&self, url: &str, timeout: Duration) -> Result<(), String> {
+        let parsed =
+            reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+        let Some(UrlHost::Name(host)) = url_host(&parsed) else {
+            return Ok(());
+        };
+        let addrs = match tokio::time::timeout(timeout, self.lookup(host)).await {
+            Ok(Ok(addrs)) => addrs,
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "{host} does not resolve ({e}): a webhook's host must resolve to a public address"
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "{host} did not resolve within {timeout:?}: a webhook's host must resolve to a public address"
+                ));
+            }
+        };
+        match filter_addrs(&self.policy, host, addrs) {
+            Ok(_) => Ok(()),
+            Err(blocked) => Err(format!(
+                "{}; to allow it, the agent's operator lists it in the push SSRF policy's allowlist (SsrfPolicy::Allowlist), or allows private networks for development (PushConfig::allow_private_networks)",
+                blocked.reason
+            )),
+        }
+    }
+
+    /// `host`'s addresses: pinned, else from the system resolver.
+    async fn lookup(&self, host: &str) -> std::io::Result<Vec<SocketAddr>> {
+        if !self.pinned.is_empty() {
+            if let Some(addrs) = self.pinned.get(&normal_host(host)) {
+                return Ok(addrs.iter().map(|ip| SocketAddr::new(*ip, 0)).collect());
+            }
+        }
+        Ok(tokio::net::lookup_host((host, 0)).await?.collect())
     }
 }
 

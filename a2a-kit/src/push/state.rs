@@ -8,11 +8,16 @@ use tokio::sync::watch;
 
 use crate::store::{Seq, TaskManager};
 
-use super::{config::*, report::*};
+use super::{GuardedResolver, config::*, report::*};
 
 pub(super) struct Inner {
     pub(super) config: PushConfig,
     pub(super) client: reqwest::Client,
+    /// What the client dials through, also asked when a config is created.
+    pub(super) resolver: GuardedResolver,
+    /// A turn per webhook request in flight ([`PushConfig::max_concurrent_deliveries`]),
+    /// across every task.
+    pub(super) in_flight: tokio::sync::Semaphore,
     pub(super) tasks: Mutex<HashMap<String, Slot>>,
     /// Tasks whose final event was handled, and its sequence number: late observer calls for
     /// them are ignored rather than starting a worker that would deliver twice.

@@ -478,6 +478,7 @@ impl Worker {
         let (attempts, outcome) = send_with_retries(
             &self.inner.client,
             &self.inner.config,
+            &self.inner.in_flight,
             config,
             out,
             retrying,

@@ -32,6 +32,12 @@ pub enum BuildError {
     /// `ExecutionConfig::max_running_skills` was zero: no skill could ever run.
     #[error("execution: max_running_skills must be at least 1")]
     ZeroRunningSkills,
+    /// [`AgentServiceBuilder::push_configs_per_task`] was zero: no config could ever be
+    /// stored (turn push off instead: `push_notifications(false)`).
+    #[error(
+        "push_configs_per_task must be at least 1 (to offer no push notifications, use push_notifications(false))"
+    )]
+    ZeroPushConfigsPerTask,
     /// A caller quota that cannot work.
     #[error("caller_quota: {0}")]
     CallerQuota(String),
@@ -91,6 +97,18 @@ pub enum BuildError {
 /// module's SSRF guard installs a stricter one.
 pub type WebhookValidator = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
+/// Checks a push notification URL's host when a config is created, after the
+/// [`WebhookValidator`] and before anything is stored: the push dispatcher resolves the name
+/// and applies its SSRF policy to the addresses, so a name that resolves to a private
+/// address is refused to the client at once, not silently at each delivery. `Err` is the
+/// reason (sent back as InvalidParams). None by default.
+pub type WebhookHostCheck =
+    Arc<dyn Fn(&str) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
+/// How many push configs a task may have unless
+/// [`AgentServiceBuilder::push_configs_per_task`] says otherwise.
+pub const DEFAULT_PUSH_CONFIGS_PER_TASK: usize = 10;
+
 /// An edit applied to the card after the kit built it.
 type CardEdit = Box<dyn FnOnce(&mut AgentCard) + Send>;
 
@@ -116,6 +134,8 @@ pub struct AgentServiceBuilder {
     customize: Vec<CardEdit>,
     observers: Vec<ObserverFactory>,
     webhook_validator: Option<WebhookValidator>,
+    webhook_host_check: Option<WebhookHostCheck>,
+    push_configs_per_task: usize,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     caller_quota: Option<crate::runtime::CallerQuota>,
     ownership: Option<super::TaskOwnership>,
@@ -145,6 +165,8 @@ impl AgentServiceBuilder {
             customize: Vec::new(),
             observers: Vec::new(),
             webhook_validator: None,
+            webhook_host_check: None,
+            push_configs_per_task: DEFAULT_PUSH_CONFIGS_PER_TASK,
             authenticator: None,
             caller_quota: None,
             ownership: None,
@@ -369,6 +391,33 @@ impl AgentServiceBuilder {
         self
     }
 
+    /// Check each push notification URL's host when its config is created, after the
+    /// [`webhook_validator`](Self::webhook_validator) (see [`WebhookHostCheck`]);
+    /// [`push_dispatcher`](Self::push_dispatcher) installs its SSRF policy's.
+    pub fn webhook_host_check<F>(
+        mut self,
+        check: impl Fn(&str) -> F + Send + Sync + 'static,
+    ) -> Self
+    where
+        F: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.webhook_host_check = Some(Arc::new(move |url| Box::pin(check(url))));
+        self
+    }
+
+    /// The most push configs one task may have (default
+    /// [`DEFAULT_PUSH_CONFIGS_PER_TASK`], 10; at least 1). Every event is sent to each of a
+    /// task's configs, so this bounds what one task can make the agent send. Beyond it,
+    /// CreateTaskPushNotificationConfig, and a SendMessage to an existing task carrying a
+    /// config, are refused with InvalidParams naming the limit, and nothing is stored;
+    /// replacing a config (the same `id`) still works. The store counts and inserts in one
+    /// step ([`PushConfigStore::put`](crate::store::PushConfigStore::put)), so concurrent
+    /// creations cannot overshoot it.
+    pub fn push_configs_per_task(mut self, limit: usize) -> Self {
+        self.push_configs_per_task = limit;
+        self
+    }
+
     // ----- Building -----
 
     /// Check the configuration and build the service; the error names what is wrong.
@@ -413,6 +462,9 @@ impl AgentServiceBuilder {
             .per_caller
             .check()
             .map_err(BuildError::CallerShare)?;
+        if self.push_configs_per_task == 0 {
+            return Err(BuildError::ZeroPushConfigsPerTask);
+        }
         if let Some(q) = &self.caller_quota {
             if self.authenticator.is_none() {
                 return Err(BuildError::CallerQuota(
@@ -586,6 +638,8 @@ impl AgentServiceBuilder {
                 webhook_validator: self
                     .webhook_validator
                     .unwrap_or_else(|| Arc::new(check_webhook_url)),
+                webhook_host_check: self.webhook_host_check,
+                push_configs_per_task: self.push_configs_per_task,
                 authenticator: self.authenticator,
                 quotas: self.caller_quota.map(crate::runtime::Quotas::new),
                 shares: crate::runtime::Shares::new(per_caller),

@@ -60,9 +60,11 @@ impl AgentService {
     ) -> Result<Started, A2aError> {
         let rt = self.rt();
         let (context_id, after) = (&rec.task.context_id, rec.last_seq);
+        // The inline push config first: one refused (the task has as many as it may) refuses
+        // the reply before a waiting skill is taken from its `ask`.
+        self.attach_push(&task_id, push).await?;
         if let Some(waiter) = rt.take_waiter(&task_id) {
             // A skill is suspended in `ask`: hand it the reply.
-            self.attach_push(&task_id, push).await?;
             rt.store.add_message(&task_id, message.clone()).await?;
             rt.emit_status_for(&task_id, context_id, TaskState::Working, None)
                 .await?;
@@ -79,7 +81,6 @@ impl AgentService {
             None => ReplyRoute::Here,
         };
         if route == ReplyRoute::HandedOver {
-            self.attach_push(&task_id, push).await?;
             return Ok(Started::Task {
                 task_id,
                 after,
@@ -101,7 +102,6 @@ impl AgentService {
             metadata,
             caller,
         )?;
-        self.attach_push(&task_id, push).await?;
         rt.store.add_message(&task_id, message).await?;
         rt.emit_status_for(&task_id, context_id, TaskState::Working, None)
             .await?;

@@ -13,7 +13,10 @@ mod send;
 mod tasks;
 
 pub use crate::request::RequestContext;
-pub use builder::{AgentServiceBuilder, BuildError, WebhookValidator, check_webhook_url};
+pub use builder::{
+    AgentServiceBuilder, BuildError, DEFAULT_PUSH_CONFIGS_PER_TASK, WebhookHostCheck,
+    WebhookValidator, check_webhook_url,
+};
 pub use card::PER_REQUEST_URL;
 pub use ownership::TaskOwnership;
 
@@ -74,6 +77,8 @@ struct ServiceInner {
     streaming: bool,
     push: bool,
     webhook_validator: WebhookValidator,
+    webhook_host_check: Option<WebhookHostCheck>,
+    push_configs_per_task: usize,
     authenticator: Option<Arc<dyn crate::auth::Authenticator>>,
     quotas: Option<crate::runtime::Quotas>,
     /// Each caller's share of turns and live tasks.

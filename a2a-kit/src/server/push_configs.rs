@@ -1,5 +1,5 @@
-//! The four push-notification config operations, and the webhook URL check they share with
-//! SendMessage's inline config.
+//! The four push-notification config operations, and what they share with SendMessage's
+//! inline config: the webhook URL checks and the per-task limit.
 
 use super::{AgentService, new_id, require_id};
 use crate::error::A2aError;
@@ -9,7 +9,7 @@ use crate::protocol::{
     TaskPushNotificationConfig,
 };
 use crate::request::RequestContext;
-use crate::store::{PushConfigStore, TaskView};
+use crate::store::{PushConfigStore, StoreError, TaskView};
 
 impl AgentService {
     pub(super) fn check_webhook(&self, field: &str, url: &str) -> Result<(), A2aError> {
@@ -18,6 +18,20 @@ impl AgentService {
         }
         (self.inner.webhook_validator)(url).map_err(|why| {
             tracing::info!(url, reason = %why, "refused a push notification URL");
+            A2aError::invalid_field(field, why)
+        })
+    }
+
+    /// The webhook's host checked as it resolves now ([`WebhookHostCheck`]), when one is
+    /// installed: after [`check_webhook`](Self::check_webhook), before anything is stored.
+    ///
+    /// [`WebhookHostCheck`]: super::WebhookHostCheck
+    pub(super) async fn check_webhook_host(&self, field: &str, url: &str) -> Result<(), A2aError> {
+        let Some(check) = &self.inner.webhook_host_check else {
+            return Ok(());
+        };
+        check(url).await.map_err(|why| {
+            tracing::info!(url, reason = %why, "refused a push notification URL's host");
             A2aError::invalid_field(field, why)
         })
     }
@@ -33,20 +47,37 @@ impl AgentService {
         }
     }
 
+    /// Store a config whose URL was checked, within the task's limit; `field` is what a
+    /// refusal for the limit names (the config in the request).
     pub(super) async fn store_push_config(
         &self,
         mut config: TaskPushNotificationConfig,
+        field: &str,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.check_webhook("url", &config.url)?;
         if config.id.as_deref().is_none_or(str::is_empty) {
             config.id = Some(new_id());
         }
-        self.push_store()?.put(config.clone()).await?;
-        Ok(config)
+        let limit = self.inner.push_configs_per_task;
+        match self.push_store()?.put(config.clone(), limit).await {
+            Ok(()) => Ok(config),
+            Err(StoreError::PushConfigLimit(limit)) => Err(A2aError::invalid_field(
+                field,
+                format!(
+                    "task {} already has {limit} push notification configs, the most this agent keeps per task: delete one, or replace one by giving its id",
+                    config.task_id.as_deref().unwrap_or_default()
+                ),
+            )),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// CreateTaskPushNotificationConfig for the caller: `taskId` is required (and must be the
-    /// caller's task: another owner's is not found); `id` is generated when absent.
+    /// caller's task: another owner's is not found); `id` is generated when absent. The URL
+    /// is checked (its host as it resolves now, with push delivery on), and a task that has
+    /// as many configs as the agent allows
+    /// ([`push_configs_per_task`](super::AgentServiceBuilder::push_configs_per_task)) takes
+    /// no new one: InvalidParams naming `taskId` and the limit (replacing one by its `id`
+    /// still works).
     pub async fn create_push_config(
         &self,
         cx: &RequestContext,
@@ -57,7 +88,9 @@ impl AgentService {
         require_id("taskId", &task_id)?;
         self.check_task(&task_id, cx, config.tenant.as_deref())
             .await?;
-        self.store_push_config(config).await
+        self.check_webhook("url", &config.url)?;
+        self.check_webhook_host("url", &config.url).await?;
+        self.store_push_config(config, "taskId").await
     }
 
     /// GetTaskPushNotificationConfig for the caller: a missing config, or a task that is not

@@ -244,8 +244,14 @@ impl AgentService {
             ..
         } = *req;
         let push_config = configuration.and_then(|c| c.task_push_notification_config);
-        if push_config.is_some() && !self.inner.push {
-            return Err(A2aError::PushNotificationNotSupported);
+        if let Some(config) = &push_config {
+            if !self.inner.push {
+                return Err(A2aError::PushNotificationNotSupported);
+            }
+            // Its host, before anything is created. Boxed: rare, and it would size every
+            // send's future.
+            let field = "configuration.taskPushNotificationConfig.url";
+            Box::pin(self.check_webhook_host(field, &config.url)).await?;
         }
         match message.task_id.clone() {
             // Boxed apart: each would otherwise size the other's future.
@@ -270,8 +276,10 @@ impl AgentService {
     ) -> Result<(), A2aError> {
         if let Some(mut config) = config {
             config.task_id = Some(task_id.to_string());
-            // Boxed: rare, and it would size every send's future.
-            Box::pin(self.store_push_config(config)).await?;
+            // Boxed: rare, and it would size every send's future. (Its URL was checked
+            // with the request.)
+            let field = "configuration.taskPushNotificationConfig";
+            Box::pin(self.store_push_config(config, field)).await?;
         }
         Ok(())
     }

@@ -225,6 +225,10 @@ pub enum StoreError {
     /// The store is at capacity and nothing can be evicted.
     #[error("task store is full ({0} live tasks); retry later")]
     Full(usize),
+    /// A new push config would take its task over the limit it was put with (the limit,
+    /// [`PushConfigStore::put`]); nothing was stored.
+    #[error("the task has {0} push notification configs, the most it may have")]
+    PushConfigLimit(usize),
     /// The backend failed (I/O, database).
     #[error("storage backend error: {0}")]
     Backend(String),
@@ -245,6 +249,8 @@ impl From<StoreError> for A2aError {
             StoreError::Unavailable(_) => A2aError::Unavailable(format!("{e}; retry in a moment")),
             // Not the server's fault: it is busy, and a retry later may find room.
             StoreError::Full(_) => A2aError::Unavailable(e.to_string()),
+            // The request's own doing (the server names the field when it knows it).
+            StoreError::PushConfigLimit(_) => A2aError::invalid_params(e.to_string()),
             other => A2aError::Internal(other.to_string()),
         }
     }

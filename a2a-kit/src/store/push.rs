@@ -34,7 +34,7 @@ use crate::protocol::TaskPushNotificationConfig;
 ///     url: "https://example.com/hook".into(),
 ///     ..Default::default()
 /// };
-/// configs.put(config.clone()).await.unwrap();
+/// configs.put(config.clone(), 10).await.unwrap();
 /// assert_eq!(configs.get("t", "hook").await.unwrap(), Some(config));
 /// assert!(configs.delete("t", "hook").await.unwrap());
 /// # });
@@ -43,7 +43,15 @@ use crate::protocol::TaskPushNotificationConfig;
 pub trait PushConfigStore: Send + Sync {
     /// Store (insert or replace by `id`) a push config; `config.id` and `config.task_id` are
     /// set. A replaced config keeps its place in the task's list; a new one goes last.
-    async fn put(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError>;
+    ///
+    /// A new config that would give the task more than `limit` is refused with
+    /// [`StoreError::PushConfigLimit`] and nothing is stored; replacing one always works. The
+    /// count and the insert are one atomic step: concurrent puts to a task at `limit - 1`
+    /// store one config, not several. (Every config is delivered to on every event: the
+    /// limit bounds one task's fan-out. The agent's is
+    /// `AgentServiceBuilder::push_configs_per_task`.)
+    async fn put(&self, config: TaskPushNotificationConfig, limit: usize)
+    -> Result<(), StoreError>;
 
     /// One push config of a task; `Ok(None)` when the task has none of that id.
     async fn get(

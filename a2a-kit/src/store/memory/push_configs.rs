@@ -9,15 +9,22 @@ use crate::store::{PushConfigStore, StoreError, config_task_id};
 
 #[async_trait]
 impl PushConfigStore for InMemoryTaskManager {
-    async fn put(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+    async fn put(
+        &self,
+        config: TaskPushNotificationConfig,
+        limit: usize,
+    ) -> Result<(), StoreError> {
         let task_id = config_task_id(&config)?;
         let mut inner = self.lock();
         let entry = inner
             .tasks
             .get_mut(task_id.as_str())
             .ok_or(StoreError::TaskNotFound(task_id))?;
+        // Counted and added under the store's lock: concurrent puts cannot both fit.
+        let count = entry.push.len();
         match entry.push.iter_mut().find(|c| c.id == config.id) {
             Some(existing) => *existing = config,
+            None if count >= limit => return Err(StoreError::PushConfigLimit(limit)),
             None => entry.push.push(config),
         }
         Ok(())

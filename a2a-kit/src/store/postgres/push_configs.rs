@@ -11,11 +11,16 @@ use crate::store::{PushConfigStore, StoreError, config_task_id};
 
 #[async_trait]
 impl PushConfigStore for PostgresTaskManager {
-    async fn put(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+    async fn put(
+        &self,
+        config: TaskPushNotificationConfig,
+        limit: usize,
+    ) -> Result<(), StoreError> {
         let task_id = config_task_id(&config)?;
         let body = to_json(&config)?;
         let mut tx = self.begin().await?;
-        // The task's row lock orders concurrent puts of one config id.
+        // The task's row lock orders concurrent puts to the task: of one config id, and
+        // the count below against the insert after it.
         lock_task(&mut tx, &task_id).await?;
         let updated = sqlx::query(
             "UPDATE push_configs SET config = $3 WHERE task_id = $1 AND config_id IS NOT DISTINCT FROM $2",
@@ -27,6 +32,15 @@ impl PushConfigStore for PostgresTaskManager {
         .await
         .map_err(db)?;
         if updated.rows_affected() == 0 {
+            let count: i64 = sqlx::query("SELECT COUNT(*) FROM push_configs WHERE task_id = $1")
+                .bind(&task_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db)?
+                .get(0);
+            if usize::try_from(count).unwrap_or(usize::MAX) >= limit {
+                return Err(StoreError::PushConfigLimit(limit));
+            }
             sqlx::query(
                 "INSERT INTO push_configs (task_id, config_id, config) VALUES ($1, $2, $3)",
             )

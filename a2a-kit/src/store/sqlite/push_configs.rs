@@ -13,7 +13,11 @@ use crate::store::{PushConfigStore, StoreError, config_task_id};
 
 #[async_trait]
 impl PushConfigStore for SqliteTaskManager {
-    async fn put(&self, config: TaskPushNotificationConfig) -> Result<(), StoreError> {
+    async fn put(
+        &self,
+        config: TaskPushNotificationConfig,
+        limit: usize,
+    ) -> Result<(), StoreError> {
         let task_id = config_task_id(&config)?;
         self.write(move |tx| {
             require_task(tx, &task_id)?;
@@ -32,6 +36,16 @@ impl PushConfigStore for SqliteTaskManager {
                         .db()?;
                 }
                 None => {
+                    // Counted in the write transaction (one writer): concurrent puts cannot
+                    // both fit.
+                    let count: i64 = tx
+                        .prepare_cached("SELECT COUNT(*) FROM push_configs WHERE task_id = ?1")
+                        .db()?
+                        .query_row([&task_id], |r| r.get(0))
+                        .db()?;
+                    if usize::try_from(count).unwrap_or(usize::MAX) >= limit {
+                        return Err(StoreError::PushConfigLimit(limit));
+                    }
                     tx.prepare_cached(
                         "INSERT INTO push_configs (task_id, pos, config_id, url, body) VALUES \
                          (?1, (SELECT COALESCE(MAX(pos) + 1, 0) FROM push_configs WHERE task_id = ?1), ?2, ?3, ?4)",
