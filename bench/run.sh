@@ -9,7 +9,14 @@
 #   bash bench/run.sh --only instr,llm --servers hello,hello-llm,llm --out target/bench/llm.md
 #
 # runs only the W1 instruction counts with and without the `llm` feature and the model token
-# latency (a few minutes after the build), into a file of its own.
+# latency (a few minutes after the build), into a file of its own. The workloads (`--only`):
+# w1, instr, w2, w3, xrep, abuse (#18), fair (#29), llm; all of them by default.
+#
+#   bash bench/run.sh --only fair --servers stream --out target/bench/fair.md
+#
+# runs only the fair share workload (#29: normal clients alone, then beside one abusive client
+# of each kind, `--fair-kinds hog,filler,holder,lists,push`, `--fair-seconds` each; about 5
+# minutes after the build).
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
 # and a virtualenv target/bench-venv/ with the official Python SDK (and SQLAlchemy + asyncpg
 # for its PostgreSQL task store), pinned. Not part of `cargo test` or `.ci/run`.
@@ -27,6 +34,7 @@ args=()
 for a in "$@"; do
     if [[ $a == --quick ]]; then
         args+=(--runs 1 --w1-runs 1 --duration 3 --warmup 1 --tasks 10000 --tasks-slow 2000 --open-streams 200 --streams-per-run 1 --chunks 1000,3000 --llm-tokens 500
+               --fair-seconds 5 --fair-prefill 10000
                --out target/bench/quick.md --command "bash bench/run.sh --quick")
     else
         args+=("$a")

@@ -5,9 +5,10 @@
 //!   `--store memory|sqlite:PATH|postgres://…` (a PostgreSQL schema is emptied at start).
 //! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
 //! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks), a `hold` skill
-//!   that keeps its stream open (for the per-stream memory figure) and a `pace` skill whose
-//!   chunks carry the time they were sent (for cross-replica latency); `--replica` joins a
-//!   PostgreSQL schema another server made.
+//!   that keeps its stream open (for the per-stream memory figure), a `pace` skill whose
+//!   chunks carry the time they were sent (for cross-replica latency), and the skills the
+//!   abusive clients use (`ask`, `sleep`, `chat`); `--replica` joins a PostgreSQL schema
+//!   another server made, `--allow-private-webhooks` delivers push notifications.
 //! * `bench-llm` (feature `llm`): an agent whose default skill is a model run
 //!   (`a2a_kit::llm::Model::run`) on `--model-url`, the driver's fake OpenAI-compatible model.
 //! * `bench-limit`: a bare axum handler with no A2A logic: parses the JSON-RPC body, answers
@@ -61,6 +62,11 @@ pub struct ServerCli {
     /// authentication).
     #[arg(long)]
     pub api_key: Option<String>,
+    /// Deliver push notifications, to loopback and private-network webhooks too, as the
+    /// examples' flag of the same name (the fair workload's webhook is the driver's, on
+    /// 127.0.0.1). Without it the agent offers no push notifications.
+    #[arg(long)]
+    pub allow_private_webhooks: bool,
     /// `bench-llm`: the OpenAI-compatible model server, with its `/v1` (the driver's fake
     /// model). The other servers ignore it.
     #[arg(long)]
@@ -76,6 +82,9 @@ impl ServerCli {
         let mut a2a = a2a.public_url(format!("http://{}", self.bind));
         if let Some(key) = &self.api_key {
             a2a = a2a.authenticate(a2a_kit::auth::ApiKeys::header("X-API-Key").key(key, "bench"));
+        }
+        if self.allow_private_webhooks {
+            a2a = a2a.push_delivery(a2a_kit::push::PushConfig::default().allow_private_networks());
         }
         if self.store == "memory" {
             return Ok(match self.max_tasks {
@@ -257,6 +266,29 @@ impl StreamAgent {
     async fn ask(&self, ctx: TaskContext, Text(q): Text) -> Result<String, SkillError> {
         let Text(answer) = ctx.ask(format!("{q}?")).await?;
         Ok(answer)
+    }
+
+    /// Sleep N seconds (default 10, at most an hour), then answer: the fair workload's
+    /// skill-slot hog starts these, each holding a turn while it sleeps.
+    #[skill]
+    async fn sleep(&self, Text(secs): Text) -> Result<String, SkillError> {
+        let secs: u64 = secs.trim().parse().unwrap_or(10).min(3600);
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+        Ok(format!("slept {secs} s"))
+    }
+
+    /// A conversation that asks again after every reply until the reply is `bye`: each
+    /// follow-up message makes one more INPUT_REQUIRED event (the fair workload's push
+    /// fan-out sends these, every one to each of the task's push configs).
+    #[skill]
+    async fn chat(&self, ctx: TaskContext, Text(first): Text) -> Result<String, SkillError> {
+        let (mut said, mut turns) = (first, 0u64);
+        while said.trim() != "bye" {
+            turns += 1;
+            let Text(reply) = ctx.ask(format!("turn {turns}: more?")).await?;
+            said = reply;
+        }
+        Ok(format!("bye after {turns} turns"))
     }
 
     /// Send one chunk, then keep the task (and its stream) open for N seconds.

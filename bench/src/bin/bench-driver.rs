@@ -15,8 +15,16 @@
 //!   deltas, each carrying the time it was sent, to `bench-llm` (a model run); the time from
 //!   a token's send to the client's receipt of the SSE frame carrying it, against the same
 //!   client reading the fake model directly.
+//! * Abuse (#18): normal clients (each from its own loopback address) alone, then beside
+//!   slowloris connections and a flood of tasks waiting for replies.
+//! * Fair share (#29, `fair`, in `bench-driver/fair.rs`): the same normal clients alone, then
+//!   beside one abusive client of each kind in turn (a skill-slot hog, a live-task filler, a
+//!   connection holder, a ListTasks spammer, a push fan-out).
 
 #![forbid(unsafe_code)]
+
+#[path = "bench-driver/fair.rs"]
+mod fair;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,8 +74,8 @@ struct Opts {
     /// W3: SSE streams held open.
     #[arg(long, default_value_t = 1000)]
     open_streams: usize,
-    /// Workloads to run (w1, instr, w2, w3, xrep, abuse, llm).
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into(), "abuse".into(), "llm".into()])]
+    /// Workloads to run (w1, instr, w2, w3, xrep, abuse, fair, llm).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["w1".to_string(), "instr".into(), "w2".into(), "w3".into(), "xrep".into(), "abuse".into(), "fair".into(), "llm".into()])]
     only: Vec<String>,
     /// Token latency: text deltas per model stream.
     #[arg(long, default_value_t = 2000)]
@@ -79,6 +87,17 @@ struct Opts {
     /// abusive ones).
     #[arg(long, default_value_t = 60)]
     abuse_seconds: u64,
+    /// Fair share: measured seconds of each of its runs (normal clients alone, then beside
+    /// each kind of abusive client).
+    #[arg(long, default_value_t = 30)]
+    fair_seconds: u64,
+    /// Fair share: completed tasks put in the store before each of its runs (what a
+    /// ListTasks walks past).
+    #[arg(long, default_value_t = 100_000)]
+    fair_prefill: usize,
+    /// Fair share: the abusive clients, one run each (hog, filler, holder, lists, push).
+    #[arg(long, value_delimiter = ',', default_values_t = fair::Abuse::ALL.map(|k| k.key().to_string()))]
+    fair_kinds: Vec<String>,
     /// Cross-replica latency: paced streams at once, and events per stream.
     #[arg(long, default_value_t = 4)]
     xrep_streams: usize,
@@ -484,7 +503,11 @@ struct OhaResult {
 }
 
 async fn oha(env: &Env, server: &Server, how: &[String]) -> OhaResult {
-    let body = unary_body();
+    oha_body(env, server, how, &unary_body()).await
+}
+
+/// [`oha`] sending `body` (a JSON-RPC request) instead of the W1 one.
+async fn oha_body(env: &Env, server: &Server, how: &[String], body: &str) -> OhaResult {
     let c = env.opts.connections.to_string();
     let mut cmd = Command::new(&env.opts.oha);
     cmd.args(how);
@@ -501,7 +524,7 @@ async fn oha(env: &Env, server: &Server, how: &[String]) -> OhaResult {
         "-T",
         "application/json",
         "-d",
-        &body,
+        body,
     ])
     .args(["--no-tui", "--output-format", "json", &server.url])
     .stdin(Stdio::null())
@@ -1245,6 +1268,8 @@ struct Results {
     instr: BTreeMap<&'static str, Vec<f64>>,
     /// The abuse workload: normal clients alone, then beside the abusive ones.
     abuse: Option<(AbuseResult, AbuseResult)>,
+    /// The fair share workload.
+    fair: Option<fair::FairResults>,
     /// Token latency, per run: through the agent, and direct.
     llm: Vec<(TokenRun, TokenRun)>,
 }
@@ -1389,7 +1414,8 @@ fn report(
            unpinned); \
            `bench-hello-manual`, the same agent written by hand against the `Agent` trait; \
            `bench-stream`, a `count` skill streaming N chunks (the one of `examples/src/streaming.rs`) \
-           and a `hold` skill that keeps its stream open;\n\
+           and a `hold` skill that keeps its stream open (and `ask`, `sleep` and `chat` for the \
+           abusive clients);\n\
          * **limit**: `bench-limit`, a bare axum handler on the same axum/hyper/tokio stack and \
            socket options, with no A2A logic: it parses the JSON-RPC body into a `serde_json::Value` \
            and answers with the bytes a2a-kit answered the same request with (captured at the start \
@@ -1815,8 +1841,12 @@ fn report(
         );
     }
 
+    if let Some(fair) = &res.fair {
+        fair::section(&mut s, o, fair);
+    }
+
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19)\n");
+    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19, #29)\n");
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -1949,6 +1979,9 @@ fn report(
             fmt_ms(alone.p99_ms),
             yes(ok_beside >= 0.9 * ok_alone && beside.p99_ms <= 1.1 * alone.p99_ms)
         );
+    }
+    if let Some(fair) = &res.fair {
+        fair::targets(&mut s, fair);
     }
     let _ = writeln!(s);
 
@@ -2236,6 +2269,9 @@ async fn main() {
         eprintln!("[abuse] beside the abusive ones: {beside:?}");
         res.abuse = Some((alone, beside));
     }
+    if on("fair") && wanted("stream") {
+        res.fair = Some(fair::run(&env, &specs["stream"]).await);
+    }
 
     let text = report(&env, &m, &res, &specs, started.elapsed());
     std::fs::write(&env.opts.out, &text).expect("write the report");
@@ -2290,34 +2326,7 @@ async fn abuse_once(env: &Env, spec: &Spec, abusive: bool) -> AbuseResult {
             .build()
             .expect("client")
     };
-    let normal = (1..=ABUSE_NORMAL_CLIENTS).map(|i| {
-        let client = bound(std::net::Ipv4Addr::new(127, 0, 1, i), 1);
-        let url = url.clone();
-        async move {
-            let mut tick =
-                tokio::time::interval(Duration::from_micros(1_000_000 / ABUSE_NORMAL_RATE));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let (mut ok, mut lat) = (0usize, Vec::new());
-            while Instant::now() < end {
-                tick.tick().await;
-                let body = stream_body(&env.message_id(), "count", "1");
-                let body = body
-                    .to_string()
-                    .replace("SendStreamingMessage", "SendMessage");
-                let t0 = Instant::now();
-                let done = match post(&client, &url, body).await {
-                    Ok(r) if r.status() == 200 => r
-                        .bytes()
-                        .await
-                        .is_ok_and(|b| memchr_contains(&b, b"TASK_STATE_COMPLETED")),
-                    _ => false,
-                };
-                lat.push(t0.elapsed().as_secs_f64() * 1e3);
-                ok += usize::from(done);
-            }
-            (ok, lat)
-        }
-    });
+    let normal = normal_clients(env, &url, end);
     let flood = (0..if abusive { ABUSE_FLOOD_CLIENTS } else { 0 }).map(|_| {
         let client = bound(std::net::Ipv4Addr::new(127, 0, 0, 2), ABUSE_FLOOD_CLIENTS);
         let url = url.clone();
@@ -2377,7 +2386,7 @@ async fn abuse_once(env: &Env, spec: &Spec, abusive: bool) -> AbuseResult {
         closed
     });
     let (normal, flood, slow) = tokio::join!(
-        futures::future::join_all(normal),
+        normal,
         futures::future::join_all(flood),
         futures::future::join_all(slow)
     );
@@ -2388,20 +2397,76 @@ async fn abuse_once(env: &Env, spec: &Spec, abusive: bool) -> AbuseResult {
         slow_closed: slow.into_iter().sum(),
         ..AbuseResult::default()
     };
-    let mut lat = Vec::new();
-    for (ok, l) in normal {
-        out.normal_ok += ok;
-        out.normal_total += l.len();
-        lat.extend(l);
-    }
-    out.p50_ms = percentile(lat.clone(), 0.5);
-    out.p99_ms = percentile(lat, 0.99);
+    out.normal_ok = normal.ok;
+    out.normal_total = normal.total;
+    out.p50_ms = normal.p50_ms;
+    out.p99_ms = normal.p99_ms;
     for (statuses, waiting) in flood {
         out.flood_waiting += waiting;
         for (k, v) in statuses {
             *out.flood.entry(k).or_default() += v;
         }
     }
+    out
+}
+
+/// What the normal clients of a run got.
+#[derive(Debug, Clone, Default)]
+struct NormalResult {
+    /// Requests answered 200 with their task COMPLETED.
+    ok: usize,
+    total: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// The normal clients of the abuse and fair workloads until `end`: [`ABUSE_NORMAL_CLIENTS`],
+/// each from its own loopback address (127.0.1.N) on one keep-alive connection, each sending
+/// [`ABUSE_NORMAL_RATE`] blocking SendMessage a second (`count` of one chunk) over JSON-RPC.
+/// A request not answered within 10 s fails (it counts with that latency).
+async fn normal_clients(env: &Env, url: &str, end: Instant) -> NormalResult {
+    let clients = (1..=ABUSE_NORMAL_CLIENTS).map(|i| {
+        let client = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 1, i)))
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(1)
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("client");
+        async move {
+            let mut tick =
+                tokio::time::interval(Duration::from_micros(1_000_000 / ABUSE_NORMAL_RATE));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let (mut ok, mut lat) = (0usize, Vec::new());
+            while Instant::now() < end {
+                tick.tick().await;
+                let body = stream_body(&env.message_id(), "count", "1");
+                let body = body
+                    .to_string()
+                    .replace("SendStreamingMessage", "SendMessage");
+                let t0 = Instant::now();
+                let done = match post(&client, url, body).await {
+                    Ok(r) if r.status() == 200 => r
+                        .bytes()
+                        .await
+                        .is_ok_and(|b| memchr_contains(&b, b"TASK_STATE_COMPLETED")),
+                    _ => false,
+                };
+                lat.push(t0.elapsed().as_secs_f64() * 1e3);
+                ok += usize::from(done);
+            }
+            (ok, lat)
+        }
+    });
+    let mut out = NormalResult::default();
+    let mut lat = Vec::new();
+    for (ok, l) in futures::future::join_all(clients).await {
+        out.ok += ok;
+        out.total += l.len();
+        lat.extend(l);
+    }
+    out.p50_ms = percentile(lat.clone(), 0.5);
+    out.p99_ms = percentile(lat, 0.99);
     out
 }
 

@@ -1,5 +1,7 @@
-//! The streaming agent (`a2a_bench::StreamAgent`: skills `count` and `hold`).
-//! `bench-stream [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
+//! The streaming agent (`a2a_bench::StreamAgent`: skills `count`, `pace`, `hold`, `ask`,
+//! `sleep` and `chat`).
+//! `bench-stream [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]
+//! [--rate-limit N] [--allow-private-webhooks]`
 
 #![forbid(unsafe_code)]
 
