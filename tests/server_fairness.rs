@@ -89,8 +89,15 @@ async fn one_clients_backlog_does_not_hold_up_another_clients_task() {
             "{v}"
         );
     }
+    let asked = std::time::Instant::now();
     let refused = send(&hog, &base, "slow", "60000", true).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    // Held until its Retry-After is over: a client asking again at once is paced.
+    assert!(
+        asked.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        asked.elapsed()
+    );
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("client 127.0.0.2 has 5 runs waiting for a turn, its share"),

@@ -268,6 +268,18 @@ where
                         future: self.inner.call(req),
                     }
                 }
+                Err(refusal) if refusal.status() == http::StatusCode::TOO_MANY_REQUESTS => {
+                    // Over the quota: answered when the wait is over (see `paced`).
+                    let ready = self.inner.clone();
+                    let inner = std::mem::replace(&mut self.inner, ready);
+                    AuthFuture::Checking {
+                        check: Box::pin(async move {
+                            let refusal = paced(refusal).await;
+                            (parts, Err(refusal))
+                        }),
+                        rest: Some((body, inner)),
+                    }
+                }
                 Err(refusal) => {
                     let mut refusal = *refusal;
                     close_if_unread(&mut refusal, parts.version);
@@ -286,13 +298,36 @@ where
             check: Box::pin(async move {
                 let verdict = match auth.authenticate(&parts).await {
                     Err(e) => Err(Box::new(refused(auth.as_ref(), &e))),
-                    Ok(caller) => admit(&service, caller),
+                    Ok(caller) => match admit(&service, caller) {
+                        Err(refusal) => Err(paced(refusal).await),
+                        admitted => admitted,
+                    },
                 };
                 (parts, verdict)
             }),
             rest: Some((body, inner)),
         }
     }
+}
+
+/// The longest a refusal that says when to come back is held (see [`paced`]).
+const MAX_PACE: Duration = Duration::from_secs(1);
+
+/// Hold a refusal with `Retry-After` until that wait is over (at most [`MAX_PACE`]): a client
+/// that asks again as soon as it is answered is paced to what it is allowed, instead of being
+/// refused as fast as it can ask (which costs the agent what serving would). A refusal
+/// without `Retry-After` passes at once.
+pub(crate) async fn paced<R: std::ops::Deref<Target = Response>>(refusal: R) -> R {
+    let wait = refusal
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|secs| Duration::from_secs(secs).min(MAX_PACE));
+    if let Some(wait) = wait {
+        tokio::time::sleep(wait).await;
+    }
+    refusal
 }
 
 /// The caller, unless it is over its quota.
@@ -632,7 +667,15 @@ impl Service<http::Request<Bytes>> for Codec {
     fn call(&mut self, req: http::Request<Bytes>) -> Self::Future {
         let this = self.clone();
         // Boxed once, here: the request's future is the whole A2A call inline.
-        Box::pin(async move { Ok(this.handle(req).await) })
+        Box::pin(async move {
+            let resp = this.handle(req).await;
+            // The agent busy, a caller at its share, the store away: held like the edge's
+            // refusals, so a client asking again at once is paced.
+            if resp.headers().contains_key(http::header::RETRY_AFTER) {
+                return Ok(*paced(Box::new(resp)).await);
+            }
+            Ok(resp)
+        })
     }
 }
 
