@@ -77,6 +77,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// ```
 pub fn router<S: Clone + Send + Sync + 'static>(agent: impl Into<A2aHttpService>) -> Router<S> {
     let http: A2aHttpService = agent.into();
+    let http = http.client_addr_from(connect_info);
     let service = http.agent_service().clone();
     with_jwks(
         Router::new()
@@ -84,28 +85,17 @@ pub fn router<S: Clone + Send + Sync + 'static>(agent: impl Into<A2aHttpService>
             .route(LEGACY_AGENT_CARD_PATH, get(nested_card(http.clone()))),
         &service,
     )
-    .route_service("/", with_client_addr(http.clone()))
-    .fallback_service(with_client_addr(http))
+    .route_service("/", http.clone())
+    .fallback_service(http)
 }
 
-/// The agent's service, told the client's address by axum's `ConnectInfo` when the app is
-/// served with `into_make_service_with_connect_info::<SocketAddr>()` (the standalone server
-/// tells it itself): anonymous callers' shares are counted by it.
-fn with_client_addr(
-    http: A2aHttpService,
-) -> tower::util::MapRequest<A2aHttpService, fn(Request) -> Request> {
-    use tower::ServiceExt;
-    fn tell(mut request: Request) -> Request {
-        let extensions = request.extensions_mut();
-        if extensions.get::<a2a_kit::request::ClientAddr>().is_none() {
-            if let Some(info) = extensions.get::<axum::extract::ConnectInfo<SocketAddr>>() {
-                let addr = a2a_kit::request::ClientAddr(info.0);
-                extensions.insert(addr);
-            }
-        }
-        request
-    }
-    http.map_request(tell as fn(Request) -> Request)
+/// The client's address axum's `ConnectInfo` holds, when the app is served with
+/// `into_make_service_with_connect_info::<SocketAddr>()` (the standalone server tells the
+/// agent itself): anonymous callers' shares are counted by it.
+fn connect_info(extensions: &http::Extensions) -> Option<SocketAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|info| info.0)
 }
 
 /// `GET` [`JWKS_PATH`]: the public keys the agent signs its card and push deliveries with

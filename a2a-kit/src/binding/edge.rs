@@ -643,7 +643,12 @@ where
 pub struct Codec {
     service: AgentService,
     trust_forwarded: bool,
+    client_addr_from: Option<ClientAddrFrom>,
 }
+
+/// Where a host's server leaves a request's client address when it puts no
+/// [`ClientAddr`](crate::request::ClientAddr) there (axum's `ConnectInfo<SocketAddr>`).
+pub type ClientAddrFrom = fn(&http::Extensions) -> Option<std::net::SocketAddr>;
 
 impl Codec {
     /// The operations of `service`, with the card URLs `config` allows.
@@ -651,7 +656,15 @@ impl Codec {
         Codec {
             service,
             trust_forwarded: config.trust_forwarded_headers,
+            client_addr_from: None,
         }
+    }
+
+    /// Read the client's address with `read` when the request carries no
+    /// [`ClientAddr`](crate::request::ClientAddr).
+    pub fn client_addr_from(mut self, read: ClientAddrFrom) -> Self {
+        self.client_addr_from = Some(read);
+        self
     }
 }
 
@@ -683,10 +696,14 @@ impl Codec {
     /// The client's address: the server's [`ClientAddr`](crate::request::ClientAddr), or with
     /// trusted forwarded headers, the client the proxy names.
     fn client_addr(&self, parts: &http::request::Parts) -> Option<std::net::IpAddr> {
-        let peer = parts
-            .extensions
-            .get::<crate::request::ClientAddr>()
-            .map(|a| a.0.ip());
+        let extensions = &parts.extensions;
+        let peer = match extensions.get::<crate::request::ClientAddr>() {
+            Some(addr) => Some(addr.0.ip()),
+            None => self
+                .client_addr_from
+                .and_then(|read| read(extensions))
+                .map(|a| a.ip()),
+        };
         if self.trust_forwarded {
             return super::card::forwarded_client(&parts.headers).or(peer);
         }

@@ -24,7 +24,9 @@ pub mod sse;
 pub use card::jwks_response;
 pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_base_url};
 pub use dispatch::A2aMethod;
-pub use edge::{DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, HttpConfig, InvalidHttpConfig};
+pub use edge::{
+    ClientAddrFrom, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, HttpConfig, InvalidHttpConfig,
+};
 pub use params::RequestMeta;
 pub use response::{A2aBody, SseFrames, edge_refusal};
 pub use service::{A2aHttpFuture, A2aHttpService};

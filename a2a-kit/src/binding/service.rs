@@ -56,8 +56,26 @@ impl A2aHttpService {
         Ok(Self::compose(service, config))
     }
 
+    /// The same service, reading the client's address with `read` when the server puts no
+    /// [`ClientAddr`](crate::request::ClientAddr) in a request (a2a-kit-axum's router reads
+    /// axum's `ConnectInfo`): anonymous callers' shares are counted by it.
+    pub fn client_addr_from(self, read: super::edge::ClientAddrFrom) -> Self {
+        Self::compose_reading(self.service, self.config, Some(read))
+    }
+
     fn compose(service: AgentService, config: HttpConfig) -> Self {
-        let codec = Codec::new(service.clone(), &config);
+        Self::compose_reading(service, config, None)
+    }
+
+    fn compose_reading(
+        service: AgentService,
+        config: HttpConfig,
+        read: Option<super::edge::ClientAddrFrom>,
+    ) -> Self {
+        let mut codec = Codec::new(service.clone(), &config);
+        if let Some(read) = read {
+            codec = codec.client_addr_from(read);
+        }
         let stack = CardLayer::new(service.clone(), &config)
             .layer(AuthLayer::new(service.clone()).layer(BodyLayer::new(&config).layer(codec)));
         A2aHttpService {

@@ -272,7 +272,7 @@ impl Runtime {
         // task left waiting for the user keeps its live task for the run its reply starts.
         rt.forget(&run.task_id, generation);
         if ended_in.is_some_and(|s| s.is_interrupted()) {
-            if let Some(live) = run.take_live() {
+            if let Some(live) = run.live_again() {
                 rt.park(&run.task_id, live);
             }
         }

@@ -39,10 +39,8 @@ pub(crate) struct TaskRun {
     holds_turn: AtomicBool,
     /// Time spent waiting for replies, which the skill timeout does not count.
     pauses: std::sync::Mutex<Pauses>,
-    /// The share of the caller whose live task this run is.
-    share: std::sync::OnceLock<Arc<super::share::Share>>,
-    /// That live task, until the run ends (or hands it on: [`Runtime::park`](super::Runtime::park)).
-    live: std::sync::Mutex<Option<super::LiveTask>>,
+    /// The caller's live task this run is (counted against its share), until it ends.
+    live: Option<super::LiveTask>,
 }
 
 /// How long a run has waited for replies (`ctx.ask`): the past waits and the current one.
@@ -143,15 +141,16 @@ pub(crate) enum NoReply {
 }
 
 impl Runtime {
-    /// A run of a stored task.
+    /// A run of a stored task, counted as `live` (if given) until it ends.
     pub(crate) fn run(
         self: &Arc<Self>,
         task_id: String,
         context_id: String,
         skill_id: impl Into<Cow<'static, str>>,
         message: Message,
+        live: Option<super::LiveTask>,
     ) -> Arc<TaskRun> {
-        self.new_run(task_id, context_id, skill_id.into(), message, None)
+        self.new_run(task_id, context_id, skill_id.into(), message, None, live)
     }
 
     /// A run of `task_id`, staged when `staging` holds its new task back
@@ -163,6 +162,7 @@ impl Runtime {
         skill_id: Cow<'static, str>,
         message: Message,
         staging: Option<Staging>,
+        live: Option<super::LiveTask>,
     ) -> Arc<TaskRun> {
         Arc::new(TaskRun {
             task_id,
@@ -177,8 +177,7 @@ impl Runtime {
             replay: std::sync::Mutex::default(),
             holds_turn: AtomicBool::new(false),
             pauses: std::sync::Mutex::default(),
-            share: std::sync::OnceLock::new(),
-            live: std::sync::Mutex::new(None),
+            live,
         })
     }
 }
@@ -190,20 +189,14 @@ impl Drop for TaskRun {
 }
 
 impl TaskRun {
-    /// Count this run as one of its caller's live tasks until it ends.
-    pub(crate) fn hold_live(&self, live: super::LiveTask) {
-        let _ = self.share.set(live.share.clone());
-        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
-    }
-
-    /// The run's live task, taken to be handed on.
-    pub(crate) fn take_live(&self) -> Option<super::LiveTask> {
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
     /// The share of the caller whose live task this run is, if it counts against one.
     pub(crate) fn share(&self) -> Option<&Arc<super::share::Share>> {
-        self.share.get()
+        self.live.as_ref().map(|l| &l.share)
+    }
+
+    /// One more live task of this run's caller, for the task once the run has ended.
+    pub(crate) fn live_again(&self) -> Option<super::LiveTask> {
+        self.live.as_ref().map(super::LiveTask::another)
     }
 
     /// Keep the turn just taken while the skill runs.

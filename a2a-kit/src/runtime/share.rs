@@ -68,22 +68,22 @@ impl CallerShare {
 }
 
 /// Who a share belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum ShareKey {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ShareKey<'a> {
     /// An authenticated caller, by subject.
-    Caller(Arc<str>),
+    Caller(&'a str),
     /// An anonymous client, by address (an IPv6 client by its /64, what one host usually has).
     Address(IpAddr),
 }
 
-impl ShareKey {
+impl ShareKey<'_> {
     /// The key of a client at `ip`.
     pub(crate) fn address(ip: IpAddr) -> Self {
         ShareKey::Address(crate::request::client_key(ip))
     }
 }
 
-impl std::fmt::Display for ShareKey {
+impl std::fmt::Display for ShareKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ShareKey::Caller(subject) => write!(f, "caller `{subject}`"),
@@ -135,11 +135,19 @@ pub(crate) struct Shares {
     table: Mutex<Table>,
 }
 
+/// Two maps, so a caller's subject is looked up as the `&str` it is (no key built).
 #[derive(Default)]
 struct Table {
-    shares: FastMap<ShareKey, Arc<Share>>,
+    callers: FastMap<Arc<str>, Arc<Share>>,
+    addresses: FastMap<IpAddr, Arc<Share>>,
     /// Sweep when the table grows past this (twice its size after the last sweep).
     sweep_at: usize,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.callers.len() + self.addresses.len()
+    }
 }
 
 /// Shares held by nobody are kept until the table reaches this many.
@@ -150,8 +158,8 @@ impl Shares {
         Shares {
             limits,
             table: Mutex::new(Table {
-                shares: FastMap::default(),
                 sweep_at: SWEEP_FLOOR,
+                ..Table::default()
             }),
         }
     }
@@ -171,24 +179,30 @@ impl Shares {
 
     fn share(&self, key: &ShareKey) -> Arc<Share> {
         let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(share) = table.shares.get(key) {
+        let found = match key {
+            ShareKey::Caller(subject) => table.callers.get(*subject),
+            ShareKey::Address(ip) => table.addresses.get(ip),
+        };
+        if let Some(share) = found {
             return share.clone();
         }
-        if table.shares.len() >= table.sweep_at {
+        if table.len() >= table.sweep_at {
             // Amortized: a sweep of n shares comes after at least n/2 new ones.
-            table.shares.retain(|_, s| Arc::strong_count(s) > 1);
-            table.sweep_at = (table.shares.len() * 2).max(SWEEP_FLOOR);
+            table.callers.retain(|_, s| Arc::strong_count(s) > 1);
+            table.addresses.retain(|_, s| Arc::strong_count(s) > 1);
+            table.sweep_at = (table.len() * 2).max(SWEEP_FLOOR);
         }
-        table
-            .shares
-            .entry(key.clone())
-            .or_insert_with(|| Arc::new(Share::new()))
-            .clone()
+        let share = Arc::new(Share::new());
+        match key {
+            ShareKey::Caller(subject) => table.callers.insert((*subject).into(), share.clone()),
+            ShareKey::Address(ip) => table.addresses.insert(*ip, share.clone()),
+        };
+        share
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.table.lock().unwrap().shares.len()
+        self.table.lock().unwrap().len()
     }
 }
 
@@ -197,6 +211,17 @@ impl Shares {
 #[derive(Debug)]
 pub(crate) struct LiveTask {
     pub(crate) share: Arc<Share>,
+}
+
+impl LiveTask {
+    /// One more live task of the same caller, counted whatever its share (a task going on
+    /// after the run that held this one).
+    pub(crate) fn another(&self) -> LiveTask {
+        self.share.live.fetch_add(1, Ordering::SeqCst);
+        LiveTask {
+            share: self.share.clone(),
+        }
+    }
 }
 
 impl Drop for LiveTask {
@@ -209,7 +234,7 @@ impl Drop for LiveTask {
 mod tests {
     use super::*;
 
-    fn addr(n: u8) -> ShareKey {
+    fn addr(n: u8) -> ShareKey<'static> {
         ShareKey::address(IpAddr::from([10, 0, 0, n]))
     }
 

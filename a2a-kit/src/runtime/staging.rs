@@ -159,10 +159,18 @@ impl Runtime {
         skill_id: &'static str,
         owner: Option<Owner>,
         message: Message,
+        live: Option<super::LiveTask>,
     ) -> Arc<TaskRun> {
         let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
         let staging = Staging::new(task, skill_id, owner);
-        self.new_run(task_id, context_id, skill_id.into(), message, Some(staging))
+        self.new_run(
+            task_id,
+            context_id,
+            skill_id.into(),
+            message,
+            Some(staging),
+            live,
+        )
     }
 
     /// Whether a new task may be staged: not with a narrator, which reads the task from the
@@ -439,7 +447,7 @@ mod tests {
             history: vec![Message::user_text("hi")],
             ..Task::default()
         };
-        let run = rt.staged_run(task, "s", None, Message::user_text("hi"));
+        let run = rt.staged_run(task, "s", None, Message::user_text("hi"), None);
         (rt, store, run)
     }
 

@@ -136,10 +136,14 @@ impl AgentService {
         let rt = self.rt();
         let replay = crate::runtime::recorded_answers(question, &history);
         let first = replay.as_ref().map_or(reply, |(first, _)| first).clone();
-        let run = rt.run(task_id.to_string(), context_id.to_string(), skill.id, first);
-        if let Some(live) = rt.unpark(task_id) {
-            run.hold_live(live);
-        }
+        let live = rt.unpark(task_id);
+        let run = rt.run(
+            task_id.to_string(),
+            context_id.to_string(),
+            skill.id,
+            first,
+            live,
+        );
         if let Some((_, answers)) = replay {
             run.replay_answers(answers);
         }

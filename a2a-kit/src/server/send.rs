@@ -381,11 +381,14 @@ impl AgentService {
         message.task_id = Some(task_id.clone());
         // Not staged with a push config: it is stored before the task's first event.
         let stage = stage && push.is_none();
-        let (run, unstaged) =
-            self.new_task_run(stage, (&task_id, &context_id), skill.id, owner, message);
-        if let Some(live) = live {
-            run.hold_live(live);
-        }
+        let (run, unstaged) = self.new_task_run(
+            stage,
+            (&task_id, &context_id),
+            skill.id,
+            owner,
+            message,
+            live,
+        );
         let ctx = TaskContext::for_run(run.clone());
         let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
         if let Some(message) = unstaged {
@@ -415,13 +418,14 @@ impl AgentService {
         skill_id: &'static str,
         owner: &Option<Owner>,
         message: Message,
+        live: Option<LiveTask>,
     ) -> (Arc<TaskRun>, Option<Message>) {
         let rt = self.rt();
         if stage && rt.stages_new_tasks() {
             let ctx_message = message.clone();
             let task = new_task_value(task_id, context_id, message);
             return (
-                rt.staged_run(task, skill_id, owner.clone(), ctx_message),
+                rt.staged_run(task, skill_id, owner.clone(), ctx_message, live),
                 None,
             );
         }
@@ -430,6 +434,7 @@ impl AgentService {
             context_id.to_string(),
             skill_id,
             message.clone(),
+            live,
         );
         (run, Some(message))
     }
@@ -455,6 +460,7 @@ impl AgentService {
             context_id.clone(),
             skill_id,
             message.clone(),
+            None,
         );
         self.create_task(&task_id, &context_id, skill_id, owner, message)
             .await?;
@@ -544,9 +550,9 @@ fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
 
 /// Whose share a new task of `cx` counts against: the authenticated caller, else the client's
 /// address; `None` when neither is known.
-fn share_key(cx: &RequestContext) -> Option<ShareKey> {
+fn share_key(cx: &RequestContext) -> Option<ShareKey<'_>> {
     match (cx.caller(), cx.client_addr()) {
-        (Some(caller), _) => Some(ShareKey::Caller(caller.subject.as_str().into())),
+        (Some(caller), _) => Some(ShareKey::Caller(&caller.subject)),
         (None, Some(ip)) => Some(ShareKey::address(ip)),
         (None, None) => None,
     }
