@@ -5,8 +5,11 @@
 //!    and with SQLite on a file, one client at a time and 32 at once. Reports the ratio.
 //! 2. Time to page through 100,000 stored tasks with pageSize 100 (1,000 ListTasks calls), for
 //!    both stores.
+//! 3. One ListTasks of a caller with no task, and of one with 100, among 100,000 tasks of
+//!    1,000 owners (issue #29: it cost a scan of every task), for both stores.
 //!
-//! Environment: `BENCH_MESSAGES` (default 5000), `BENCH_TASKS` (default 100000).
+//! Environment: `BENCH_MESSAGES` (default 5000), `BENCH_TASKS` (default 100000), `BENCH_ONLY`
+//! (`send`, `paging` or `owners`: that part alone).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +24,9 @@ use a2a_kit::server::AgentService;
 use a2a_kit::skill::IntoOutcome;
 use a2a_kit::skill::{Agent, AgentInfo, SkillCall, SkillInfo};
 use a2a_kit::skill::{FromSkillRequest, SkillRequest, Text};
-use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager, SqliteTaskManager, TaskManager};
+use a2a_kit::store::{
+    InMemoryConfig, InMemoryTaskManager, ListQuery, Owner, SqliteTaskManager, TaskManager,
+};
 
 struct Echo;
 
@@ -134,6 +139,16 @@ async fn bench_send(n: usize) {
 }
 
 async fn fill(store: Arc<dyn TaskManager>, n: usize) -> Duration {
+    fill_owned(store, n, |_| None).await
+}
+
+/// Store `n` tasks (a third WORKING, the rest COMPLETED, a millisecond apart, in 100
+/// contexts), task `i` owned by `owner(i)`.
+async fn fill_owned(
+    store: Arc<dyn TaskManager>,
+    n: usize,
+    owner: fn(usize) -> Option<Owner>,
+) -> Duration {
     let start = Instant::now();
     let base = Timestamp::now().0.timestamp_millis() - n as i64;
     let writers = 4;
@@ -159,7 +174,7 @@ async fn fill(store: Arc<dyn TaskManager>, n: usize) -> Duration {
                         ..Default::default()
                     };
                     store
-                        .create_task(task, Some("echo".into()), None)
+                        .create_task(task, Some("echo".into()), owner(i))
                         .await
                         .expect("create");
                 }
@@ -228,6 +243,63 @@ async fn bench_paging(n: usize) {
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 }
 
+/// The mean time of one ListTasks (pageSize 100) of `owner`'s tasks in `state` (any, if
+/// `None`), over `calls` calls, and what the last one returned (tasks on the page, total).
+async fn list_of(
+    store: &dyn TaskManager,
+    owner: &str,
+    state: Option<TaskState>,
+    calls: usize,
+) -> (Duration, usize, i32) {
+    let query = ListQuery {
+        owner: Owner::new(Some("acme"), Some(owner)),
+        status: state,
+        page_size: 100,
+        ..Default::default()
+    };
+    let start = Instant::now();
+    let mut last = None;
+    for _ in 0..calls {
+        last = Some(store.list_tasks(&query).await.expect("list"));
+    }
+    let last = last.expect("calls > 0");
+    (
+        start.elapsed() / calls as u32,
+        last.tasks.len(),
+        last.total_size,
+    )
+}
+
+async fn bench_owners(n: usize) {
+    println!("== one caller's ListTasks among {n} tasks of 1000 owners, pageSize 100 ==");
+    let path = temp_db("owners");
+    let sqlite: Arc<dyn TaskManager> =
+        Arc::new(SqliteTaskManager::open(&path).await.expect("open sqlite"));
+    let mem: Arc<dyn TaskManager> = Arc::new(memory());
+    for (name, store) in [("in-memory", mem), ("sqlite", sqlite)] {
+        // Owner `user-k` holds tasks k, k + 1000, ... (100 of them at the default n).
+        fill_owned(store.clone(), n, |i| {
+            Owner::new(Some("acme"), Some(&format!("user-{}", i % 1000)))
+        })
+        .await;
+        let (none, listed, total) = list_of(&*store, "nobody", None, 200).await;
+        assert_eq!((listed, total), (0, 0));
+        let working = Some(TaskState::Working);
+        let (none_working, listed, total) = list_of(&*store, "nobody", working, 200).await;
+        assert_eq!((listed, total), (0, 0));
+        let (some, listed, total) = list_of(&*store, "user-7", None, 200).await;
+        assert_eq!(listed, total.min(100) as usize);
+        println!(
+            "{name:>9}: a caller with no task {:>9.1} µs ({:>9.1} µs asking for WORKING ones) | \
+             one with {total} tasks (a page of {listed}) {:>9.1} µs",
+            none.as_secs_f64() * 1e6,
+            none_working.as_secs_f64() * 1e6,
+            some.as_secs_f64() * 1e6,
+        );
+    }
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this too: keep that quick.
     let quick = !std::env::args().any(|a| a == "--bench");
@@ -246,8 +318,17 @@ fn main() {
     } else {
         env_usize("BENCH_TASKS", 100_000)
     };
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let run = |part: &str| only.is_empty() || only == part;
     rt.block_on(async {
-        bench_send(messages).await;
-        bench_paging(tasks).await;
+        if run("send") {
+            bench_send(messages).await;
+        }
+        if run("paging") {
+            bench_paging(tasks).await;
+        }
+        if run("owners") {
+            bench_owners(tasks).await;
+        }
     });
 }

@@ -3,7 +3,10 @@
 //! live heap bytes with a counting allocator: in total per task, and the deep size of the
 //! stored task and of its event log (measured as the bytes a deep clone allocates).
 //!
-//! `bench-task-memory [N]` (default 20,000). Not part of the benchmark run; a diagnostic.
+//! `bench-task-memory [N] [OWNERS]` (default 20,000 tasks, of nobody). With `OWNERS`, task `i`
+//! is sent to tenant `i % OWNERS`, so it has an owner and the store indexes it under it (the
+//! in-memory store's ListTasks index costs most with one task per owner). Not part of the
+//! benchmark run; a diagnostic.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -72,6 +75,14 @@ async fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20_000);
+    let owners: usize = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0);
+    let cx_of = |i: usize| match owners {
+        0 => a2a_kit::request::RequestContext::new(),
+        m => a2a_kit::request::RequestContext::new().with_tenant(format!("tenant-{}", i % m)),
+    };
     let store = InMemoryTaskManager::new(InMemoryConfig {
         max_tasks: n * 2 + 10,
         ..InMemoryConfig::default()
@@ -85,17 +96,17 @@ async fn main() {
         r#"{{"message":{{"messageId":"bench-w1","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}}}"#
     );
     let req = || serde_json::from_str::<SendMessageRequest>(&params).expect("request");
-    let cx = a2a_kit::request::RequestContext::new();
     // Warm-up.
     for _ in 0..100 {
+        let cx = a2a_kit::request::RequestContext::new();
         service.send_message(&cx, req()).await.expect("send");
     }
     tokio::task::yield_now().await;
     let before = snap();
     let calls_before = CALLS.load(Ordering::Relaxed);
     let mut last = String::new();
-    for _ in 0..n {
-        let r = service.send_message(&cx, req()).await.expect("send");
+    for i in 0..n {
+        let r = service.send_message(&cx_of(i), req()).await.expect("send");
         if let a2a_kit::protocol::SendMessageResponse::Task(t) = r {
             last = t.id;
         }
@@ -111,7 +122,11 @@ async fn main() {
         -(d as f64) / n as f64
     };
     println!(
-        "{n} retained tasks, live heap per task: {:.0} B requested, {:.0} B in malloc chunks, {:.1} allocations",
+        "{n} retained tasks ({}), live heap per task: {:.0} B requested, {:.0} B in malloc chunks, {:.1} allocations",
+        match owners {
+            0 => String::from("no owner"),
+            m => format!("{m} owners"),
+        },
         per(0),
         per(1),
         per(2)

@@ -5,9 +5,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 mod entry;
+mod listing;
 mod push_configs;
 
 use entry::*;
+use listing::Listings;
 
 use super::{
     EventRecord, ListQuery, Owner, PushConfigStore, Seq, StoreError, TaskManager, TaskRecord,
@@ -48,7 +50,9 @@ impl Default for InMemoryConfig {
 /// The default task manager: everything in memory, bounded by [`InMemoryConfig`].
 ///
 /// One mutex guards the state; it is never held across an `.await`, and every operation is
-/// O(log n) except ListTasks with filters, which scans the time index.
+/// O(log n) except ListTasks, which walks the caller's own tasks (an index per owner, in
+/// ListTasks order): a page's worth when nothing but the owner filters, all of them (to count
+/// them) when a context or state does.
 ///
 /// **Memory.** A retained finished task costs about its wire size: when a task finishes it
 /// is kept as its ProtoJSON bytes, which also answer GetTask and a blocking SendMessage
@@ -60,7 +64,7 @@ impl Default for InMemoryConfig {
 /// [`hot_finished`](Self::hot_finished)) and dropped once the runtime says no reader needs
 /// them ([`TaskManager::release_log`]); a reader that asks for those events later gets one
 /// `Task` snapshot event instead (see [`TaskManager::events_after`]). Ids are shared by the
-/// map and both indexes.
+/// map and its indexes, and an owner's tasks share its key.
 #[derive(Debug)]
 pub struct InMemoryTaskManager {
     config: InMemoryConfig,
@@ -88,14 +92,12 @@ struct Inner {
     /// Boxed: the table of a full store is large and cold, and an insert or a removal then
     /// touches one small bucket, not a whole entry's cache lines.
     tasks: crate::fast_map::FastMap<Arc<str>, Box<Entry>>,
-    /// (status timestamp millis, task id): the ListTasks order, iterated newest first.
-    by_time: BTreeSet<(i64, Arc<str>)>,
+    /// Each owner's tasks by (status timestamp millis, task id): the ListTasks order.
+    listings: Listings,
     /// Terminal tasks, oldest end first: eviction order.
     terminal: EvictionOrder,
     /// The most recently finished tasks, oldest first; the one that falls out is compacted.
     finished: VecDeque<Arc<str>>,
-    /// How many tasks have an owner (none: ListTasks of unowned tasks counts them all).
-    owned: usize,
     /// Skill ids seen (at most [`MAX_INTERNED_SKILL_IDS`]).
     skill_ids: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
 }
@@ -219,10 +221,8 @@ impl Inner {
 
     /// Drop a removed entry from the indexes.
     fn forget(&mut self, e: &Entry) {
-        self.by_time.remove(&(e.time_key, e.id.clone()));
-        if e.owner.is_some() {
-            self.owned -= 1;
-        }
+        self.listings
+            .remove(e.owner.as_ref(), &(e.time_key, e.id.clone()));
     }
 }
 
@@ -307,12 +307,8 @@ impl TaskManager for InMemoryTaskManager {
         inner.evict_expired(self.config.terminal_ttl);
         inner.evict_for_capacity(self.config.max_tasks.max(1))?;
         entry.skill_id = skill_id.map(|s| inner.intern_skill_id(s));
-        if owner.is_some() {
-            inner.owned += 1;
-        }
-        entry.owner = owner;
+        entry.owner = inner.listings.insert(owner, (time_key, id.clone()));
         inner.tasks.insert(id.clone(), entry);
-        inner.by_time.insert((time_key, id.clone()));
         if terminal {
             inner.terminal.insert(time_key, id.clone());
             // A log kept as steps stays with its task: nothing to drop later.
@@ -324,7 +320,8 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     async fn append_event(&self, task_id: &str, event: StreamResponse) -> Result<Seq, StoreError> {
-        let mut inner = self.lock();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let entry = inner
             .tasks
             .get_mut(task_id)
@@ -335,12 +332,13 @@ impl TaskManager for InMemoryTaskManager {
         if old_key == new_key && !became_terminal {
             return Ok(seq);
         }
+        if old_key != new_key {
+            inner
+                .listings
+                .moved(entry.owner.as_ref(), &entry.id, old_key, new_key);
+        }
         let id = entry.id.clone();
         let kept_as_steps = !entry.steps.is_empty();
-        if old_key != new_key {
-            inner.by_time.remove(&(old_key, id.clone()));
-            inner.by_time.insert((new_key, id.clone()));
-        }
         if became_terminal {
             inner.terminal.insert(new_key, id.clone());
             if !kept_as_steps {
@@ -462,29 +460,28 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
-        use std::ops::Bound;
         let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
-        let after_ms = q.status_timestamp_after.map(|t| t.0.timestamp_millis());
+        let cursor = cursor.map(|(ts, id)| (ts, Arc::<str>::from(id)));
+        let floor = q
+            .status_timestamp_after
+            .map_or(i64::MIN, |t| t.0.timestamp_millis());
         let mut inner = self.lock();
         inner.evict_expired(self.config.terminal_ttl);
         let inner = &*inner;
+        // Only the query's owner's tasks: nobody else's are looked at.
+        let listing = inner.listings.of(q.owner.as_ref());
+        let filtered = q.status.is_some() || q.context_id.is_some();
         let matches = |e: &Entry| {
-            e.owner == q.owner
-                && q.status.is_none_or(|s| e.body.state() == s)
+            q.status.is_none_or(|s| e.body.state() == s)
                 && q.context_id
                     .as_deref()
                     .is_none_or(|c| e.body.context_id() == c)
         };
-        // Newest first: walk the time index downwards from the cursor, stopping at the
-        // timestamp floor, so a page costs O(log n + page) when nothing else filters.
-        let floor = after_ms.unwrap_or(i64::MIN);
-        let upper = match &cursor {
-            Some((ts, id)) => Bound::Excluded((*ts, Arc::<str>::from(id.as_str()))),
-            None => Bound::Unbounded,
-        };
+        // Newest first from the cursor down to the timestamp floor: O(log n + page) when
+        // nothing but the owner filters.
         let mut page = Vec::with_capacity(q.page_size.min(100));
         let mut has_more = false;
-        for (ts, id) in inner.by_time.range((Bound::Unbounded, upper)).rev() {
+        for (ts, id) in listing.newest_first(cursor.as_ref()) {
             if *ts < floor {
                 break;
             }
@@ -500,18 +497,14 @@ impl TaskManager for InMemoryTaskManager {
             }
             page.push((*ts, e));
         }
-        let in_window = inner.by_time.range((floor, Arc::<str>::from(""))..);
-        let every_task_matches = q.owner.is_none() && inner.owned == 0;
-        let total = if every_task_matches && q.status.is_none() && q.context_id.is_none() {
-            if after_ms.is_none() {
-                inner.by_time.len()
-            } else {
-                in_window.count()
-            }
-        } else {
-            in_window
+        let total = match (filtered, q.status_timestamp_after) {
+            (false, None) => listing.len(),
+            (false, Some(_)) => listing.count_from(floor),
+            (true, _) => listing
+                .newest_first(None)
+                .take_while(|(ts, _)| *ts >= floor)
                 .filter(|(_, id)| inner.tasks.get(id).is_some_and(|e| matches(e)))
-                .count()
+                .count(),
         };
         let next_page_token = match (has_more, page.last()) {
             (true, Some((ts, e))) => encode_cursor(*ts, &e.id),

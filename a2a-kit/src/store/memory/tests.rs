@@ -482,3 +482,311 @@ proptest! {
         })?;
     }
 }
+
+// ----- The ListTasks index -----
+
+/// A time in Unix milliseconds as a status timestamp.
+fn at(ms: i64) -> Option<Timestamp> {
+    Some(Timestamp::from(
+        chrono::DateTime::from_timestamp_millis(ms).expect("a valid time"),
+    ))
+}
+
+fn task_at(id: &str, context: &str, state: TaskState, ms: i64) -> Task {
+    Task {
+        id: id.into(),
+        context_id: context.into(),
+        status: TaskStatus {
+            state,
+            message: None,
+            timestamp: at(ms),
+        },
+        artifacts: vec![],
+        history: vec![Message::user_text("hi")],
+        metadata: None,
+    }
+}
+
+fn user(k: usize) -> Option<Owner> {
+    Owner::new(Some("acme"), Some(&format!("user-{k}")))
+}
+
+/// One ListTasks call, and how many index keys it walked.
+async fn list_walked(store: &InMemoryTaskManager, q: &ListQuery) -> (ListTasksResponse, usize) {
+    listing::WALKED.with(|w| w.set(0));
+    let page = store.list_tasks(q).await.unwrap();
+    (page, listing::WALKED.with(|w| w.get()))
+}
+
+fn ids(page: &ListTasksResponse) -> Vec<String> {
+    page.tasks.iter().map(|t| t.id.clone()).collect()
+}
+
+/// Issue #29: with 100,000 tasks stored, a caller with no task walked all of them (28 ms
+/// under the store's lock). ListTasks now walks the caller's own tasks only: none for a
+/// caller with none, a page and one more for a caller with many, and all of its own (never
+/// anyone else's) when a filter other than the owner's must count them.
+#[test]
+fn list_tasks_walks_only_the_callers_own_tasks() {
+    block(async {
+        let store = InMemoryTaskManager::new(InMemoryConfig {
+            max_tasks: 200_000,
+            terminal_ttl: None,
+        });
+        let base = 1_700_000_000_000;
+        // user-k owns tasks k, k + 1000, ...: 100 each, a third of them WORKING.
+        let state = |i: usize| {
+            if i % 3 == 0 {
+                TaskState::Working
+            } else {
+                TaskState::Completed
+            }
+        };
+        for i in 0..100_000usize {
+            let t = task_at(&format!("t-{i}"), "c", state(i), base + i as i64);
+            store.create_task(t, None, user(i % 1000)).await.unwrap();
+        }
+        let query = |owner: Option<Owner>| ListQuery {
+            owner,
+            page_size: 10,
+            view: TaskView::FULL,
+            ..ListQuery::default()
+        };
+
+        for nobody in [user(5000), None] {
+            let (page, walked) = list_walked(&store, &query(nobody)).await;
+            assert_eq!((page.tasks.len(), page.total_size), (0, 0));
+            assert!(page.next_page_token.is_empty());
+            assert_eq!(walked, 0, "a caller with no task walks none");
+        }
+
+        // user-7's tasks, newest first, page by page.
+        let mine: Vec<String> = (0..100)
+            .rev()
+            .map(|k| format!("t-{}", 7 + 1000 * k))
+            .collect();
+        let mut q = query(user(7));
+        let mut listed = Vec::new();
+        loop {
+            let (page, walked) = list_walked(&store, &q).await;
+            assert_eq!(page.total_size, 100);
+            assert!(walked <= 11, "a page and one more, not {walked}");
+            listed.extend(ids(&page));
+            if page.next_page_token.is_empty() {
+                break;
+            }
+            q.page_token = Some(page.next_page_token);
+        }
+        assert_eq!(listed, mine);
+
+        // A state filter counts the caller's tasks, no one else's.
+        let mut q = query(user(7));
+        q.status = Some(TaskState::Working);
+        let (page, walked) = list_walked(&store, &q).await;
+        let working: Vec<String> = (0..100)
+            .rev()
+            .map(|k| 7 + 1000 * k)
+            .filter(|i| state(*i) == TaskState::Working)
+            .map(|i| format!("t-{i}"))
+            .collect();
+        assert_eq!(page.total_size as usize, working.len());
+        assert_eq!(ids(&page), working[..10]);
+        assert!(
+            walked <= 200,
+            "the caller's 100 tasks at most twice, not {walked}"
+        );
+
+        // A timestamp floor counts the window only.
+        let mut q = query(user(7));
+        q.status_timestamp_after = at(base + 50_000);
+        let (page, walked) = list_walked(&store, &q).await;
+        assert_eq!(page.total_size, 50);
+        assert_eq!(ids(&page), mine[..10]);
+        assert!(walked <= 11 + 50, "a page and the window, not {walked}");
+    });
+}
+
+/// The index agrees with the tasks it indexes: each task once, under its owner and its
+/// status time, and no owner kept without tasks.
+fn check_listings(store: &InMemoryTaskManager) -> Result<(), TestCaseError> {
+    let inner = store.lock();
+    let mut indexed = inner.listings.all();
+    let mut tasks: Vec<_> = inner
+        .tasks
+        .values()
+        .map(|e| (e.owner.clone(), (e.time_key, e.id.clone())))
+        .collect();
+    indexed.sort();
+    tasks.sort();
+    prop_assert_eq!(indexed, tasks);
+    Ok(())
+}
+
+/// The query answered by a scan of every task (how ListTasks worked before the index):
+/// the ids that match, newest first (ties: the greater id first).
+fn scan(store: &InMemoryTaskManager, q: &ListQuery) -> Vec<String> {
+    let inner = store.lock();
+    let floor = q
+        .status_timestamp_after
+        .map_or(i64::MIN, |t| t.0.timestamp_millis());
+    let mut keys: Vec<(i64, Arc<str>)> = inner
+        .tasks
+        .values()
+        .filter(|e| {
+            e.owner == q.owner
+                && q.status.is_none_or(|s| e.body.state() == s)
+                && q.context_id
+                    .as_deref()
+                    .is_none_or(|c| e.body.context_id() == c)
+                && e.time_key >= floor
+        })
+        .map(|e| (e.time_key, e.id.clone()))
+        .collect();
+    keys.sort_by(|a, b| b.cmp(a));
+    keys.into_iter().map(|(_, id)| id.to_string()).collect()
+}
+
+#[derive(Debug, Clone)]
+enum ListOp {
+    /// A task of owner `owner` (0: none) in context `context`, created in `state` at `ms`,
+    /// and completed at `done` in the same write if that is given.
+    Create {
+        owner: usize,
+        context: usize,
+        state: TaskState,
+        ms: i64,
+        done: Option<i64>,
+    },
+    /// A status update of a task created before (evicted or not).
+    Update {
+        task: prop::sample::Index,
+        state: TaskState,
+        ms: i64,
+    },
+    Purge(i64),
+    List {
+        owner: usize,
+        context: Option<usize>,
+        status: Option<TaskState>,
+        after: Option<i64>,
+        page: usize,
+    },
+}
+
+fn list_op() -> impl Strategy<Value = ListOp> {
+    let state = || prop::sample::select(TaskState::ALL.to_vec());
+    prop_oneof![
+        3 => (0..4usize, 0..3usize, state(), 0..40i64, prop::option::of(0..40i64)).prop_map(
+            |(owner, context, state, ms, done)| ListOp::Create { owner, context, state, ms, done }
+        ),
+        3 => (any::<prop::sample::Index>(), state(), 0..40i64)
+            .prop_map(|(task, state, ms)| ListOp::Update { task, state, ms }),
+        1 => (0..40i64).prop_map(ListOp::Purge),
+        2 => (
+            0..4usize,
+            prop::option::of(0..3usize),
+            prop::option::of(state()),
+            prop::option::of(0..40i64),
+            1..5usize,
+        )
+            .prop_map(|(owner, context, status, after, page)| ListOp::List {
+                owner,
+                context,
+                status,
+                after,
+                page,
+            }),
+    ]
+}
+
+proptest! {
+    /// Whatever tasks are created, updated, evicted (for capacity, by age, by a purge) and
+    /// listed, the index holds exactly the stored tasks, and every ListTasks answers, page by
+    /// page, what a scan of every task answers, with the same total on each page.
+    #[test]
+    fn the_list_index_answers_as_a_scan_of_every_task(
+        ops in prop::collection::vec(list_op(), 1..80),
+        ttl in prop::option::of(Just(Duration::from_secs(3600))),
+    ) {
+        block(async {
+            let store = InMemoryTaskManager::new(InMemoryConfig { max_tasks: 12, terminal_ttl: ttl });
+            // Long ago, so a TTL evicts every finished task.
+            let base = 1_700_000_000_000;
+            let owner = |k: usize| if k == 0 { None } else { user(k) };
+            let mut created: Vec<String> = Vec::new();
+            for op in ops {
+                match op {
+                    ListOp::Create { owner: o, context, state, ms, done } => {
+                        let id = format!("t-{}", created.len());
+                        created.push(id.clone());
+                        let context = format!("c-{context}");
+                        let task = task_at(&id, &context, state, base + ms);
+                        let events: Vec<StreamResponse> = done
+                            .map(|done| StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                                task_id: id.clone(),
+                                context_id: context.clone(),
+                                status: TaskStatus {
+                                    state: TaskState::Completed,
+                                    message: None,
+                                    timestamp: at(base + done),
+                                },
+                                metadata: None,
+                            }))
+                            .into_iter()
+                            .collect();
+                        let _ = store.create_task_with_events(task, None, owner(o), events).await;
+                    }
+                    ListOp::Update { task, state, ms } => {
+                        if created.is_empty() {
+                            continue;
+                        }
+                        let id = task.get(&created).clone();
+                        let context = match store.get_task(&id, TaskView::default()).await.unwrap() {
+                            Some(rec) => rec.task.context_id,
+                            None => String::from("c-0"),
+                        };
+                        let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                            task_id: id.clone(),
+                            context_id: context,
+                            status: TaskStatus { state, message: None, timestamp: at(base + ms) },
+                            metadata: None,
+                        });
+                        let _ = store.append_event(&id, update).await;
+                    }
+                    ListOp::Purge(before) => {
+                        store.purge_terminal_before(at(base + before).unwrap()).await.unwrap();
+                    }
+                    ListOp::List { owner: o, context, status, after, page } => {
+                        let mut q = ListQuery {
+                            owner: owner(o),
+                            context_id: context.map(|c| format!("c-{c}")),
+                            status,
+                            status_timestamp_after: after.and_then(|a| at(base + a)),
+                            page_size: page,
+                            page_token: None,
+                            view: TaskView::default(),
+                        };
+                        let first = store.list_tasks(&q).await.unwrap();
+                        // After the list's own eviction of expired tasks.
+                        let want = scan(&store, &q);
+                        let mut got = ids(&first);
+                        prop_assert_eq!(first.total_size as usize, want.len());
+                        let mut token = first.next_page_token;
+                        while !token.is_empty() {
+                            prop_assert!(got.len() <= want.len(), "pages past the end");
+                            q.page_token = Some(token);
+                            let next = store.list_tasks(&q).await.unwrap();
+                            prop_assert_eq!(next.total_size as usize, want.len());
+                            prop_assert!(!next.tasks.is_empty(), "a token leads to a task");
+                            got.extend(ids(&next));
+                            token = next.next_page_token;
+                        }
+                        prop_assert_eq!(got, want);
+                    }
+                }
+                check_listings(&store)?;
+            }
+            Ok(())
+        })?;
+    }
+}

@@ -325,6 +325,19 @@ impl PostgresTaskManager {
         &self.inner.cx.pool
     }
 
+    /// ListTasks' statements for `query` (the count, then the page), each as the store
+    /// prepares it, with its arguments (`$1`, ...) as SQL literals: what
+    /// `tests/store_list_index.rs` explains, to check that they search an index. Not public
+    /// API: it may change in any release.
+    #[doc(hidden)]
+    pub fn list_statements(query: &ListQuery) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+        let cursor = query.page_token.as_deref().map(decode_cursor).transpose()?;
+        Ok(list_statements(query, cursor.as_ref())
+            .into_iter()
+            .map(|(sql, args)| (sql, literals(&args)))
+            .collect())
+    }
+
     /// The schema the tables live in.
     pub fn schema(&self) -> &str {
         &self.inner.schema
@@ -470,6 +483,7 @@ async fn require_task(conn: &mut PgConnection, task_id: &str) -> Result<(), Stor
 }
 
 /// A bound value of a query built at run time.
+#[derive(Clone)]
 enum Arg {
     Text(String),
     Int(i64),
@@ -486,6 +500,44 @@ fn bind_all<'q>(
         };
     }
     query
+}
+
+/// ListTasks' two statements for `q` after `cursor`, each with its arguments: the count of
+/// the owner's matching tasks, and the page (one row more than a page says another follows).
+fn list_statements(q: &ListQuery, cursor: Option<&(i64, String)>) -> [(String, Vec<Arg>); 2] {
+    let (filter, count_args) = list_filter(q);
+    let count = format!("SELECT COUNT(*) FROM tasks WHERE {filter}");
+    let mut args = count_args.clone();
+    let mut page = format!("SELECT task, status_ts FROM tasks WHERE {filter}");
+    if let Some((ts, id)) = cursor {
+        args.push(Arg::Int(*ts));
+        args.push(Arg::Text(id.clone()));
+        page.push_str(&format!(
+            " AND (status_ts, id) < (${}, ${})",
+            args.len() - 1,
+            args.len()
+        ));
+    }
+    args.push(Arg::Int(
+        i64::try_from(q.page_size)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1),
+    ));
+    page.push_str(&format!(
+        " ORDER BY status_ts DESC, id DESC LIMIT ${}",
+        args.len()
+    ));
+    [(count, count_args), (page, args)]
+}
+
+/// Arguments as SQL literals (for the tests, which EXPLAIN ListTasks' statements).
+fn literals(args: &[Arg]) -> Vec<String> {
+    args.iter()
+        .map(|arg| match arg {
+            Arg::Int(n) => n.to_string(),
+            Arg::Text(t) => format!("'{}'", t.replace('\'', "''")),
+        })
+        .collect()
 }
 
 /// The WHERE clause and arguments of a ListTasks query's filters.
@@ -667,37 +719,14 @@ impl TaskManager for PostgresTaskManager {
 
     async fn list_tasks(&self, q: &ListQuery) -> Result<ListTasksResponse, StoreError> {
         let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
-        let (filter, mut args) = list_filter(q);
+        let [(count, count_args), (page, args)] = list_statements(q, cursor.as_ref());
         let mut tx = self.begin().await?;
-        let total: i64 = bind_all(
-            sqlx::query(&format!("SELECT COUNT(*) FROM tasks WHERE {filter}")),
-            &args,
-        )
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(db)?
-        .get(0);
-        let mut sql = format!("SELECT task, status_ts FROM tasks WHERE {filter}");
-        if let Some((ts, id)) = cursor {
-            args.push(Arg::Int(ts));
-            args.push(Arg::Text(id));
-            sql.push_str(&format!(
-                " AND (status_ts, id) < (${}, ${})",
-                args.len() - 1,
-                args.len()
-            ));
-        }
-        // One more than a page tells whether another page follows.
-        args.push(Arg::Int(
-            i64::try_from(q.page_size)
-                .unwrap_or(i64::MAX)
-                .saturating_add(1),
-        ));
-        sql.push_str(&format!(
-            " ORDER BY status_ts DESC, id DESC LIMIT ${}",
-            args.len()
-        ));
-        let rows = bind_all(sqlx::query(&sql), &args)
+        let total: i64 = bind_all(sqlx::query(&count), &count_args)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db)?
+            .get(0);
+        let rows = bind_all(sqlx::query(&page), &args)
             .fetch_all(&mut *tx)
             .await
             .map_err(db)?;

@@ -194,6 +194,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE tasks ADD COLUMN owned_by TEXT;
     CREATE INDEX tasks_by_owner ON tasks (owned_by, status_ts, id);
     "#,
+    // 7: ListTasks names its owner (version 6); asked for a context or a state it walked all
+    // the owner's tasks (an open agent's: every task) to find and count them. Indexes by the
+    // owner and then the context or the state find them at once. Tasks by time alone and by
+    // context alone are no query's any more: dropped, so a write updates as many indexes as
+    // before. (`tasks_by_state` stays: start-up recovery looks tasks up by state alone.)
+    r#"
+    DROP INDEX tasks_by_time;
+    DROP INDEX tasks_by_context;
+    CREATE INDEX tasks_by_owner_context ON tasks (owned_by, context_id, status_ts, id);
+    CREATE INDEX tasks_by_owner_state   ON tasks (owned_by, state, status_ts, id);
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.

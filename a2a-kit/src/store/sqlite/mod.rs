@@ -284,6 +284,19 @@ impl SqliteTaskManager {
         .await
     }
 
+    /// ListTasks' statements for `query` (the count, then the page), each as the store
+    /// prepares it, with its parameters (`?1`, ...) as SQL literals: what
+    /// `tests/store_list_index.rs` explains, to check that they search an index. Not public
+    /// API: it may change in any release.
+    #[doc(hidden)]
+    pub fn list_statements(query: &ListQuery) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+        let cursor = query.page_token.as_deref().map(decode_cursor).transpose()?;
+        Ok(list_statements(query, cursor.as_ref())
+            .into_iter()
+            .map(|(sql, args)| (sql, literals(&args)))
+            .collect())
+    }
+
     /// The most recent status messages of a task (history messages whose metadata `kind` is
     /// `status-message`, i.e. `ctx.status(..)` texts), at most `limit`, oldest first.
     ///
@@ -611,30 +624,13 @@ impl TaskManager for SqliteTaskManager {
         let cursor = q.page_token.as_deref().map(decode_cursor).transpose()?;
         let q = q.clone();
         self.read(move |tx| {
-            use rusqlite::types::Value;
-            let (filter, mut args) = list_filter(&q);
+            let [(count, count_args), (page, args)] = list_statements(&q, cursor.as_ref());
             let total: i64 = tx
-                .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {filter}"))
+                .prepare_cached(&count)
                 .db()?
-                .query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0))
+                .query_row(rusqlite::params_from_iter(count_args.iter()), |r| r.get(0))
                 .db()?;
-            let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter}");
-            if let Some((ts, id)) = &cursor {
-                args.push(Value::Integer(*ts));
-                args.push(Value::Text(id.clone()));
-                sql.push_str(&format!(
-                    " AND (status_ts, id) < (?{}, ?{})",
-                    args.len() - 1,
-                    args.len()
-                ));
-            }
-            // One more than a page tells whether another page follows.
-            args.push(Value::Integer(clamp(q.page_size).saturating_add(1)));
-            sql.push_str(&format!(
-                " ORDER BY status_ts DESC, id DESC LIMIT ?{}",
-                args.len()
-            ));
-            let mut stmt = tx.prepare_cached(&sql).db()?;
+            let mut stmt = tx.prepare_cached(&page).db()?;
             let raw = stmt
                 .query_map(rusqlite::params_from_iter(args.iter()), raw_row)
                 .db()?

@@ -317,8 +317,53 @@ pub(super) fn get_raw_row(conn: &Connection, task_id: &str) -> Result<Option<Raw
         .db()
 }
 
+/// ListTasks' two statements for `q` after `cursor`, each with its parameters: the count of
+/// the owner's matching tasks, and the page (one row more than a page says another follows).
+pub(super) fn list_statements(
+    q: &ListQuery,
+    cursor: Option<&(i64, String)>,
+) -> [(String, Vec<rusqlite::types::Value>); 2] {
+    use rusqlite::types::Value;
+    let (filter, count_args) = list_filter(q);
+    let count = format!("SELECT COUNT(*) FROM tasks WHERE {filter}");
+    let mut args = count_args.clone();
+    let mut page = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE {filter}");
+    if let Some((ts, id)) = cursor {
+        args.push(Value::Integer(*ts));
+        args.push(Value::Text(id.clone()));
+        page.push_str(&format!(
+            " AND (status_ts, id) < (?{}, ?{})",
+            args.len() - 1,
+            args.len()
+        ));
+    }
+    args.push(Value::Integer(clamp(q.page_size).saturating_add(1)));
+    page.push_str(&format!(
+        " ORDER BY status_ts DESC, id DESC LIMIT ?{}",
+        args.len()
+    ));
+    [(count, count_args), (page, args)]
+}
+
+/// Parameters as SQL literals (for the tests, which EXPLAIN ListTasks' statements).
+pub(super) fn literals(args: &[rusqlite::types::Value]) -> Vec<String> {
+    use rusqlite::types::Value;
+    args.iter()
+        .map(|arg| match arg {
+            Value::Null => String::from("NULL"),
+            Value::Integer(n) => n.to_string(),
+            Value::Real(x) => x.to_string(),
+            Value::Text(t) => format!("'{}'", t.replace('\'', "''")),
+            Value::Blob(b) => format!(
+                "X'{}'",
+                b.iter().map(|x| format!("{x:02X}")).collect::<String>()
+            ),
+        })
+        .collect()
+}
+
 /// The WHERE clause and parameters of a ListTasks query (without the cursor).
-pub(super) fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
+fn list_filter(q: &ListQuery) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value;
     // Always one owner's tasks (`IS`: NULL for tasks without one).
     let mut args = vec![match &q.owner {
