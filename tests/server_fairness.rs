@@ -354,3 +354,52 @@ async fn tasks_left_waiting_without_a_run_count_against_the_share() {
     let v = send(&hog, &base, "stateless", "one", false).await;
     assert_eq!(state(&v), "TASK_STATE_INPUT_REQUIRED", "{v}");
 }
+
+/// Over h2c (each stream in a task of its own) the client is known all the same.
+#[tokio::test]
+async fn h2c_clients_are_counted_by_address_too() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let share = CallerShare {
+        live_tasks: 1,
+        ..Default::default()
+    };
+    let base =
+        serve_standalone(AgentService::builder(TestAgent).execution(sharing(share, 64))).await;
+    let addr = base.trim_start_matches("http://").to_string();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from(([127, 0, 0, 4], 0))).unwrap();
+    let tcp = socket.connect(addr.parse().unwrap()).await.unwrap();
+    let (mut h2, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    tokio::spawn(conn);
+    let mut ask = async || {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                          "params": {"message": to_skill("ask", "q")}});
+        let request = http::Request::post(&base)
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                body.to_string(),
+            )))
+            .unwrap();
+        let resp = h2.send_request(request).await.expect("h2c request");
+        assert_eq!(resp.version(), http::Version::HTTP_2);
+        let bytes = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+    let first = ask().await;
+    assert_eq!(state(&first), "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let over = ask().await;
+    assert!(
+        over["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("client 127.0.0.4 has 1 live tasks"),
+        "{over}"
+    );
+}

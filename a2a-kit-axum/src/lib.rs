@@ -89,13 +89,16 @@ pub fn router<S: Clone + Send + Sync + 'static>(agent: impl Into<A2aHttpService>
     .fallback_service(http)
 }
 
-/// The client's address axum's `ConnectInfo` holds, when the app is served with
-/// `into_make_service_with_connect_info::<SocketAddr>()` (the standalone server tells the
-/// agent itself): anonymous callers' shares are counted by it.
+/// The client's address when the request carries no `ClientAddr`: the standalone server's
+/// connection (see `server::connection_peer`), else what axum's `ConnectInfo` holds when the
+/// app is served with `into_make_service_with_connect_info::<SocketAddr>()`. Anonymous
+/// callers' shares are counted by it.
 fn connect_info(extensions: &http::Extensions) -> Option<SocketAddr> {
-    extensions
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-        .map(|info| info.0)
+    server::connection_peer().or_else(|| {
+        extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|info| info.0)
+    })
 }
 
 /// `GET` [`JWKS_PATH`]: the public keys the agent signs its card and push deliveries with

@@ -227,12 +227,15 @@ pub(crate) async fn run(
             peer: a2a_kit::request::ClientAddr(peer),
             limit: limiter.clone().map(|l| (l, client)),
         });
-        let conn = tokio::spawn(serve_connection(
-            tcp,
-            service,
-            builder.clone(),
-            graceful.watcher(),
-            (slot, held),
+        let conn = tokio::spawn(CONNECTION_PEER.scope(
+            peer,
+            serve_connection(
+                tcp,
+                service,
+                builder.clone(),
+                graceful.watcher(),
+                (slot, held),
+            ),
         ));
         // A task of its own: the connection's task polls nothing but the connection.
         tokio::spawn(watchdog(
@@ -266,6 +269,19 @@ fn sweep(limiter: Arc<PerIp>) -> tokio::task::JoinHandle<()> {
             limiter.limiter.shrink_to_fit();
         }
     })
+}
+
+tokio::task_local! {
+    /// The client's address of the connection whose task this is.
+    static CONNECTION_PEER: std::net::SocketAddr;
+}
+
+/// The client's address of a request this server is handling: HTTP/1.1 requests are handled
+/// in their connection's task, which knows it (a task-local: no extension inserted in every
+/// request, which on a request that already has three grows its map); HTTP/2 streams run in
+/// tasks of their own and carry a [`ClientAddr`](a2a_kit::request::ClientAddr).
+pub(crate) fn connection_peer() -> Option<std::net::SocketAddr> {
+    CONNECTION_PEER.try_with(|peer| *peer).ok()
 }
 
 /// Each address's open connections, for [`ServerLimits::max_connections_per_ip`].
@@ -454,7 +470,10 @@ where
 
     fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
         let under_way = Some(UnderWay::begin(&self.activity));
-        req.extensions_mut().insert(self.peer);
+        if req.version() >= http::Version::HTTP_2 {
+            // Served in a task of its own, where `connection_peer` knows nothing.
+            req.extensions_mut().insert(self.peer);
+        }
         if let Some(wait) = self.limit.as_ref().and_then(|(l, ip)| l.wait(ip)) {
             // The refusal itself comes after the wait (at most a second): a client that sends
             // its next request when answered is paced to the rate, not answered 429 as fast

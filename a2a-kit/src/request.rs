@@ -44,10 +44,10 @@ pub struct RequestContext {
     extensions: http::Extensions,
 }
 
-/// The address of the client a request came from, as a server puts it in the request's
-/// extensions (`a2a_kit_axum`'s server does; mounted in an axum app, so does its router when
-/// the app is served with `into_make_service_with_connect_info::<SocketAddr>()`). The edge
-/// copies it into the [`RequestContext`]: anonymous callers' shares are counted by it.
+/// The address of the client a request came from, as a server may put it in the request's
+/// extensions. The edge copies it into the [`RequestContext`]: anonymous callers' shares are
+/// counted by it. (a2a-kit-axum needs none: its server tells the agent each request's client,
+/// and its router reads axum's `ConnectInfo`; see [`A2aHttpService::client_addr_from`](crate::binding::A2aHttpService::client_addr_from).)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddr(pub SocketAddr);
 
