@@ -90,11 +90,11 @@ pub fn router<S: Clone + Send + Sync + 'static>(agent: impl Into<A2aHttpService>
 }
 
 /// The client's address when the request carries no `ClientAddr`: the standalone server's
-/// connection (see `server::connection_peer`), else what axum's `ConnectInfo` holds when the
+/// (see `server::polled_for`), else what axum's `ConnectInfo` holds when the
 /// app is served with `into_make_service_with_connect_info::<SocketAddr>()`. Anonymous
 /// callers' shares are counted by it.
 fn connect_info(extensions: &http::Extensions) -> Option<SocketAddr> {
-    server::connection_peer().or_else(|| {
+    server::polled_for().or_else(|| {
         extensions
             .get::<axum::extract::ConnectInfo<SocketAddr>>()
             .map(|info| info.0)

@@ -227,15 +227,12 @@ pub(crate) async fn run(
             peer: a2a_kit::request::ClientAddr(peer),
             limit: limiter.clone().map(|l| (l, client)),
         });
-        let conn = tokio::spawn(CONNECTION_PEER.scope(
-            peer,
-            serve_connection(
-                tcp,
-                service,
-                builder.clone(),
-                graceful.watcher(),
-                (slot, held),
-            ),
+        let conn = tokio::spawn(serve_connection(
+            tcp,
+            service,
+            builder.clone(),
+            graceful.watcher(),
+            (slot, held),
         ));
         // A task of its own: the connection's task polls nothing but the connection.
         tokio::spawn(watchdog(
@@ -271,17 +268,34 @@ fn sweep(limiter: Arc<PerIp>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-tokio::task_local! {
-    /// The client's address of the connection whose task this is.
-    static CONNECTION_PEER: std::net::SocketAddr;
+thread_local! {
+    /// The client's address of the request being polled on this thread, if this server's.
+    static POLLED_FOR: std::cell::Cell<Option<std::net::SocketAddr>> =
+        const { std::cell::Cell::new(None) };
 }
 
-/// The client's address of a request this server is handling: HTTP/1.1 requests are handled
-/// in their connection's task, which knows it (a task-local: no extension inserted in every
-/// request, which on a request that already has three grows its map); HTTP/2 streams run in
-/// tasks of their own and carry a [`ClientAddr`](a2a_kit::request::ClientAddr).
-pub(crate) fn connection_peer() -> Option<std::net::SocketAddr> {
-    CONNECTION_PEER.try_with(|peer| *peer).ok()
+/// The client's address of the request this server is polling on this thread: set around
+/// each poll of the request's future (the agent admits a new task inside one), so no
+/// `ClientAddr` is inserted in every request's extensions (about 150 instructions, 300 more
+/// on a request whose map it grows). HTTP/2 streams, polled in tasks of their own, are
+/// covered the same way.
+pub(crate) fn polled_for() -> Option<std::net::SocketAddr> {
+    POLLED_FOR.with(std::cell::Cell::get)
+}
+
+/// Sets [`POLLED_FOR`] for one poll, and puts back what was there.
+struct PollingFor(Option<std::net::SocketAddr>);
+
+impl PollingFor {
+    fn enter(peer: std::net::SocketAddr) -> Self {
+        PollingFor(POLLED_FOR.with(|p| p.replace(Some(peer))))
+    }
+}
+
+impl Drop for PollingFor {
+    fn drop(&mut self) {
+        POLLED_FOR.with(|p| p.set(self.0));
+    }
 }
 
 /// Each address's open connections, for [`ServerLimits::max_connections_per_ip`].
@@ -468,12 +482,8 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let under_way = Some(UnderWay::begin(&self.activity));
-        if req.version() >= http::Version::HTTP_2 {
-            // Served in a task of its own, where `connection_peer` knows nothing.
-            req.extensions_mut().insert(self.peer);
-        }
         if let Some(wait) = self.limit.as_ref().and_then(|(l, ip)| l.wait(ip)) {
             // The refusal itself comes after the wait (at most a second): a client that sends
             // its next request when answered is paced to the rate, not answered 429 as fast
@@ -485,12 +495,14 @@ where
                     too_many_requests(wait),
                 )),
                 under_way,
+                peer: self.peer.0,
             };
         }
         WatchedFuture {
             inner: Some(self.inner.call(req)),
             refused: None,
             under_way,
+            peer: self.peer.0,
         }
     }
 }
@@ -503,6 +515,7 @@ pin_project_lite::pin_project! {
         inner: Option<F>,
         refused: Option<(Pin<Box<tokio::time::Sleep>>, http::Response<axum::body::Body>)>,
         under_way: Option<UnderWay>,
+        peer: std::net::SocketAddr,
     }
 }
 
@@ -519,7 +532,10 @@ where
         }
         let resp = match (this.refused.take(), this.inner.as_pin_mut()) {
             (Some((_, refused)), _) => refused,
-            (None, Some(inner)) => std::task::ready!(inner.poll(cx))?,
+            (None, Some(inner)) => {
+                let _peer = PollingFor::enter(*this.peer);
+                std::task::ready!(inner.poll(cx))?
+            }
             (None, None) => panic!("WatchedFuture polled after it completed"),
         };
         let under_way = this.under_way.take();
