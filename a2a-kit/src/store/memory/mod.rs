@@ -142,7 +142,47 @@ impl EvictionOrder {
     }
 }
 
+/// Tasks a filtered ListTasks walks per hold of the store's lock.
+const SCAN_CHUNK: usize = 1024;
+
 impl InMemoryTaskManager {
+    /// How many of `owner`'s tasks at or after `floor` match: walked SCAN_CHUNK at a time,
+    /// the lock let go between.
+    async fn count_matching(
+        &self,
+        owner: Option<&Owner>,
+        floor: i64,
+        matches: &(impl Fn(&Entry) -> bool + Sync),
+    ) -> usize {
+        let mut count = 0;
+        let mut resume: Option<listing::Key> = None;
+        loop {
+            let done = {
+                let inner = self.lock();
+                let mut at = None;
+                let mut done = true;
+                let keys = inner.listings.of(owner).newest_first(resume.as_ref());
+                for (walked, key) in keys.enumerate() {
+                    if key.0 < floor {
+                        break;
+                    }
+                    if walked == SCAN_CHUNK {
+                        done = false;
+                        break;
+                    }
+                    at = Some(key);
+                    count += usize::from(inner.tasks.get(&key.1).is_some_and(|e| matches(e)));
+                }
+                resume = at.cloned();
+                done
+            };
+            if done {
+                return count;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// A store with these limits.
     pub fn new(config: InMemoryConfig) -> Self {
         InMemoryTaskManager {
@@ -465,11 +505,7 @@ impl TaskManager for InMemoryTaskManager {
         let floor = q
             .status_timestamp_after
             .map_or(i64::MIN, |t| t.0.timestamp_millis());
-        let mut inner = self.lock();
-        inner.evict_expired(self.config.terminal_ttl);
-        let inner = &*inner;
-        // Only the query's owner's tasks: nobody else's are looked at.
-        let listing = inner.listings.of(q.owner.as_ref());
+        self.lock().evict_expired(self.config.terminal_ttl);
         let filtered = q.status.is_some() || q.context_id.is_some();
         let matches = |e: &Entry| {
             q.status.is_none_or(|s| e.body.state() == s)
@@ -477,44 +513,66 @@ impl TaskManager for InMemoryTaskManager {
                     .as_deref()
                     .is_none_or(|c| e.body.context_id() == c)
         };
-        // Newest first from the cursor down to the timestamp floor: O(log n + page) when
-        // nothing but the owner filters.
+        // Only the query's owner's tasks, newest first from the cursor down to the timestamp
+        // floor: O(log n + page) when nothing but the owner filters. A filter may have to walk
+        // all of the owner's tasks (an open agent's are every task): the walk takes the lock
+        // for SCAN_CHUNK tasks at a time, so it never holds the store for everyone else.
         let mut page = Vec::with_capacity(q.page_size.min(100));
+        let mut last = None;
         let mut has_more = false;
-        for (ts, id) in listing.newest_first(cursor.as_ref()) {
-            if *ts < floor {
-                break;
-            }
-            let Some(e) = inner.tasks.get(id) else {
-                continue;
+        let mut resume = cursor;
+        loop {
+            let done = {
+                let inner = self.lock();
+                let listing = inner.listings.of(q.owner.as_ref());
+                let mut done = true;
+                let mut at = None;
+                for (walked, key) in listing.newest_first(resume.as_ref()).enumerate() {
+                    if key.0 < floor {
+                        break;
+                    }
+                    if walked == SCAN_CHUNK {
+                        done = false;
+                        break;
+                    }
+                    at = Some(key);
+                    let Some(e) = inner.tasks.get(&key.1) else {
+                        continue;
+                    };
+                    if !matches(e) {
+                        continue;
+                    }
+                    if page.len() == q.page_size {
+                        has_more = true;
+                        break;
+                    }
+                    page.push(e.view(q.view)?);
+                    last = Some(key.clone());
+                }
+                resume = at.cloned();
+                done
             };
-            if !matches(e) {
-                continue;
-            }
-            if page.len() == q.page_size {
-                has_more = true;
+            if done {
                 break;
             }
-            page.push((*ts, e));
+            tokio::task::yield_now().await;
         }
-        let total = match (filtered, q.status_timestamp_after) {
-            (false, None) => listing.len(),
-            (false, Some(_)) => listing.count_from(floor),
-            (true, _) => listing
-                .newest_first(None)
-                .take_while(|(ts, _)| *ts >= floor)
-                .filter(|(_, id)| inner.tasks.get(id).is_some_and(|e| matches(e)))
-                .count(),
+        let total = if filtered {
+            self.count_matching(q.owner.as_ref(), floor, &matches).await
+        } else {
+            let inner = self.lock();
+            let listing = inner.listings.of(q.owner.as_ref());
+            match q.status_timestamp_after {
+                None => listing.len(),
+                Some(_) => listing.count_from(floor),
+            }
         };
-        let next_page_token = match (has_more, page.last()) {
-            (true, Some((ts, e))) => encode_cursor(*ts, &e.id),
+        let next_page_token = match (has_more, last) {
+            (true, Some((ts, id))) => encode_cursor(ts, &id),
             _ => String::new(),
         };
         Ok(ListTasksResponse {
-            tasks: page
-                .into_iter()
-                .map(|(_, e)| e.view(q.view))
-                .collect::<Result<_, _>>()?,
+            tasks: page,
             next_page_token,
             page_size: q.page_size as i32,
             total_size: total as i32,

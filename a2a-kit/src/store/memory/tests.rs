@@ -790,3 +790,64 @@ proptest! {
         })?;
     }
 }
+
+/// A filter over many of one owner's tasks (an open agent's are all of them) walks them a
+/// chunk per hold of the store's lock, with other work in between: its pages and total are
+/// the same as one walk's, across chunk boundaries.
+#[test]
+fn a_filtered_list_over_many_tasks_is_walked_in_chunks_and_stays_exact() {
+    block(async {
+        let store = std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig {
+            max_tasks: 200_000,
+            terminal_ttl: None,
+        }));
+        let base = 1_700_000_000_000;
+        let n = 3 * SCAN_CHUNK + 17;
+        for i in 0..n {
+            let state = if i % 7 == 0 {
+                TaskState::Working
+            } else {
+                TaskState::Completed
+            };
+            let t = task_at(&format!("t-{i}"), "c", state, base + i as i64);
+            store.create_task(t, None, None).await.unwrap();
+        }
+        let expected: Vec<String> = (0..n)
+            .rev()
+            .filter(|i| i % 7 == 0)
+            .map(|i| format!("t-{i}"))
+            .collect();
+        let mut q = ListQuery {
+            status: Some(TaskState::Working),
+            page_size: 50,
+            view: TaskView::FULL,
+            ..ListQuery::default()
+        };
+        // Another caller's reads go on while the walk lets the lock go.
+        let reader = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for _ in 0..100 {
+                    store
+                        .get_task("t-0", TaskView::FULL)
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        let mut seen = Vec::new();
+        loop {
+            let page = store.list_tasks(&q).await.unwrap();
+            assert_eq!(page.total_size as usize, expected.len());
+            seen.extend(ids(&page));
+            if page.next_page_token.is_empty() {
+                break;
+            }
+            q.page_token = Some(page.next_page_token);
+        }
+        assert_eq!(seen, expected);
+        reader.await.unwrap();
+    });
+}
