@@ -262,3 +262,36 @@ fn assert_sent_only_with_credentials(summary: &Value) {
         assert!(refused.contains("401"), "{binding}: {r}");
     }
 }
+
+/// Issue #30: the official Python client sends a data part's numbers as doubles
+/// (`"passengers": 2.0`); the travel agent's `book-flight` (a `u8` field) books it. A
+/// fraction is still refused, naming the field.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_books_a_flight_with_a_data_part() {
+    let Some(py) = tokio::task::spawn_blocking(python_sdk::python)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let server = a2a_tests::serve(a2a_kit::server::AgentService::builder(
+        a2a_examples::travel::TravelAgent::default(),
+    ))
+    .await;
+    let summary = run_script(&py, "data_client.py", &[&server.base]).await;
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let r = &summary[binding];
+        let two = &r["two"];
+        assert_eq!(
+            two["state"], 3,
+            "{binding}: COMPLETED is 3 in the SDK's enum: {r}"
+        );
+        assert_eq!(two["data"][0]["passengers"], 2.0, "{binding}: {r}");
+        assert_eq!(two["data"][0]["route"], "LIS-AMS", "{binding}: {r}");
+        let fraction = r["fraction"].to_string();
+        assert!(
+            fraction.contains("passengers") && fraction.contains("2.5"),
+            "{binding}: a fraction is refused naming the field: {fraction}"
+        );
+    }
+}

@@ -263,3 +263,62 @@ async fn the_default_skill_gets_data_only_if_it_reads_data() {
     let v = rpc(&s.base, "SendMessage", send_message_params(trip)).await;
     assert_eq!(text(&v), "filed 1 part(s)", "{v}");
 }
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Seats {
+    passengers: u8,
+    legs: Vec<i32>,
+    price: f64,
+}
+
+struct Airline;
+
+/// Seats people.
+#[a2a_agent]
+impl Airline {
+    /// Seat passengers.
+    #[skill]
+    async fn seat(&self, Data(s): Data<Seats>) -> String {
+        format!("{} on {:?} for {}", s.passengers, s.legs, s.price)
+    }
+}
+
+/// Issue #30: the official clients send a data part as protobuf's `Struct`, every number a
+/// double (`"passengers": 2.0` for Python's `2`): an integer field takes a whole-valued one;
+/// a fraction is still an error naming the field.
+#[tokio::test]
+async fn whole_valued_floats_fill_integer_fields() {
+    let s = serve(AgentService::builder(Airline)).await;
+    let send = |data: Value| {
+        let base = s.base.clone();
+        async move {
+            rpc(
+                &base,
+                "SendMessage",
+                send_message_params(json!([{"data": data}])),
+            )
+            .await
+        }
+    };
+    let v = send(json!({"passengers": 2.0, "legs": [1.0, -3.0], "price": 120})).await;
+    assert_eq!(
+        v["result"]["task"]["artifacts"][0]["parts"][0]["text"], "2 on [1, -3] for 120",
+        "{v}"
+    );
+    let v = send(json!({"passengers": 2.5, "legs": [], "price": 1.5})).await;
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("message.parts[0].data.passengers") && msg.contains("2.5"),
+        "{msg}"
+    );
+    let v = send(json!({"passengers": 300.0, "legs": [], "price": 1})).await;
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("passengers"),
+        "{v}"
+    );
+}

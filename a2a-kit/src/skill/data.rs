@@ -3,7 +3,8 @@
 /// Structured data: the first data part, deserialized into `T`. A text part holding JSON is
 /// accepted too, so plain-text clients can call typed skills. `T`'s JSON Schema is published
 /// in the card (see [`SKILL_SCHEMA_EXTENSION`](crate::skill::SKILL_SCHEMA_EXTENSION)). As a return value, `Data<T>`
-/// becomes a data part.
+/// becomes a data part. A whole-valued number (`2.0`, as the official SDKs send every number
+/// of a data part) fills an integer field; a fraction is an error naming the field.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Data<T>(pub T);
 

@@ -223,6 +223,8 @@ impl<T: DataInput> FromSkillRequest for Data<T> {
                 }
             }
         };
+        let mut value = value;
+        whole_floats_as_integers(&mut value);
         match serde_path_to_error::deserialize::<_, T>(value) {
             Ok(v) => Ok(Data(v)),
             Err(e) => {
@@ -243,6 +245,29 @@ impl<T: DataInput> FromSkillRequest for Data<T> {
 
     fn input_schema() -> Option<Value> {
         serde_json::to_value(schemars::schema_for!(T)).ok()
+    }
+}
+
+/// Whole-valued floats (`2.0`) as the integers they are, everywhere in `value`: the official
+/// clients send a data part through protobuf's `Struct`, whose numbers are all doubles, so a
+/// Python caller's `2` arrives as `2.0`, and an integer field would refuse it. A fraction
+/// (`2.5`) stays a float, refused by an integer field naming it; floats beyond 2^53 (no longer
+/// exact) stay floats too. A float field takes an integer as it is.
+fn whole_floats_as_integers(value: &mut Value) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= EXACT) {
+                *n = if f < 0.0 {
+                    (f as i64).into()
+                } else {
+                    (f as u64).into()
+                };
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_as_integers),
+        _ => {}
     }
 }
 
