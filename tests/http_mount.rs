@@ -84,6 +84,14 @@ async fn plain_hyper_serves_both_bindings_and_the_card() {
     let resp = client().get(&base).send().await.unwrap();
     assert_eq!(resp.status(), 405);
     assert_eq!(resp.headers()["allow"], "POST");
+    // With a body that says what is here (issue #30: it was empty).
+    let body: serde_json::Value = resp.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("JSON-RPC endpoint")
+            && message.contains("/.well-known/agent-card.json below this URL"),
+        "{body}"
+    );
     server.abort();
 }
 

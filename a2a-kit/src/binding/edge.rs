@@ -31,7 +31,7 @@ use http_body_util::{BodyExt, Limited, combinators::Collect};
 use tower_service::Service;
 
 use super::card::{card_response, is_card_path};
-use super::response::{A2aBody, close_if_unread, edge_refusal, json, response, rest_body_as};
+use super::response::{A2aBody, close_if_unread, edge_refusal, json, rest_body_as};
 use super::{jsonrpc, rest};
 use crate::auth::Caller;
 use crate::error::A2aError;
@@ -190,8 +190,18 @@ where
             ))));
         }
         if jsonrpc && req.method() != http::Method::POST {
-            // What a router with a POST-only route at `/` answers.
-            let mut resp = response(http::StatusCode::METHOD_NOT_ALLOWED, Default::default());
+            // What a router with a POST-only route at `/` answers, saying what is here (a
+            // person who opens the agent's URL in a browser lands here).
+            let mut resp = edge_refusal(
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                "UNIMPLEMENTED",
+                &format!(
+                    "this is an A2A agent's JSON-RPC endpoint: POST a JSON-RPC 2.0 request \
+                     here (method `SendMessage`, …); its card is at {} below this URL",
+                    super::AGENT_CARD_PATH
+                ),
+                None,
+            );
             resp.headers_mut()
                 .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
             return Either::Left(futures::future::ready(Ok(resp)));
