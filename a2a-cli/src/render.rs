@@ -268,14 +268,16 @@ impl Out {
             self.parts(&a.parts, "    ");
         }
         if !t.history.is_empty() {
-            outln!("  {} ({} messages)", self.dim("history"), t.history.len());
+            let n = counted(t.history.len(), "message");
+            outln!("  {} ({n})", self.dim("history"));
             for m in &t.history {
                 let who = format!("{:?}", m.role).to_ascii_lowercase();
                 let text = if !answer.is_empty() && m.text() == answer {
                     // The final status message that repeats the artifact.
                     "(the answer, above)".to_string()
                 } else {
-                    status_text(m).unwrap_or_else(|| format!("[{} parts]", m.parts.len()))
+                    status_text(m)
+                        .unwrap_or_else(|| format!("[{}]", counted(m.parts.len(), "part")))
                 };
                 outln!(
                     "    {} {}",
@@ -645,4 +647,22 @@ fn artifacts_text(t: &Task) -> String {
         .iter()
         .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
         .collect()
+}
+
+/// `n` things, in English: "1 message", "2 messages".
+fn counted(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        n => format!("{n} {thing}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_read_as_english() {
+        assert_eq!(super::counted(1, "message"), "1 message");
+        assert_eq!(super::counted(0, "part"), "0 parts");
+        assert_eq!(super::counted(2, "part"), "2 parts");
+    }
 }

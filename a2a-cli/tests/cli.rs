@@ -139,6 +139,10 @@ async fn send_blocking_streaming_and_json() {
     // Direct replies print the message.
     let o = a2a(&["send", &s.base, "hey", "--skill", "direct"]).await;
     assert_eq!(stdout(&o).trim(), "direct: hey");
+    // Counts read as English (issue #30: "1 messages").
+    let o = a2a(&["send", &s.base, "hey", "--skill", "echo", "--history", "5"]).await;
+    let out = stdout(&o);
+    assert!(out.contains("history (1 message)"), "{out}");
     // A file rides along with the text.
     let dir = std::env::temp_dir().join(format!("a2a-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
