@@ -112,7 +112,7 @@ pub struct ExecutionConfig {
     /// "unavailable" error (503 with `Retry-After` over HTTP+JSON), before anything is
     /// stored.
     pub max_waiting_skills: usize,
-    /// What one caller may hold of the above and of live tasks (see [`CallerShare`]).
+    /// What one caller may hold of the above and of live tasks (see [`CallerShare`](super::CallerShare)).
     pub per_caller: super::CallerShare,
     /// Whether streams also close on AUTH_REQUIRED (they always close on INPUT_REQUIRED and on
     /// terminal states). The spec contradicts itself here; closing is the default.
