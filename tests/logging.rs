@@ -50,3 +50,17 @@ async fn a_refused_push_url_is_logged() {
         "{text}"
     );
 }
+
+/// Issue #30: a second replica on one PostgreSQL database logged the server's notices at
+/// INFO (`schema "a2a" already exists, skipping`, from its migrations' `IF NOT EXISTS`).
+#[tokio::test]
+async fn a_second_postgres_replica_logs_no_server_notices() {
+    let (logs, _guard) = capture_logs();
+    let schema = PostgresSchema::new(2).await;
+    let text = logs.text();
+    assert!(
+        !text.contains("already exists") && !text.contains("notice"),
+        "{text}"
+    );
+    schema.drop().await;
+}

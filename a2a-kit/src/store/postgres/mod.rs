@@ -280,7 +280,11 @@ impl PostgresTaskManager {
         let shown = redacted(url);
         let connect = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Backend(format!("`{shown}` is not a PostgreSQL URL: {e}")))?
-            .options([("search_path", options.schema.as_str())]);
+            .options([("search_path", options.schema.as_str())])
+            // The migrations' `IF NOT EXISTS` make a second replica's server send NOTICEs
+            // ("already exists, skipping"), which sqlx logs at INFO: not worth an operator's
+            // eye. Warnings and errors still come.
+            .options([("client_min_messages", "warning")]);
         // One connection first: a refused connection or password fails now, with the
         // server's reason, instead of as a pool timeout.
         PgConnection::connect_with(&connect)
