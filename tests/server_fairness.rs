@@ -62,6 +62,11 @@ async fn send(client: &reqwest::Client, base: &str, skill: &str, text: &str, now
         .expect("json")
 }
 
+/// The message of a JSON-RPC error answer (empty if it is none).
+fn refusal(v: &Value) -> &str {
+    v["error"]["message"].as_str().unwrap_or("")
+}
+
 fn state(v: &Value) -> &str {
     v["result"]["task"]["status"]["state"]
         .as_str()
@@ -98,7 +103,7 @@ async fn one_clients_backlog_does_not_hold_up_another_clients_task() {
         "{:?}",
         asked.elapsed()
     );
-    let message = refused["error"]["message"].as_str().unwrap();
+    let message = refusal(&refused);
     assert!(
         message.contains("client 127.0.0.2 has 5 runs waiting for a turn, its share"),
         "{message}"
@@ -146,10 +151,7 @@ async fn one_client_cannot_fill_the_agent_with_waiting_tasks() {
     assert_eq!(resp.headers()["retry-after"], "1");
     let v: Value = resp.json().await.unwrap();
     assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("client 127.0.0.2 has 3 live tasks, its share"),
+        refusal(&v).contains("client 127.0.0.2 has 3 live tasks, its share"),
         "{v}"
     );
     let other = client_from(3);
@@ -205,10 +207,7 @@ async fn mounted_agents_count_shares_by_connect_info_or_a_trusted_proxy() {
     assert_eq!(state(&first), "TASK_STATE_INPUT_REQUIRED", "{first}");
     let over = send(&client_from(2), &base, "ask", "q", false).await;
     assert!(
-        over["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("client 127.0.0.2 has 1 live tasks"),
+        refusal(&over).contains("client 127.0.0.2 has 1 live tasks"),
         "{over}"
     );
     let other = send(&client_from(3), &base, "ask", "q", false).await;
@@ -242,10 +241,7 @@ async fn mounted_agents_count_shares_by_connect_info_or_a_trusted_proxy() {
     // The same client by the other header, a forged first hop in front.
     let v = via(("forwarded", "for=192.0.2.9, for=\"198.51.100.7:4711\"")).await;
     assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("client 198.51.100.7 has 1 live tasks"),
+        refusal(&v).contains("client 198.51.100.7 has 1 live tasks"),
         "{v}"
     );
     let v = via(("forwarded", "for=\"[2001:db8::7]:80\"")).await;
@@ -253,10 +249,7 @@ async fn mounted_agents_count_shares_by_connect_info_or_a_trusted_proxy() {
     // The same /64.
     let v = via(("x-forwarded-for", "2001:db8::1234")).await;
     assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("client 2001:db8:: has 1 live tasks"),
+        refusal(&v).contains("client 2001:db8:: has 1 live tasks"),
         "{v}"
     );
 
@@ -299,10 +292,7 @@ async fn tasks_left_waiting_without_a_run_count_against_the_share() {
     }
     let over = send(&hog, &base, "stateless", "one", false).await;
     assert!(
-        over["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("client 127.0.0.2 has 2 live tasks"),
+        refusal(&over).contains("client 127.0.0.2 has 2 live tasks"),
         "{over}"
     );
     // A reply continues the task (it asks again): still one live task, not two.
@@ -396,10 +386,7 @@ async fn h2c_clients_are_counted_by_address_too() {
     assert_eq!(state(&first), "TASK_STATE_INPUT_REQUIRED", "{first}");
     let over = ask().await;
     assert!(
-        over["error"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("client 127.0.0.4 has 1 live tasks"),
+        refusal(&over).contains("client 127.0.0.4 has 1 live tasks"),
         "{over}"
     );
 }

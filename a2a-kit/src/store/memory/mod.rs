@@ -146,38 +146,47 @@ impl EvictionOrder {
 const SCAN_CHUNK: usize = 1024;
 
 impl InMemoryTaskManager {
-    /// How many of `owner`'s tasks at or after `floor` match: walked SCAN_CHUNK at a time,
-    /// the lock let go between.
-    async fn count_matching(
+    /// Walk `owner`'s tasks newest first, from after `cursor` down to `floor`, SCAN_CHUNK at
+    /// a time with the lock let go (and the task yielding) between chunks, so a long walk
+    /// never holds the store for everyone else. `visit` sees each task and says whether to
+    /// go on.
+    async fn walk<F>(
         &self,
         owner: Option<&Owner>,
+        cursor: Option<listing::Key>,
         floor: i64,
-        matches: &(impl Fn(&Entry) -> bool + Sync),
-    ) -> usize {
-        let mut count = 0;
-        let mut resume: Option<listing::Key> = None;
+        mut visit: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnMut(&listing::Key, &Entry) -> Result<bool, StoreError>,
+    {
+        let mut resume = cursor;
         loop {
-            let done = {
+            let more = {
                 let inner = self.lock();
                 let mut at = None;
-                let mut done = true;
+                let mut more = false;
                 let keys = inner.listings.of(owner).newest_first(resume.as_ref());
                 for (walked, key) in keys.enumerate() {
                     if key.0 < floor {
                         break;
                     }
                     if walked == SCAN_CHUNK {
-                        done = false;
+                        more = true;
                         break;
                     }
                     at = Some(key);
-                    count += usize::from(inner.tasks.get(&key.1).is_some_and(|e| matches(e)));
+                    if let Some(e) = inner.tasks.get(&key.1) {
+                        if !visit(key, e)? {
+                            break;
+                        }
+                    }
                 }
                 resume = at.cloned();
-                done
+                more
             };
-            if done {
-                return count;
+            if !more {
+                return Ok(());
             }
             tokio::task::yield_now().await;
         }
@@ -520,45 +529,27 @@ impl TaskManager for InMemoryTaskManager {
         let mut page = Vec::with_capacity(q.page_size.min(100));
         let mut last = None;
         let mut has_more = false;
-        let mut resume = cursor;
-        loop {
-            let done = {
-                let inner = self.lock();
-                let listing = inner.listings.of(q.owner.as_ref());
-                let mut done = true;
-                let mut at = None;
-                for (walked, key) in listing.newest_first(resume.as_ref()).enumerate() {
-                    if key.0 < floor {
-                        break;
-                    }
-                    if walked == SCAN_CHUNK {
-                        done = false;
-                        break;
-                    }
-                    at = Some(key);
-                    let Some(e) = inner.tasks.get(&key.1) else {
-                        continue;
-                    };
-                    if !matches(e) {
-                        continue;
-                    }
-                    if page.len() == q.page_size {
-                        has_more = true;
-                        break;
-                    }
-                    page.push(e.view(q.view)?);
-                    last = Some(key.clone());
-                }
-                resume = at.cloned();
-                done
-            };
-            if done {
-                break;
+        self.walk(q.owner.as_ref(), cursor, floor, |key, e| {
+            if !matches(e) {
+                return Ok(true);
             }
-            tokio::task::yield_now().await;
-        }
+            if page.len() == q.page_size {
+                has_more = true;
+                return Ok(false);
+            }
+            page.push(e.view(q.view)?);
+            last = Some(key.clone());
+            Ok(true)
+        })
+        .await?;
         let total = if filtered {
-            self.count_matching(q.owner.as_ref(), floor, &matches).await
+            let mut count = 0;
+            self.walk(q.owner.as_ref(), None, floor, |_, e| {
+                count += usize::from(matches(e));
+                Ok(true)
+            })
+            .await?;
+            count
         } else {
             let inner = self.lock();
             let listing = inner.listings.of(q.owner.as_ref());
