@@ -552,7 +552,7 @@ async fn a_remote_agent_tool_answers_through_a_push_webhook() {
         "{configs}"
     );
     assert_eq!(
-        tasks.get(&remote_id).map(|t| t.status.state),
+        tasks.get(&remote_id).await.unwrap().map(|t| t.status.state),
         Some(a2a_kit::protocol::TaskState::Completed)
     );
 }

@@ -54,7 +54,7 @@ async fn a_signed_delivery_is_accepted_and_the_key_is_published() {
             .sign(push_signer()),
     );
     let agent = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
-    let config = tokens.issue_config(&hook_url);
+    let config = tokens.issue_config(&hook_url).await.unwrap();
     let r = rpc(
         &agent.base,
         "SendMessage",
@@ -63,13 +63,17 @@ async fn a_signed_delivery_is_accepted_and_the_key_is_published() {
     .await;
     let task: a2a_kit::protocol::Task =
         serde_json::from_value(r["result"]["task"].clone()).unwrap();
-    tokens.bind(&task.id, config.token.as_deref().unwrap());
+    tokens
+        .bind(&task.id, config.token.as_deref().unwrap())
+        .await
+        .unwrap();
     let done = tokio::time::timeout(
         Duration::from_secs(10),
         tasks.wait_for(&task.id, |t| t.status.state == TaskState::Completed),
     )
     .await
-    .expect("the signed delivery was not accepted");
+    .expect("the signed delivery was not accepted")
+    .unwrap();
     assert_eq!(done.status.state, TaskState::Completed);
 
     // The push key is in the agent's JWKS, so a receiver can fetch it.
@@ -88,8 +92,8 @@ async fn tampered_wrong_key_missing_stale_and_replayed_deliveries_are_refused() 
         .replay_window(Duration::from_secs(60));
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
-    let token = tokens.issue();
-    tokens.bind("task-1", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("task-1", &token).await.unwrap();
     let body = |state: &str| {
         json!({"statusUpdate": {"taskId": "task-1", "contextId": "c", "status": {"state": state}}})
             .to_string()

@@ -49,8 +49,8 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
         .channel(16);
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
-    let token = tokens.issue();
-    tokens.bind("task-1", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("task-1", &token).await.unwrap();
     let bearer = format!("Bearer {token}");
     let ok_body = status_update("task-1", "TASK_STATE_WORKING");
 
@@ -95,7 +95,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
     assert_eq!(n.event.state(), Some(TaskState::Working));
     assert!(!n.bare_task);
     assert_eq!(
-        tasks.get("task-1").unwrap().status.state,
+        tasks.get("task-1").await.unwrap().unwrap().status.state,
         TaskState::Working
     );
 
@@ -112,7 +112,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
             .is_err(),
         "a duplicate reached the app"
     );
-    assert_eq!(tasks.get("task-1").unwrap().history.len(), 1);
+    assert_eq!(tasks.get("task-1").await.unwrap().unwrap().history.len(), 1);
 
     // Completion; after it the local task never changes again.
     let done = status_update("task-1", "TASK_STATE_COMPLETED");
@@ -129,7 +129,7 @@ async fn answers_204_401_400_404_and_ignores_duplicates() {
         post_to_webhook(&url, Some(&bearer), &stale).await.status(),
         StatusCode::NO_CONTENT
     );
-    let local = tasks.get("task-1").unwrap();
+    let local = tasks.get("task-1").await.unwrap().unwrap();
     assert_eq!(local.status.state, TaskState::Completed);
     assert_eq!(local.history.len(), 2);
 }
@@ -143,8 +143,8 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
         .channel(16);
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
-    let token = tokens.issue();
-    tokens.bind("t-2", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-2", &token).await.unwrap();
     let bearer = format!("Bearer {token}");
 
     let chunk = |text: &str, append: bool| {
@@ -171,7 +171,7 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
         204,
         "duplicate"
     );
-    let parts: Vec<String> = tasks.get("t-2").unwrap().artifacts[0]
+    let parts: Vec<String> = tasks.get("t-2").await.unwrap().unwrap().artifacts[0]
         .parts
         .iter()
         .filter_map(|p| p.as_text().map(str::to_string))
@@ -194,7 +194,7 @@ async fn bare_tasks_and_artifact_updates_are_accepted() {
     let last = last.unwrap();
     assert!(last.bare_task);
     assert!(matches!(last.event, StreamResponse::Task(_)));
-    let local = tasks.get("t-2").unwrap();
+    let local = tasks.get("t-2").await.unwrap().unwrap();
     assert_eq!(local.status.state, TaskState::Completed);
     assert_eq!(local.artifacts[0].parts[0].as_text(), Some("Hello, world"));
 }
@@ -205,7 +205,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
     let receiver = WebhookReceiver::new(tokens.clone());
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
-    let config = tokens.issue_config(&url);
+    let config = tokens.issue_config(&url).await.unwrap();
     let token = config.token.clone().unwrap();
     assert_eq!(config.authentication.as_ref().unwrap().scheme, "Bearer");
     assert_eq!(
@@ -229,7 +229,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
         .status(),
         204
     );
-    assert!(tokens.knows("fast-task"));
+    assert!(tokens.knows("fast-task").await.unwrap());
     // The token now belongs to that task and opens no other.
     assert_eq!(
         post_to_webhook(
@@ -242,7 +242,7 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
         404
     );
     // The ack arrives and agrees.
-    tokens.bind("fast-task", &token);
+    tokens.bind("fast-task", &token).await.unwrap();
     assert_eq!(
         post_to_webhook(
             &url,
@@ -258,8 +258,8 @@ async fn a_token_issued_before_the_ack_binds_on_first_use() {
 #[tokio::test]
 async fn the_extractor_verifies_before_the_handler_runs() {
     let tokens = PushTokens::new();
-    let token = tokens.issue();
-    tokens.bind("t-x", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-x", &token).await.unwrap();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let s2 = seen.clone();
     let app = axum::Router::new()
@@ -342,7 +342,7 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
         ("ask", "x", TaskState::InputRequired),
         ("fail", "x", TaskState::Failed),
     ] {
-        let config = tokens.issue_config(&hook_url);
+        let config = tokens.issue_config(&hook_url).await.unwrap();
         let r = rpc(
             &agent.base,
             "SendMessage",
@@ -351,14 +351,18 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
         .await;
         let task: a2a_kit::protocol::Task =
             serde_json::from_value(r["result"]["task"].clone()).unwrap();
-        tokens.bind(&task.id, config.token.as_deref().unwrap());
-        tasks.insert(task.clone());
+        tokens
+            .bind(&task.id, config.token.as_deref().unwrap())
+            .await
+            .unwrap();
+        tasks.insert(task.clone()).await.unwrap();
         let settled = tokio::time::timeout(
             Duration::from_secs(10),
             tasks.wait_for(&task.id, |t| t.status.state == want),
         )
         .await
-        .unwrap_or_else(|_| panic!("{skill}: no {want:?} notification"));
+        .unwrap_or_else(|_| panic!("{skill}: no {want:?} notification"))
+        .unwrap();
         assert_eq!(settled.status.state, want);
         let n = loop {
             let n = tokio::time::timeout(Duration::from_secs(5), rx.recv())
@@ -386,6 +390,8 @@ async fn an_agent_delivers_to_the_receiver_end_to_end() {
     // the final status has no copy of it (`task_snapshot_on_settle` pushes the whole task).
     let done = tasks
         .all()
+        .await
+        .unwrap()
         .into_iter()
         .find(|t| t.status.state == TaskState::Completed)
         .unwrap();

@@ -29,19 +29,19 @@
 //!
 //! ```no_run
 //! use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, WebhookReceiver};
-//! # async fn demo() {
+//! # async fn demo() -> Result<(), a2a_kit::store::StoreError> {
 //! let tokens = PushTokens::new();
 //! let tasks = RemoteTasks::new();
 //! let (receiver, mut updates) = WebhookReceiver::new(tokens.clone()).store(tasks.clone()).channel(64);
 //! let app: axum::Router = axum::Router::new().merge(receiver.router("/a2a/webhook"));
-//! let config = tokens.issue_config("https://me.example.com/a2a/webhook");
+//! let config = tokens.issue_config("https://me.example.com/a2a/webhook").await?;
 //! // ... send a message with `configuration.taskPushNotificationConfig = config`, get the Task:
 //! # let task_id = "t-1";
-//! tokens.bind(task_id, config.token.as_deref().unwrap());
+//! tokens.bind(task_id, config.token.as_deref().unwrap()).await?;
 //! while let Some(n) = updates.recv().await {
 //!     println!("{} is now {:?}", n.task_id, n.event.state());
 //! }
-//! # }
+//! # Ok(()) }
 //! ```
 
 mod receiver;
@@ -51,7 +51,7 @@ mod tokens;
 pub use receiver::{
     DEFAULT_REPLAY_WINDOW, Notification, VerifiedNotification, WebhookReceiver, WebhookRejection,
 };
-pub use tasks::{Applied, RemoteTasks, WebhookInbox};
+pub use tasks::{Applied, DeadlineWatch, PollPolicy, RemoteTaskError, RemoteTasks, WebhookInbox};
 pub use tokens::{PushTokens, TokenCheck, random_token};
 
 use std::sync::{Mutex, MutexGuard};
@@ -75,26 +75,50 @@ mod tests {
         assert_eq!(a.len(), 43);
     }
 
-    #[test]
-    fn pending_tokens_bind_once() {
+    #[tokio::test]
+    async fn pending_tokens_bind_once() {
         let tokens = PushTokens::new();
-        let t = tokens.issue();
-        assert_eq!(tokens.check("task-1", "nope"), TokenCheck::UnknownTask);
-        assert_eq!(tokens.check("task-1", &t), TokenCheck::Valid);
-        assert!(tokens.knows("task-1"));
+        let t = tokens.issue().await.unwrap();
+        let check = |task: &'static str, token: String| {
+            let tokens = tokens.clone();
+            async move { tokens.check(task, &token).await.unwrap() }
+        };
+        assert_eq!(
+            check("task-1", "nope".into()).await,
+            TokenCheck::UnknownTask
+        );
+        assert_eq!(check("task-1", t.clone()).await, TokenCheck::Valid);
+        assert!(tokens.knows("task-1").await.unwrap());
         // The token is now task-1's: it does not open another task.
-        assert_eq!(tokens.check("task-2", &t), TokenCheck::UnknownTask);
-        assert_eq!(tokens.check("task-1", "nope"), TokenCheck::Mismatch);
-        tokens.bind("task-1", &t);
-        assert_eq!(tokens.check("task-1", &t), TokenCheck::Valid);
+        assert_eq!(check("task-2", t.clone()).await, TokenCheck::UnknownTask);
+        assert_eq!(check("task-1", "nope".into()).await, TokenCheck::Mismatch);
+        tokens.bind("task-1", &t).await.unwrap();
+        assert_eq!(check("task-1", t).await, TokenCheck::Valid);
     }
 
-    #[test]
-    fn pending_tokens_expire() {
+    #[tokio::test]
+    async fn pending_tokens_expire() {
         let tokens = PushTokens::new().pending_ttl(Duration::ZERO);
-        let t = tokens.issue();
-        std::thread::sleep(Duration::from_millis(5));
-        assert_eq!(tokens.check("task-1", &t), TokenCheck::UnknownTask);
+        let t = tokens.issue().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(
+            tokens.check("task-1", &t).await.unwrap(),
+            TokenCheck::UnknownTask
+        );
+    }
+
+    #[tokio::test]
+    async fn bound_tokens_expire_after_their_ttl() {
+        let tokens = PushTokens::new().token_ttl(Duration::from_millis(30));
+        let t = tokens.issue().await.unwrap();
+        tokens.bind("task-1", &t).await.unwrap();
+        assert_eq!(tokens.check("task-1", &t).await.unwrap(), TokenCheck::Valid);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(
+            tokens.check("task-1", &t).await.unwrap(),
+            TokenCheck::Expired
+        );
+        assert!(!tokens.knows("task-1").await.unwrap());
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub enum WebhookRejection {
     MalformedBody(String),
     /// The task is not one of this app's (404).
     UnknownTask(String),
+    /// The token was the task's, and its [time to live](PushTokens::token_ttl) is over (401).
+    ExpiredToken,
     /// The same event was received before; nothing changed (204).
     Duplicate,
     /// The app could not take the update now (503; the sender retries).
@@ -64,6 +66,7 @@ impl WebhookRejection {
         match self {
             WebhookRejection::MissingToken
             | WebhookRejection::WrongToken
+            | WebhookRejection::ExpiredToken
             | WebhookRejection::MissingSignature
             | WebhookRejection::BadSignature(_)
             | WebhookRejection::StaleSignature
@@ -81,6 +84,7 @@ impl std::fmt::Display for WebhookRejection {
         match self {
             WebhookRejection::MissingToken => f.write_str("missing bearer token"),
             WebhookRejection::WrongToken => f.write_str("invalid token"),
+            WebhookRejection::ExpiredToken => f.write_str("the task's token has expired"),
             WebhookRejection::MalformedBody(why) => write!(f, "malformed notification: {why}"),
             WebhookRejection::UnknownTask(id) => write!(f, "unknown task {id}"),
             WebhookRejection::Duplicate => f.write_str("duplicate notification"),
@@ -319,15 +323,15 @@ impl WebhookReceiver {
 
     /// Verify a notification and apply it to the store, without calling the callback or the
     /// channel (what the [`VerifiedNotification`] extractor does).
-    pub fn verify(
+    pub async fn verify(
         &self,
         headers: &HeaderMap,
         body: &[u8],
     ) -> Result<Notification, WebhookRejection> {
-        self.verify_inner(headers, body).map(|(n, _)| n)
+        self.verify_inner(headers, body).await.map(|(n, _)| n)
     }
 
-    fn verify_inner(
+    async fn verify_inner(
         &self,
         headers: &HeaderMap,
         body: &[u8],
@@ -342,19 +346,38 @@ impl WebhookReceiver {
                 WebhookRejection::MalformedBody("the notification names no task".into())
             })?
             .to_string();
-        match self.tokens.check(&task_id, presented) {
+        let check = self.tokens.check(&task_id, presented).await.map_err(|e| {
+            tracing::warn!(target: "a2a_kit_axum::webhook", error = %e, "could not check a webhook token");
+            WebhookRejection::Unavailable
+        })?;
+        match check {
             TokenCheck::Valid => {}
             TokenCheck::Mismatch => return Err(WebhookRejection::WrongToken),
+            TokenCheck::Expired => return Err(WebhookRejection::ExpiredToken),
             TokenCheck::UnknownTask => return Err(WebhookRejection::UnknownTask(task_id)),
         }
         let digest = digest(&event);
         if !lock(&self.seen).insert(&task_id, digest) {
             return Err(WebhookRejection::Duplicate);
         }
-        let task = self.store.as_ref().and_then(|s| {
-            s.apply(&event);
-            s.get(&task_id)
-        });
+        let task = match &self.store {
+            None => None,
+            Some(s) => {
+                let stored = match s.apply(&event).await {
+                    Ok(_) => s.get(&task_id).await,
+                    Err(e) => Err(e),
+                };
+                match stored {
+                    Ok(task) => task,
+                    Err(e) => {
+                        // Not kept: the sender's retry must not be taken for a duplicate.
+                        lock(&self.seen).remove(&task_id, digest);
+                        tracing::warn!(target: "a2a_kit_axum::webhook", %task_id, error = %e, "could not store a push notification");
+                        return Err(WebhookRejection::Unavailable);
+                    }
+                }
+            }
+        };
         Ok((
             Notification {
                 task_id,
@@ -372,7 +395,7 @@ impl WebhookReceiver {
         headers: &HeaderMap,
         body: &[u8],
     ) -> Result<Notification, WebhookRejection> {
-        let (n, digest) = self.verify_inner(headers, body)?;
+        let (n, digest) = self.verify_inner(headers, body).await?;
         if let Some(tx) = &self.sender {
             if tx.send(n.clone()).await.is_err() {
                 lock(&self.seen).remove(&n.task_id, digest);
@@ -498,6 +521,7 @@ where
             .map_err(IntoResponse::into_response)?;
         receiver
             .verify(&headers, &body)
+            .await
             .map(VerifiedNotification)
             .map_err(IntoResponse::into_response)
     }

@@ -86,15 +86,15 @@ pub struct DelegateOptions {
 #[async_trait::async_trait]
 pub trait PushInbox: Send + Sync + 'static {
     /// The push config to send with a new remote task: the webhook's URL and a fresh token.
-    fn config(&self) -> TaskPushNotificationConfig;
+    async fn config(&self) -> Result<TaskPushNotificationConfig, ClientError>;
     /// The remote agent acknowledged `task`, whose config carried `token`: its
     /// notifications are expected from now on.
-    fn expect(&self, task: &Task, token: &str);
+    async fn expect(&self, task: &Task, token: &str) -> Result<(), ClientError>;
     /// The task as its notifications left it, once that differs from `seen` (another
     /// state, status time or number of artifacts).
-    async fn changed(&self, task_id: &str, seen: &Task) -> Task;
+    async fn changed(&self, task_id: &str, seen: &Task) -> Result<Task, ClientError>;
     /// The delegation is over: notifications of `task_id` are no longer expected.
-    fn forget(&self, task_id: &str);
+    async fn forget(&self, task_id: &str);
 }
 
 /// A [`PushInbox`] in [`DelegateOptions`].
@@ -595,16 +595,17 @@ impl RemoteAgent {
         inbox: &dyn PushInbox,
     ) -> Result<Leg, ClientError> {
         let ctx = fwd.ctx;
-        let config = inbox.config();
+        let config = inbox.config().await?;
         let token = config.token.clone().unwrap_or_default();
         let mut task = match self.acknowledged(fwd, request.push_config(config)).await? {
             Ok(task) => task,
             Err(leg) => return Ok(leg),
         };
-        inbox.expect(&task, &token);
+        inbox.expect(&task, &token).await?;
         let leg = self.follow(fwd, &mut task, |seen| async move {
             tokio::select! {
                 t = inbox.changed(&seen.id, &seen) => {
+                    let t = t?;
                     if t.status.state.is_terminal() || t.status.state.is_interrupted() {
                         // A notification may carry only the status: the answer (artifacts,
                         // the question) is read from the agent once, when it settles.
@@ -620,7 +621,7 @@ impl RemoteAgent {
             }
         })
         .await;
-        inbox.forget(&task.id);
+        inbox.forget(&task.id).await;
         leg
     }
 

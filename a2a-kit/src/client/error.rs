@@ -296,6 +296,9 @@ pub enum ClientError {
     /// A request interceptor refused the call.
     #[error("request interceptor failed: {0}")]
     Interceptor(String),
+    /// The place a caller keeps its remote tasks and webhook tokens failed (a store error).
+    #[error("the remote-task store failed: {0}")]
+    Store(String),
     /// A certificate given to trust is not one.
     #[error("invalid certificate: {0}")]
     Certificate(String),

@@ -28,6 +28,7 @@ mod cluster;
 mod memory;
 mod page;
 mod push;
+mod remote;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(feature = "sqlite")]
@@ -56,6 +57,7 @@ pub(crate) use page::keyset_page;
 pub(crate) use page::{decode_cursor, encode_cursor};
 pub(crate) use push::config_task_id;
 pub use push::{PushConfigStore, PushLane, PushOutbox};
+pub use remote::{RemoteTaskRecord, RemoteTaskStore, Revised, TimedOut, TokenHash};
 
 use crate::error::A2aError;
 use crate::protocol::{ListTasksResponse, Message, StreamResponse, Task, TaskState, Timestamp};
@@ -530,6 +532,13 @@ pub trait TaskManager: Send + Sync + 'static {
     /// only one, so start-up recovery ends the tasks a crash left running, and replies are
     /// continued where they arrive.
     fn cluster(&self) -> Option<&dyn ClusterStore> {
+        None
+    }
+
+    /// The [`RemoteTaskStore`] capability: the calling side's tasks on other agents and the
+    /// webhook tokens issued for them, kept beside this store's own tasks. `None` (the
+    /// default): a caller using this store keeps them in memory only.
+    fn remote_tasks(&self) -> Option<&dyn RemoteTaskStore> {
         None
     }
 }

@@ -3,16 +3,18 @@
 //!
 //! `cargo run --bin push_worker -- [--bind HOST:PORT] [--work-ms N] [--allow-private-webhooks]`
 //!
-//! Push delivery refuses loopback and private-network webhooks unless
-//! `--allow-private-webhooks` is given (development only: with it, a client could make this
-//! agent POST to services on its own network). On start it logs `listening on URL`.
+//! Push delivery refuses private-network webhooks (an agent that posted wherever a client
+//! asked could be made to reach services on its own network). This demo allows **loopback**
+//! webhooks explicitly, so that the orchestrator on the same machine can be called back, and
+//! says so in its log; `--allow-private-webhooks` allows every private network too
+//! (development only). On start it logs `listening on URL`.
 
 #![forbid(unsafe_code)]
 
 use std::time::Duration;
 
 use a2a_kit::prelude::*;
-use a2a_kit::push::PushConfig;
+use a2a_kit::push::{PushConfig, SsrfPolicy};
 use a2a_kit::server::AgentService;
 use clap::Parser;
 
@@ -36,13 +38,14 @@ impl Worker {
     }
 }
 
+/// A slow agent that reports completion by push notification (the orchestrator example's
+/// worker).
 #[derive(Parser)]
-#[command(about = "A slow agent that reports completion by push notification")]
 struct Args {
     #[command(flatten)]
     common: a2a_examples::Cli,
-    /// Deliver push notifications to loopback and private-network webhooks (development and
-    /// tests only).
+    /// Deliver push notifications to private-network webhooks too, not only loopback ones
+    /// (development and tests only).
     #[arg(long)]
     allow_private_webhooks: bool,
     /// How long the skill works, in milliseconds.
@@ -54,10 +57,17 @@ struct Args {
 async fn main() -> Result<(), a2a_examples::Error> {
     a2a_examples::init_tracing();
     let args = Args::parse();
-    let mut push = PushConfig::default();
-    if args.allow_private_webhooks {
-        push = push.allow_private_networks();
-    }
+    let push = if args.allow_private_webhooks {
+        tracing::warn!(
+            "push notifications may go to loopback and private-network webhooks (--allow-private-webhooks): development only"
+        );
+        PushConfig::default().allow_private_networks()
+    } else {
+        tracing::info!(
+            "push notifications may go to loopback webhooks (127.0.0.0/8, ::1): this demo allows them so that a caller on this machine hears back; a deployed agent should not"
+        );
+        PushConfig::default().ssrf(SsrfPolicy::allowlist(["127.0.0.0/8", "::1"])?)
+    };
     let agent = Worker {
         work: Duration::from_millis(args.work_ms),
     };

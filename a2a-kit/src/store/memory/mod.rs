@@ -7,6 +7,7 @@ use async_trait::async_trait;
 mod entry;
 mod listing;
 mod push_configs;
+mod remote;
 
 use entry::*;
 use listing::Listings;
@@ -70,6 +71,9 @@ pub struct InMemoryTaskManager {
     config: InMemoryConfig,
     hot_finished: usize,
     inner: Mutex<Inner>,
+    /// The calling side's remote tasks and tokens (a lock of their own: webhooks never wait
+    /// for the agent's tasks).
+    remote: Mutex<remote::Remote>,
 }
 
 impl Default for InMemoryTaskManager {
@@ -198,6 +202,7 @@ impl InMemoryTaskManager {
             config,
             hot_finished: DEFAULT_HOT_FINISHED,
             inner: Mutex::new(Inner::default()),
+            remote: Mutex::default(),
         }
     }
 
@@ -587,6 +592,10 @@ impl TaskManager for InMemoryTaskManager {
     }
 
     fn push_configs(&self) -> Option<&dyn PushConfigStore> {
+        Some(self)
+    }
+
+    fn remote_tasks(&self) -> Option<&dyn crate::store::RemoteTaskStore> {
         Some(self)
     }
 }

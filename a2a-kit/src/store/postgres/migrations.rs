@@ -28,6 +28,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "push retries", include_str!("0005_push_retries.sql")),
     (6, "task owners", include_str!("0006_task_owners.sql")),
     (7, "replicas", include_str!("0007_replicas.sql")),
+    (8, "remote tasks", include_str!("0008_remote_tasks.sql")),
 ];
 
 #[derive(Debug)]

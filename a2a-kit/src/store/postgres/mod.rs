@@ -19,6 +19,7 @@ mod lease;
 mod migrations;
 mod outbox;
 mod push_configs;
+mod remote;
 mod writer;
 
 use super::{
@@ -795,6 +796,10 @@ impl TaskManager for PostgresTaskManager {
     }
 
     fn cluster(&self) -> Option<&dyn ClusterStore> {
+        Some(self)
+    }
+
+    fn remote_tasks(&self) -> Option<&dyn crate::store::RemoteTaskStore> {
         Some(self)
     }
 }

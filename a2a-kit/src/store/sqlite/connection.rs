@@ -205,6 +205,22 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX tasks_by_owner_context ON tasks (owned_by, context_id, status_ts, id);
     CREATE INDEX tasks_by_owner_state   ON tasks (owned_by, state, status_ts, id);
     "#,
+    // 8: the calling side's remote tasks (`RemoteTaskStore`) and the webhook tokens issued for
+    // them, hashed.
+    r#"
+    CREATE TABLE remote_tasks (
+        task_id  TEXT    NOT NULL PRIMARY KEY,
+        record   TEXT    NOT NULL,   -- RemoteTaskRecord JSON
+        revision INTEGER NOT NULL,
+        settled  INTEGER NOT NULL    -- 1: terminal or interrupted
+    );
+    CREATE INDEX remote_tasks_unsettled ON remote_tasks (settled);
+    CREATE TABLE remote_tokens (
+        hash       BLOB    NOT NULL PRIMARY KEY,   -- SHA-256 of the token
+        task_id    TEXT UNIQUE,                    -- NULL while pending
+        expires_ms INTEGER                         -- NULL: never
+    );
+    "#,
 ];
 
 /// Run blocking work on Tokio's blocking pool.

@@ -12,6 +12,7 @@ mod connection;
 mod outbox;
 mod process_lock;
 mod push_configs;
+mod remote;
 mod rows;
 
 use connection::*;
@@ -755,5 +756,8 @@ impl TaskManager for SqliteTaskManager {
     fn push_outbox(&self) -> Option<&dyn PushOutbox> {
         // A file outlives the process: its lanes let a restart finish what was pending.
         self.inner.path.is_some().then_some(self as &dyn PushOutbox)
+    }
+    fn remote_tasks(&self) -> Option<&dyn crate::store::RemoteTaskStore> {
+        Some(self)
     }
 }
