@@ -84,8 +84,9 @@ impl PollPolicy {
 ///
 /// Every update is applied once and in order whatever order it arrives in: a Task snapshot
 /// or a status older than the local status (by its timestamp) is ignored, an update seen
-/// already changes nothing, and a task terminal locally changes only to a fuller snapshot of
-/// that same final status. (Appended artifact chunks, sent only with a sender's per-event
+/// already changes nothing, artifacts are only added or replaced, never lost to an older
+/// snapshot, and a task terminal locally changes only to a fuller snapshot of that same final
+/// status or by a whole artifact it lacks. (Appended artifact chunks, sent only with a sender's per-event
 /// option, carry no order: they are appended as they come, and the final Task snapshot,
 /// a2a-kit's default final notification, or a poll settles the artifacts.) Updates are
 /// read-modify-write with a revision check in the store, so two webhooks, or two replicas
@@ -621,19 +622,46 @@ impl a2a_kit::client::PushInbox for WebhookInbox {
 pub(super) fn applied(local: Option<&Task>, event: &StreamResponse) -> Option<Task> {
     let task_id = event.task_id()?;
     if let Some(local) = local.filter(|t| t.status.state.is_terminal()) {
-        // Final: only a fuller snapshot of the same final status (the artifacts a status
-        // update did not carry) changes it.
+        // Final: only what completes the same final moment changes it: a fuller snapshot of
+        // the same final status, or a whole artifact it lacks (sent before the final status,
+        // arrived after it).
         return match event {
             StreamResponse::Task(t) if t.status == local.status && t != local => Some(t.clone()),
+            StreamResponse::ArtifactUpdate(u)
+                if !u.append
+                    && !local
+                        .artifacts
+                        .iter()
+                        .any(|a| a.artifact_id == u.artifact.artifact_id) =>
+            {
+                let mut task = local.clone();
+                task.artifacts.push(u.artifact.clone());
+                Some(task)
+            }
             _ => None,
         };
     }
     match event {
         StreamResponse::Task(t) => {
-            if local.is_some_and(|l| l == t || is_stale(&t.status, &l.status)) {
+            let Some(local) = local else {
+                return Some(t.clone());
+            };
+            if is_stale(&t.status, &local.status) {
                 return None;
             }
-            Some(t.clone())
+            // Artifacts are only ever added or replaced: one an update brought before this
+            // (older) snapshot was taken stays.
+            let mut next = t.clone();
+            for a in &local.artifacts {
+                if !next
+                    .artifacts
+                    .iter()
+                    .any(|b| b.artifact_id == a.artifact_id)
+                {
+                    next.artifacts.push(a.clone());
+                }
+            }
+            (next != *local).then_some(next)
         }
         StreamResponse::StatusUpdate(u) => {
             let mut task = local.cloned().unwrap_or_else(|| Task {
