@@ -1,4 +1,4 @@
-//! The in-memory store's [`RemoteTaskStore`]: two maps under a lock of their own.
+//! The in-memory store's [`RemoteTaskStore`]: records and tokens under a lock of their own.
 
 use std::collections::{HashMap, VecDeque};
 
