@@ -6,8 +6,10 @@ use a2a_kit::protocol::{
     TaskStatusUpdateEvent, Timestamp,
 };
 use a2a_kit::store::{
-    ClusterStore, EventRecord, ListQuery, PushConfigStore, PushOutbox, Seq, TaskRecord, TaskView,
+    ClusterStore, EventRecord, ListQuery, PushConfigStore, PushOutbox, RemoteTaskStore, Seq,
+    TaskRecord, TaskView,
 };
+use serde_json::json;
 
 use crate::*;
 
@@ -59,6 +61,66 @@ pub(crate) fn new_task(id: &str, ctx: &str, state: TaskState, at: i64) -> Task {
         artifacts: Vec::new(),
         history: vec![msg(Role::User, &format!("{id}-m0"), "start")],
         metadata: None,
+    }
+}
+
+/// Metadata with nested JSON of every kind, non-ASCII text and an integer beyond 2^53.
+pub(crate) fn rich_metadata() -> Metadata {
+    let mut meta = Metadata::new();
+    meta.insert(
+        "nested".into(),
+        json!({"a": [1, 2.5, -3, true, null, "é✓"], "big": 9_007_199_254_740_993u64}),
+    );
+    meta
+}
+
+/// A message with every field set and a part of every kind.
+pub(crate) fn rich_message(id: &str, task: &str, ctx: &str) -> Message {
+    let meta = rich_metadata();
+    Message {
+        message_id: id.into(),
+        context_id: Some(ctx.into()),
+        task_id: Some(task.into()),
+        role: Role::User,
+        parts: vec![
+            Part::text("multi\nline \"quoted\" ✓"),
+            Part::data(json!({"k": {"deep": [null, 0.1]}})).with_metadata(meta.clone()),
+            Part::raw(vec![0u8, 1, 2, 254, 255])
+                .with_filename("bytes.bin")
+                .with_media_type("application/octet-stream"),
+            Part::url("https://example.com/f.pdf")
+                .with_media_type("application/pdf")
+                .with_filename("f.pdf"),
+        ],
+        metadata: Some(meta),
+        extensions: vec!["https://example.com/ext/v1".into()],
+        reference_task_ids: vec!["older-task".into()],
+    }
+}
+
+/// A task with every field set: a status message, an artifact, history and metadata, all
+/// [rich](rich_message).
+pub(crate) fn rich_task(id: &str, ctx: &str, state: TaskState, at: i64) -> Task {
+    let rich = rich_message(&format!("{id}-1"), id, ctx);
+    let meta = rich_metadata();
+    Task {
+        id: id.into(),
+        context_id: ctx.into(),
+        status: TaskStatus {
+            state,
+            message: Some(rich.clone()),
+            timestamp: Some(ts(at)),
+        },
+        artifacts: vec![Artifact {
+            artifact_id: "art-✓".into(),
+            name: Some("name".into()),
+            description: Some("desc".into()),
+            parts: rich.parts.clone(),
+            metadata: Some(meta.clone()),
+            extensions: vec!["https://example.com/ext/v1".into()],
+        }],
+        history: vec![rich],
+        metadata: Some(meta),
     }
 }
 
@@ -226,4 +288,10 @@ pub(crate) fn outbox_of(s: &Store) -> &dyn PushOutbox {
 pub(crate) fn cluster_of(s: &Store) -> &dyn ClusterStore {
     s.cluster()
         .unwrap_or_else(|| panic!("{}", Capability::Cluster.missing()))
+}
+
+/// The store's remote tasks; a check of them panics on a store without.
+pub(crate) fn remote_of(s: &Store) -> &dyn RemoteTaskStore {
+    s.remote_tasks()
+        .unwrap_or_else(|| panic!("{}", Capability::RemoteTasks.missing()))
 }

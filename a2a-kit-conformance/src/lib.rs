@@ -12,7 +12,8 @@
 //!
 //! The checks come in [groups](GROUPS): the [core](CORE) checks the
 //! [`TaskManager`] trait every store implements; each capability a store may have
-//! ([`Capability`]) has checks of its own, run on a store that has it. [`run_all`] runs the core
+//! ([`Capability`]: push configs, a push outbox, cluster coordination, the calling side's
+//! remote tasks) has checks of its own, run on a store that has it. [`run_all`] runs the core
 //! and the groups of every capability the store has, and reports the others as skipped:
 //!
 //! ```
@@ -27,7 +28,7 @@
 //!         InMemoryTaskManager::new(InMemoryConfig { max_tasks: 100_000, terminal_ttl: None })
 //!     })
 //!     .await;
-//!     assert!(report.capabilities.push_configs);
+//!     assert!(report.capabilities.push_configs && report.capabilities.remote_tasks);
 //! }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(my_store_conforms());
 //! ```
@@ -64,6 +65,7 @@ mod log;
 mod maintenance;
 mod model;
 mod push;
+mod remote;
 mod suite;
 mod tasks;
 
@@ -74,6 +76,7 @@ pub use log::*;
 pub use maintenance::*;
 pub use model::*;
 pub use push::*;
+pub use remote::*;
 pub use tasks::*;
 
 /// The keyset cursor the kit's stores share: (status timestamp, task id), base64url. Pinned
@@ -128,6 +131,9 @@ pub enum Capability {
     PushOutbox,
     /// [`ClusterStore`](a2a_kit::store::ClusterStore), through [`TaskManager::cluster`].
     Cluster,
+    /// [`RemoteTaskStore`](a2a_kit::store::RemoteTaskStore), through
+    /// [`TaskManager::remote_tasks`]: the calling side's remote tasks and webhook tokens.
+    RemoteTasks,
 }
 
 impl Capability {
@@ -139,6 +145,7 @@ impl Capability {
                 store.push_outbox().is_some() && store.push_configs().is_some()
             }
             Capability::Cluster => store.cluster().is_some(),
+            Capability::RemoteTasks => store.remote_tasks().is_some(),
         }
     }
 
@@ -148,6 +155,7 @@ impl Capability {
             Capability::PushConfigs => "PushConfigStore",
             Capability::PushOutbox => "PushOutbox",
             Capability::Cluster => "ClusterStore",
+            Capability::RemoteTasks => "RemoteTaskStore",
         }
     }
 
@@ -157,6 +165,7 @@ impl Capability {
             Capability::PushConfigs => "push_configs",
             Capability::PushOutbox => "push_outbox (or push_configs)",
             Capability::Cluster => "cluster",
+            Capability::RemoteTasks => "remote_tasks",
         };
         format!(
             "the store has no {} (TaskManager::{accessor} returns None)",
@@ -174,6 +183,8 @@ pub struct Capabilities {
     pub push_outbox: bool,
     /// [`Capability::Cluster`].
     pub cluster: bool,
+    /// [`Capability::RemoteTasks`].
+    pub remote_tasks: bool,
 }
 
 impl Capabilities {
@@ -183,6 +194,7 @@ impl Capabilities {
             push_configs: Capability::PushConfigs.of(store),
             push_outbox: Capability::PushOutbox.of(store),
             cluster: Capability::Cluster.of(store),
+            remote_tasks: Capability::RemoteTasks.of(store),
         }
     }
 
@@ -192,6 +204,7 @@ impl Capabilities {
             Capability::PushConfigs => self.push_configs,
             Capability::PushOutbox => self.push_outbox,
             Capability::Cluster => self.cluster,
+            Capability::RemoteTasks => self.remote_tasks,
         }
     }
 }
@@ -246,6 +259,11 @@ pub const GROUPS: &[Group] = &[
         name: "cluster",
         capability: Some(Capability::Cluster),
         checks: CLUSTER,
+    },
+    Group {
+        name: "remote_tasks",
+        capability: Some(Capability::RemoteTasks),
+        checks: REMOTE_TASKS,
     },
 ];
 

@@ -1,11 +1,6 @@
 //! Checks of retention, recovery queries and JSON fidelity.
 
-use serde_json::json;
-
-use a2a_kit::protocol::{
-    Artifact, Message, Metadata, Part, Role, StreamResponse, Task, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
-};
+use a2a_kit::protocol::{Part, Role, StreamResponse, TaskState, TaskStatus, TaskStatusUpdateEvent};
 use a2a_kit::store::{EventRecord, StoreError, TaskView, apply_event};
 
 use crate::fixtures::*;
@@ -205,49 +200,9 @@ pub async fn task_ids_in_states(s: Store) {
 /// ```
 pub async fn json_fidelity(s: Store) {
     let b = base();
-    let mut meta = Metadata::new();
-    meta.insert(
-        "nested".into(),
-        json!({"a": [1, 2.5, -3, true, null, "é✓"], "big": 9_007_199_254_740_993u64}),
-    );
-    let rich = Message {
-        message_id: "rich-1".into(),
-        context_id: Some("ctx-é".into()),
-        task_id: Some("rich".into()),
-        role: Role::User,
-        parts: vec![
-            Part::text("multi\nline \"quoted\" ✓"),
-            Part::data(json!({"k": {"deep": [null, 0.1]}})).with_metadata(meta.clone()),
-            Part::raw(vec![0u8, 1, 2, 254, 255])
-                .with_filename("bytes.bin")
-                .with_media_type("application/octet-stream"),
-            Part::url("https://example.com/f.pdf")
-                .with_media_type("application/pdf")
-                .with_filename("f.pdf"),
-        ],
-        metadata: Some(meta.clone()),
-        extensions: vec!["https://example.com/ext/v1".into()],
-        reference_task_ids: vec!["older-task".into()],
-    };
-    let t = Task {
-        id: "rich".into(),
-        context_id: "ctx-é".into(),
-        status: TaskStatus {
-            state: TaskState::Submitted,
-            message: Some(rich.clone()),
-            timestamp: Some(ts(b)),
-        },
-        artifacts: vec![Artifact {
-            artifact_id: "art-✓".into(),
-            name: Some("name".into()),
-            description: Some("desc".into()),
-            parts: rich.parts.clone(),
-            metadata: Some(meta.clone()),
-            extensions: vec!["https://example.com/ext/v1".into()],
-        }],
-        history: vec![rich.clone()],
-        metadata: Some(meta.clone()),
-    };
+    let meta = rich_metadata();
+    let rich = rich_message("rich-1", "rich", "ctx-é");
+    let t = rich_task("rich", "ctx-é", TaskState::Submitted, b);
     create(&s, &t).await;
     let mut ev = TaskStatusUpdateEvent {
         task_id: "rich".into(),

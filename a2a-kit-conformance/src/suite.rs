@@ -1,6 +1,7 @@
 //! The one list of the suite's checks, by group ([`__with_checks!`](crate::__with_checks)), and
 //! what is made from it: the crate's [`CORE`](crate::CORE), [`PUSH_CONFIGS`](crate::PUSH_CONFIGS),
-//! [`PUSH_OUTBOX`](crate::PUSH_OUTBOX) and [`CLUSTER`](crate::CLUSTER), and one test per check
+//! [`PUSH_OUTBOX`](crate::PUSH_OUTBOX), [`CLUSTER`](crate::CLUSTER) and
+//! [`REMOTE_TASKS`](crate::REMOTE_TASKS), and one test per check
 //! and store ([`store_tests!`](crate::store_tests)). A check added to the list is in both.
 
 /// Hands the lists of checks, by group, to the macro `$callback` of this crate (after the
@@ -47,6 +48,16 @@ macro_rules! __with_checks {
             cluster: [
                 cluster_replies_without_another_holder,
             ],
+            remote_tasks: [
+                remote_saves_compare_revisions,
+                remote_concurrent_saves,
+                remote_record_fidelity,
+                remote_unsettled_all_and_remove,
+                remote_token_claims,
+                remote_token_binding,
+                remote_token_purge,
+                remote_concurrent_claims,
+            ],
         }
     };
 }
@@ -59,7 +70,8 @@ macro_rules! __check_consts {
         core: [$($core:ident),* $(,)?],
         push_configs: [$($pc:ident),* $(,)?],
         push_outbox: [$($po:ident),* $(,)?],
-        cluster: [$($cl:ident),* $(,)?] $(,)?
+        cluster: [$($cl:ident),* $(,)?],
+        remote_tasks: [$($rt:ident),* $(,)?] $(,)?
     ) => {
         /// The core checks, run on every store.
         ///
@@ -73,6 +85,8 @@ macro_rules! __check_consts {
         pub const PUSH_OUTBOX: &[$crate::Check] = &[$($crate::__check!($po)),*];
         /// The checks of [`Capability::Cluster`](crate::Capability::Cluster).
         pub const CLUSTER: &[$crate::Check] = &[$($crate::__check!($cl)),*];
+        /// The checks of [`Capability::RemoteTasks`](crate::Capability::RemoteTasks).
+        pub const REMOTE_TASKS: &[$crate::Check] = &[$($crate::__check!($rt)),*];
     };
 }
 
@@ -102,7 +116,7 @@ macro_rules! __flag {
 
 /// One `#[tokio::test]` per check and store, so a failure names both: for each store, a
 /// module with the core checks (`core`), the checks of each capability (`push_configs`,
-/// `push_outbox`, `cluster`: ignored, with the reason, when the store is declared without it),
+/// `push_outbox`, `cluster`, `remote_tasks`: ignored, with the reason, when the store is declared without it),
 /// any `also` checks (`also`, e.g. [`kit_cursor_format`](crate::kit_cursor_format)), and a test
 /// `capabilities` that the store has exactly the capabilities declared.
 ///
@@ -124,6 +138,7 @@ macro_rules! __flag {
 ///         push_configs: yes,
 ///         push_outbox: no,
 ///         cluster: no,
+///         remote_tasks: yes,
 ///         also: [kit_cursor_format],
 ///         run(check) { check.run_on(memory()).await }
 ///     }
@@ -138,13 +153,14 @@ macro_rules! store_tests {
             push_configs: $pc:ident,
             push_outbox: $po:ident,
             cluster: $cl:ident,
+            remote_tasks: $rt:ident,
             $(also: [$($also:ident),* $(,)?],)?
             run($check:ident) $body:block
         }
     )*) => {$(
         $crate::__with_checks!(__store_tests! {
             $(#[$meta])*
-            $store [$pc $po $cl] [$($($also)*)?] ($check) $body
+            $store [$pc $po $cl $rt] [$($($also)*)?] ($check) $body
         });
     )*};
 }
@@ -155,11 +171,12 @@ macro_rules! store_tests {
 macro_rules! __store_tests {
     (
         $(#[$meta:meta])*
-        $store:ident [$pc:ident $po:ident $cl:ident] [$($also:ident)*] ($check:ident) $body:block
+        $store:ident [$pc:ident $po:ident $cl:ident $rt:ident] [$($also:ident)*] ($check:ident) $body:block
         core: [$($core:ident),* $(,)?],
         push_configs: [$($pcc:ident),* $(,)?],
         push_outbox: [$($poc:ident),* $(,)?],
-        cluster: [$($clc:ident),* $(,)?] $(,)?
+        cluster: [$($clc:ident),* $(,)?],
+        remote_tasks: [$($rtc:ident),* $(,)?] $(,)?
     ) => {
         $(#[$meta])*
         mod $store {
@@ -188,6 +205,11 @@ macro_rules! __store_tests {
                 $crate::__group_tests!($cl "the store has no ClusterStore (TaskManager::cluster returns None)" [$($clc)*]);
             }
 
+            /// The checks of the remote tasks capability.
+            mod remote_tasks {
+                $crate::__group_tests!($rt "the store has no RemoteTaskStore (TaskManager::remote_tasks returns None)" [$($rtc)*]);
+            }
+
             /// Checks beyond the groups.
             mod also {
                 $crate::__group_tests!(yes "" [$($also)*]);
@@ -205,6 +227,7 @@ macro_rules! __store_tests {
                                 push_configs: $crate::__flag!($pc),
                                 push_outbox: $crate::__flag!($po),
                                 cluster: $crate::__flag!($cl),
+                                remote_tasks: $crate::__flag!($rt),
                             },
                         ))
                     },

@@ -188,6 +188,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: no,
         cluster: no,
+        remote_tasks: yes,
         also: [kit_cursor_format],
         run(check) { check.run_on(memory()).await }
     }
@@ -198,6 +199,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: no,
         cluster: no,
+        remote_tasks: yes,
         also: [kit_cursor_format],
         run(check) { check.run_on(memory().hot_finished(0)).await }
     }
@@ -207,6 +209,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: no,
         cluster: no,
+        remote_tasks: no,
         also: [kit_cursor_format],
         run(check) { check.run_on(OneByOne(memory())).await }
     }
@@ -216,6 +219,7 @@ conformance::store_tests! {
         push_configs: no,
         push_outbox: no,
         cluster: no,
+        remote_tasks: no,
         also: [kit_cursor_format],
         run(check) { check.run_on(CoreOnly(memory())).await }
     }
@@ -224,6 +228,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: no,
         cluster: no,
+        remote_tasks: yes,
         also: [kit_cursor_format],
         run(check) {
             let store = a2a_kit::store::SqliteTaskManager::open_in_memory().await.expect("open");
@@ -235,6 +240,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: yes,
         cluster: no,
+        remote_tasks: yes,
         also: [kit_cursor_format],
         run(check) {
             let f = sqlite_support::file().await;
@@ -246,6 +252,7 @@ conformance::store_tests! {
         push_configs: yes,
         push_outbox: yes,
         cluster: yes,
+        remote_tasks: yes,
         also: [kit_cursor_format],
         run(check) { postgres_support::run(check.run).await }
     }
@@ -260,11 +267,10 @@ async fn run_all_in_memory() {
         report.skipped,
         [Capability::PushOutbox, Capability::Cluster]
     );
-    let groups = &conformance::GROUPS;
     assert_eq!(
         report.ran.len(),
-        groups[0].checks.len() + groups[1].checks.len(),
-        "the core and the push config checks"
+        conformance::CORE.len() + conformance::PUSH_CONFIGS.len() + conformance::REMOTE_TASKS.len(),
+        "the core, push config and remote task checks"
     );
 }
 
@@ -276,7 +282,11 @@ async fn run_all_sqlite() {
             .expect("open")
     })
     .await;
-    assert!(report.capabilities.push_configs);
+    assert!(report.capabilities.push_configs && report.capabilities.remote_tasks);
+    assert_eq!(
+        report.skipped,
+        [Capability::PushOutbox, Capability::Cluster]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -287,7 +297,8 @@ async fn run_all_core_only() {
         [
             Capability::PushConfigs,
             Capability::PushOutbox,
-            Capability::Cluster
+            Capability::Cluster,
+            Capability::RemoteTasks
         ]
     );
     assert_eq!(report.ran.len(), conformance::CORE.len());

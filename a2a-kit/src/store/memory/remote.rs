@@ -1,4 +1,4 @@
-//! The in-memory store's [`RemoteTaskStore`]: two maps under a lock of their own.
+//! The in-memory store's [`RemoteTaskStore`]: records and tokens under a lock of their own.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -16,8 +16,32 @@ pub(super) struct Remote {
     records: HashMap<String, Revised>,
     /// Bound tokens: task id → (hash, expiry).
     bound: HashMap<String, (TokenHash, Option<u64>)>,
+    /// The task each bound token is bound to: a token opens one task only, as in the SQL
+    /// stores, whose token table is keyed by the hash.
+    holders: HashMap<TokenHash, String>,
     /// Issued, not bound yet, oldest first, with their expiry.
     pending: VecDeque<(TokenHash, u64)>,
+}
+
+impl Remote {
+    /// Drop `task_id`'s token.
+    fn unbind(&mut self, task_id: &str) {
+        if let Some((hash, _)) = self.bound.remove(task_id) {
+            self.holders.remove(&hash);
+        }
+    }
+
+    /// Make `hash` the token of `task_id` alone: the task's previous token, the task the
+    /// token was bound to and its pending entry let go.
+    fn bind(&mut self, hash: TokenHash, task_id: &str, expires_ms: Option<u64>) {
+        self.unbind(task_id);
+        if let Some(previous) = self.holders.remove(&hash) {
+            self.bound.remove(&previous);
+        }
+        self.pending.retain(|(p, _)| *p != hash);
+        self.bound.insert(task_id.to_string(), (hash, expires_ms));
+        self.holders.insert(hash, task_id.to_string());
+    }
 }
 
 impl InMemoryTaskManager {
@@ -69,12 +93,16 @@ impl RemoteTaskStore for InMemoryTaskManager {
 
     async fn remove(&self, task_id: &str) -> Result<bool, StoreError> {
         let mut remote = self.remote();
-        remote.bound.remove(task_id);
+        remote.unbind(task_id);
         Ok(remote.records.remove(task_id).is_some())
     }
 
     async fn issue_token(&self, hash: TokenHash, expires_ms: u64) -> Result<(), StoreError> {
         let mut remote = self.remote();
+        // A token already kept (pending or bound) stays as it is.
+        if remote.holders.contains_key(&hash) || remote.pending.iter().any(|(p, _)| *p == hash) {
+            return Ok(());
+        }
         remote.pending.push_back((hash, expires_ms));
         while remote.pending.len() > MAX_PENDING {
             remote.pending.pop_front();
@@ -88,9 +116,7 @@ impl RemoteTaskStore for InMemoryTaskManager {
         task_id: &str,
         expires_ms: Option<u64>,
     ) -> Result<(), StoreError> {
-        let mut remote = self.remote();
-        remote.pending.retain(|(p, _)| *p != hash);
-        remote.bound.insert(task_id.to_string(), (hash, expires_ms));
+        self.remote().bind(hash, task_id, expires_ms);
         Ok(())
     }
 
@@ -113,7 +139,7 @@ impl RemoteTaskStore for InMemoryTaskManager {
             return Ok(false);
         };
         remote.pending.remove(i);
-        remote.bound.insert(task_id.to_string(), (hash, expires_ms));
+        remote.bind(hash, task_id, expires_ms);
         Ok(true)
     }
 
@@ -130,17 +156,25 @@ impl RemoteTaskStore for InMemoryTaskManager {
     }
 
     async fn forget_token(&self, task_id: &str) -> Result<(), StoreError> {
-        self.remote().bound.remove(task_id);
+        self.remote().unbind(task_id);
         Ok(())
     }
 
     async fn purge_expired_tokens(&self, now_ms: u64) -> Result<u64, StoreError> {
         let mut remote = self.remote();
-        let before = remote.pending.len() + remote.bound.len();
+        let before = remote.pending.len();
         remote.pending.retain(|(_, exp)| *exp > now_ms);
-        remote
+        let mut purged = before - remote.pending.len();
+        let expired: Vec<String> = remote
             .bound
-            .retain(|_, (_, exp)| exp.is_none_or(|e| e > now_ms));
-        Ok((before - remote.pending.len() - remote.bound.len()) as u64)
+            .iter()
+            .filter(|(_, (_, exp))| exp.is_some_and(|e| e <= now_ms))
+            .map(|(task, _)| task.clone())
+            .collect();
+        for task in &expired {
+            remote.unbind(task);
+        }
+        purged += expired.len();
+        Ok(purged as u64)
     }
 }
