@@ -156,8 +156,9 @@ impl PushTokens {
         })
     }
 
-    /// Tie `token` to `task_id` (after the remote agent acknowledged the task). Also works for
-    /// tokens this table did not issue.
+    /// Tie `token` to `task_id` (after the remote agent acknowledged the task), replacing the
+    /// task's previous token. Also works for tokens this table did not issue. A token opens
+    /// one task: bound to another, it moves there.
     pub async fn bind(&self, task_id: &str, token: &str) -> Result<(), StoreError> {
         self.store()
             .bind_token(hash(token), task_id, self.bound_expiry())
