@@ -1,14 +1,15 @@
 //! The official clients call every skill of every example agent (examples/src: hello, travel,
-//! workshop, streaming, worker, planner, conformance) over JSON-RPC, and each reply is checked:
+//! workshop, streaming, worker, planner, conformance, llm_agent, llm_orchestrator) over
+//! JSON-RPC, and each reply is checked:
 //! the Python `a2a-sdk` 1.3.0 (PyPI) and `@a2a-js/sdk` 1.3.0 (npm), pinned and installed from
 //! the registries on first use under the target directory. Data skills get a data part built
 //! the way each SDK's users build one; the streaming skill is called through the streaming
 //! API; skills that ask a question get their answer on the same task.
 //!
-//! The agents run in-process on random ports, the planner delegating to the worker. Which
-//! skills there are comes from the agents' own cards: a skill added to an example without a
-//! call here fails the test. (The model-driven examples, `llm_agent` and `llm_orchestrator`,
-//! need a model and are left to the `llm_*` tests.)
+//! The agents run in-process on random ports, the planner delegating to the worker; the
+//! model-driven ones on a scripted model server (support_model.rs), the orchestrator asking
+//! the `llm_agent` through its tool. Which skills there are comes from the agents' own cards:
+//! a skill added to an example without a call here fails the test.
 //!
 //! A client is skipped, with a printed note, only when its toolchain is missing (`python3 -m
 //! venv`, or `node` >= 20 with `npm`), and never in CI (`CI` set: a missing toolchain fails);
@@ -20,22 +21,68 @@ mod python_sdk;
 #[path = "support_js_sdk.rs"]
 mod js_sdk;
 
+#[path = "support_model.rs"]
+mod support_model;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use a2a_examples::{conformance, hello, planner, streaming, travel, worker, workshop};
+use a2a_examples::{
+    conformance, hello, llm_agent, llm_orchestrator, planner, streaming, travel, worker, workshop,
+};
 use a2a_kit::server::AgentServiceBuilder;
 use a2a_tests::{TestServer, serve};
 use serde_json::{Value, json};
+use support_model::{FakeModel, Reply, dynamic, text, tool};
 
 /// One script run must finish within this.
 const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// The example agents, each on its own port: `(name, server, the skill ids its card lists)`.
-async fn example_agents() -> Vec<(&'static str, TestServer, Vec<String>)> {
+/// The model behind the model-driven examples: each of their prompts gets its scripted
+/// answer; the orchestrator first asks the writer (`llm_agent`, through its `ask_writer`
+/// tool), then says what it wrote.
+fn scripted_model(request: &Value) -> Reply {
+    let body = request.to_string();
+    let has = |s: &str| body.contains(s);
+    let tool_result = request["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+    if has("You coordinate other agents") {
+        if !tool_result {
+            return Reply::Steps(vec![tool(
+                "call-1",
+                "ask_writer",
+                &[r#"{"message": "Write a line about the sea"}"#],
+            )]);
+        }
+        let wrote = if has(WRITTEN) { WRITTEN } else { "nothing" };
+        return Reply::Steps(vec![text(&format!("The writer wrote: {wrote}"))]);
+    }
+    if has("Summarize the user's text") {
+        return Reply::Steps(vec![text(SUMMARY)]);
+    }
+    if has("You are a precise, friendly writer") {
+        return Reply::Steps(vec![text(WRITTEN)]);
+    }
+    // The writer's router (a message without a skill, as the orchestrator's tool sends):
+    // no route, so the routing rules pick the default skill; the narrator: a status line.
+    Reply::Steps(vec![text("Working on it")])
+}
+
+/// What the scripted model writes for `llm_agent`'s `write` and `summarize`.
+const WRITTEN: &str = "A written answer.";
+const SUMMARY: &str = "A short summary.";
+
+/// The example agents, each on its own port: `(name, server, the skill ids its card lists)`,
+/// and the model server the model-driven ones use.
+async fn example_agents() -> (Vec<(&'static str, TestServer, Vec<String>)>, FakeModel) {
+    let fake = FakeModel::start().await;
+    fake.set_default(dynamic(scripted_model));
+    let model = a2a_kit::llm::Model::openai_compatible(fake.openai_url(), "", "scripted");
     let step = Duration::from_millis(50);
     let worker = serve(worker::a2a_with(step)).await;
+    let writer = serve(llm_agent::a2a(Some(model.clone()), true)).await;
     let builders: Vec<(&'static str, AgentServiceBuilder)> = vec![
         ("hello", hello::a2a()),
         ("travel", travel::a2a()),
@@ -52,8 +99,12 @@ async fn example_agents() -> Vec<(&'static str, TestServer, Vec<String>)> {
                 &conformance::ConformanceFlags::default(),
             ),
         ),
+        (
+            "llm_orchestrator",
+            llm_orchestrator::a2a(Some(model), vec![writer.base.clone()], true),
+        ),
     ];
-    let mut servers = vec![("worker", worker)];
+    let mut servers = vec![("worker", worker), ("llm_agent", writer)];
     for (name, builder) in builders {
         servers.push((name, serve(builder).await));
     }
@@ -75,7 +126,7 @@ async fn example_agents() -> Vec<(&'static str, TestServer, Vec<String>)> {
             .collect();
         agents.push((name, server, skills));
     }
-    agents
+    (agents, fake)
 }
 
 /// Every call the clients make: one or more per skill.
@@ -94,6 +145,9 @@ fn calls() -> Value {
         {"agent": "planner", "skill": "brief", "text": "a product launch", "reply": "engineers"},
         {"agent": "conformance", "skill": "tck", "text": "hi", "message_id": "tck-complete-task"},
         {"agent": "conformance", "skill": "respond", "text": "hi", "message_id": "tck-message-response"},
+        {"agent": "llm_agent", "skill": "write", "text": "Write a line about the sea"},
+        {"agent": "llm_agent", "skill": "summarize", "text": "Summarize: the sea is large and deep."},
+        {"agent": "llm_orchestrator", "skill": "orchestrate", "text": "Ask the writer for a line about the sea"},
     ])
 }
 
@@ -164,6 +218,13 @@ fn check(agent: &str, skill: &str, r: &Value) -> Result<(), String> {
             completed && (text == "Hello from TCK" || status == "Hello from TCK")
         }
         ("conformance", "respond") => r["kind"] == "message" && text == "Direct message response",
+        // The model's answer, streamed into the skill's artifact.
+        ("llm_agent", "write") => completed && text == WRITTEN,
+        ("llm_agent", "summarize") => completed && text == SUMMARY,
+        // The orchestrator asked the writer through its tool and wrote what it answered.
+        ("llm_orchestrator", "orchestrate") => {
+            completed && text == format!("The writer wrote: {WRITTEN}")
+        }
         _ => return Err("no check for this skill: add one".into()),
     };
     if ok {
@@ -221,7 +282,7 @@ async fn official_clients_call_every_example_skill() {
     if py.is_none() && js.is_none() {
         return;
     }
-    let agents = example_agents().await;
+    let (agents, _model) = example_agents().await;
     let urls: serde_json::Map<String, Value> = agents
         .iter()
         .map(|(name, server, _)| (name.to_string(), json!(server.base)))
@@ -294,6 +355,14 @@ async fn official_clients_call_every_example_skill() {
                     serde_json::to_string_pretty(r).unwrap()
                 )),
             }
+        }
+        if *label == "python" {
+            let parsed = &summary["strict"]["parsed"];
+            assert!(
+                parsed["SendMessageResponse"].as_i64().unwrap_or(0) > 0
+                    && parsed["AgentCard"].as_i64().unwrap_or(0) > 0,
+                "the Python run parsed every response strictly: {parsed}"
+            );
         }
         if let Some(violations) = summary["strict"]["violations"].as_array() {
             if !violations.is_empty() {
