@@ -301,9 +301,11 @@ async fn a_card_request_without_a_host_is_refused() {
 mod hotel {
     use a2a_kit::prelude::*;
 
-    /// The hotel agent.
+    /// The hotel agent, with its rooms.
     #[derive(Clone, Default)]
-    pub struct HotelAgent;
+    pub struct HotelAgent {
+        rooms_booked: u32,
+    }
 
     /// Finds hotels.
     #[a2a_agent(name = "Hotel Agent")]
@@ -311,7 +313,7 @@ mod hotel {
         /// Find a hotel in a city.
         #[skill]
         async fn find(&self, Text(city): Text) -> String {
-            format!("A room in {city}")
+            format!("A room in {city} ({} booked before)", self.rooms_booked)
         }
     }
 }
