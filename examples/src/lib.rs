@@ -579,3 +579,42 @@ pub fn init_tracing() {
 fn colour_on(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
     terminal && no_color.is_none_or(|v| v.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgres_url_names_its_target_without_the_password() {
+        let t = PgTarget::parse("postgres://app:s3cret@db.internal:6543/agents?sslmode=require");
+        assert_eq!(
+            t,
+            PgTarget {
+                host: Some("db.internal".into()),
+                port: Some("6543".into()),
+                user: Some("app".into()),
+                database: Some("agents".into()),
+            }
+        );
+        let t = PgTarget::parse("postgresql://[::1]/tasks");
+        assert_eq!(t.host.as_deref(), Some("[::1]"));
+        assert_eq!(t.port, None);
+        assert_eq!(t.user, None);
+        let hint = create_database_hint("postgres://app:s3cret@db.internal:6543/agents");
+        assert!(
+            hint.contains("`createdb -h db.internal -p 6543 -U app agents`")
+                && hint.contains("CREATE DATABASE \"agents\"")
+                && !hint.contains("s3cret"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour_on(true, None));
+        assert!(colour_on(true, Some(OsStr::new(""))));
+        assert!(!colour_on(true, Some(OsStr::new("1"))));
+        assert!(!colour_on(false, None));
+    }
+}
