@@ -296,3 +296,131 @@ async fn a_card_request_without_a_host_is_refused() {
         "https://h2.example.com"
     );
 }
+
+/// A second agent for README's mount snippet.
+mod hotel {
+    use a2a_kit::prelude::*;
+
+    /// The hotel agent, with its rooms.
+    #[derive(Clone, Default)]
+    pub struct HotelAgent {
+        rooms_booked: u32,
+    }
+
+    /// Finds hotels.
+    #[a2a_agent(name = "Hotel Agent")]
+    impl HotelAgent {
+        /// Find a hotel in a city.
+        #[skill]
+        async fn find(&self, Text(city): Text) -> String {
+            format!("A room in {city} ({} booked before)", self.rooms_booked)
+        }
+    }
+}
+
+/// The app state README's snippet hands `with_state`.
+#[derive(Clone)]
+struct AppState;
+
+/// README's "Mount it in an existing axum app" snippet: the lines between the markers are
+/// README's as written (`the_readme_mount_snippet_is_this_code` compares them).
+async fn readme_mount_app(
+    public_url: &str,
+    app_state: AppState,
+) -> Result<axum::Router, Box<dyn std::error::Error>> {
+    use a2a_examples::travel::TravelAgent;
+    use axum::{Router, routing::get};
+    use hotel::HotelAgent;
+    // README mount snippet: begin
+    use a2a_kit::server::AgentService;
+
+    // `public_url`: where clients reach this app, e.g. "https://api.example.com".
+    let travel = AgentService::builder(TravelAgent::default())
+        .public_url(format!("{public_url}/agents/travel")) // what its cards name, the root's too
+        .build()?;
+    let hotels = AgentService::builder(HotelAgent::default()).build()?;
+    let app = Router::new()
+        .route("/health", get(|| async { "ok" }))
+        .nest("/agents/travel", a2a_kit_axum::router(&travel)) // JSON-RPC at /, HTTP+JSON below
+        .nest("/agents/hotels", a2a_kit_axum::router(&hotels)) // side by side
+        .merge(a2a_kit_axum::well_known_router(&travel)) // optional: its card at the root too
+        .with_state(app_state);
+    // README mount snippet: end
+    Ok(app)
+}
+
+/// The lines of `text` between the line containing `begin` and the next containing `end`,
+/// each with its runs of whitespace made one space (rustfmt does not keep README's aligned
+/// comments) and no indentation.
+fn lines_between(text: &str, begin: &str, end: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|l| !l.contains(begin))
+        .skip(1)
+        .take_while(|l| !l.contains(end))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn the_readme_mount_snippet_is_this_code() {
+    let readme = include_str!("../README.md");
+    let section = readme
+        .split("## Mount it in an existing axum app")
+        .nth(1)
+        .expect("README has the mount section");
+    let snippet = lines_between(section, "```rust", "```");
+    let here = lines_between(
+        include_str!("http_mount.rs"),
+        "// README mount snippet: begin",
+        "// README mount snippet: end",
+    );
+    assert!(!snippet.is_empty());
+    assert_eq!(
+        snippet, here,
+        "README's mount snippet and readme_mount_app differ: change both"
+    );
+}
+
+/// README's mount snippet as written: a client given only the app's root reads the root card
+/// and reaches the travel agent where that card says, over both bindings.
+#[tokio::test]
+async fn the_readme_mount_snippet_answers_where_its_root_card_says() {
+    use a2a_kit::client::{A2aClient, Binding, SendRequest};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = readme_mount_app(&base, AppState)
+        .await
+        .expect("the snippet builds");
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let (status, _, url) = card_at(&format!("{base}/.well-known/agent-card.json"), &[]).await;
+    assert_eq!((status, url), (200, format!("{base}/agents/travel")));
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let client = A2aClient::builder()
+            .binding(binding)
+            .connect(&base)
+            .await
+            .expect("the root card");
+        assert_eq!(client.card().name, "Travel Agent");
+        let reply = client
+            .send(SendRequest::text("somewhere warm"))
+            .await
+            .unwrap_or_else(|e| panic!("{binding}: the travel agent answers: {e}"));
+        let a2a_kit::protocol::SendMessageResponse::Task(task) = reply else {
+            panic!("{binding}: a task");
+        };
+        let text: String = task
+            .artifacts
+            .iter()
+            .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
+            .collect();
+        assert!(text.contains("Lisbon"), "{binding}: {text}");
+    }
+    // The other agent and the app's own route still answer beside it.
+    let (status, card) =
+        rest_get(&format!("{base}/agents/hotels/.well-known/agent-card.json")).await;
+    assert_eq!((status, card["name"].as_str()), (200, Some("Hotel Agent")));
+    let health = client().get(format!("{base}/health")).send().await.unwrap();
+    assert_eq!(health.text().await.unwrap(), "ok");
+    server.abort();
+}

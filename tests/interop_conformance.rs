@@ -22,16 +22,20 @@
 //! [`KNOWN_DEVIATIONS`].
 //!
 //! A half is skipped, with a printed note, only when its toolchain is missing (`python3 -m venv`,
-//! or `node` >= 20 with `npm`); when present, a failed install from the registries fails the test.
+//! or `node` >= 20 with `npm`), and never in CI (`CI` set: a missing toolchain fails); when
+//! present, a failed install from the registries fails the test.
 
 #[path = "support_python_sdk.rs"]
 mod python_sdk;
+
+#[path = "support_js_sdk.rs"]
+mod js_sdk;
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2a_examples::conformance::{ConformanceAgent, ConformanceFlags, a2a_with};
@@ -86,134 +90,11 @@ fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-conformance")
 }
 
-fn scripts() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("interop")
-        .join("conformance")
-}
+use js_sdk::{js_dir, scripts};
 
 /// Print past the test harness's output capture, so the note shows in every run.
 fn note(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
-}
-
-// ---------------------------------------------------------------------------------------------
-// The JS SDK: `npm ci` of tests/interop/conformance/js into the target directory
-
-/// A directory lock (mkdir is atomic), so parallel test binaries install once.
-struct DirLock(PathBuf);
-
-impl DirLock {
-    fn acquire(path: PathBuf) -> DirLock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => return DirLock(path),
-                // A holder that died long ago: take the lock over.
-                Err(_) if start.elapsed() > Duration::from_secs(900) => {
-                    let _ = std::fs::remove_dir(&path);
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(250)),
-            }
-        }
-    }
-}
-
-impl Drop for DirLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-fn tool_version(program: &str) -> Option<String> {
-    let out = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The directory holding node_modules with the pinned SDK (and a fresh copy of the script),
-/// installing it if needed. `None` (with a printed note) when node >= 20 or npm is missing; a
-/// failing `npm ci` panics.
-fn js_dir() -> Option<PathBuf> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(js_setup).clone()
-}
-
-fn js_setup() -> Option<PathBuf> {
-    let Some(node) = tool_version("node") else {
-        note("NOTE: skipping the @a2a-js/sdk interop checks: `node` is not installed");
-        return None;
-    };
-    // The SDK declares engines.node >= 20.
-    let major: u32 = node
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major < 20 {
-        note(&format!(
-            "NOTE: skipping the @a2a-js/sdk interop checks: node {node} is older than the SDK's minimum, 20"
-        ));
-        return None;
-    }
-    if tool_version("npm").is_none() {
-        note("NOTE: skipping the @a2a-js/sdk interop checks: `npm` is not installed");
-        return None;
-    }
-    let src = scripts().join("js");
-    let lock =
-        std::fs::read_to_string(src.join("package-lock.json")).expect("read js/package-lock.json");
-    let manifest = std::fs::read_to_string(src.join("package.json")).expect("read js/package.json");
-    let dir = interop_dir().join("js");
-    std::fs::create_dir_all(interop_dir()).expect("create the interop directory");
-    let _lock = DirLock::acquire(interop_dir().join("js.lock"));
-    let marker = dir.join(".a2a-kit-installed");
-    let wanted = format!("{manifest}\n{lock}");
-    let installed = std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted)
-        && dir
-            .join("node_modules")
-            .join("@a2a-js")
-            .join("sdk")
-            .join("package.json")
-            .exists();
-    if !installed {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the npm directory");
-        std::fs::write(dir.join("package.json"), &manifest).expect("copy package.json");
-        std::fs::write(dir.join("package-lock.json"), &lock).expect("copy package-lock.json");
-        let start = Instant::now();
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run npm ci");
-        assert!(
-            out.status.success(),
-            "could not install @a2a-js/sdk from the npm registry into {} ({}):\n{}\n{}",
-            dir.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        note(&format!(
-            "installed @a2a-js/sdk (npm ci) in {:.1} s",
-            start.elapsed().as_secs_f64()
-        ));
-        std::fs::write(&marker, wanted).expect("write the npm marker");
-    }
-    // The script resolves the SDK from the node_modules beside it.
-    for script in ["js_client.mjs", "js_auth_client.mjs"] {
-        std::fs::copy(scripts().join(script), dir.join(script))
-            .unwrap_or_else(|e| panic!("copy {script}: {e}"));
-    }
-    Some(dir)
 }
 
 // ---------------------------------------------------------------------------------------------

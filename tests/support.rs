@@ -825,3 +825,15 @@ pub fn note(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{text}");
 }
+
+/// A test that cannot run here for want of a tool (`python3 -m venv`, `node`): a printed
+/// note on a developer's machine, a failure in CI (`CI` set, as CI services do), where a
+/// skipped interop test would pass unseen.
+pub fn skip_unless_ci(reason: &str) {
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "{reason}; CI is set, so this fails instead of skipping: install it"
+    );
+    note(&format!("NOTE: skipping: {reason}"));
+}

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-pub use a2a_tests::{ChildGuard, DirLock, free_port, note};
+pub use a2a_tests::{ChildGuard, DirLock, free_port};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -46,7 +46,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
 }
 
 /// The venv's python, creating the venv if needed. `None` (with a printed note) only when
-/// `python3 -m venv` is unavailable; a failing `pip install` panics.
+/// `python3 -m venv` is unavailable, and never in CI (`CI` set: it panics then, as a failing
+/// `pip install` does).
 pub fn python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     PYTHON.get_or_init(setup).clone()
@@ -70,8 +71,8 @@ fn setup() -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     if !venv_ok {
-        note(
-            "NOTE: skipping the Python interop tests: `python3 -m venv` is not available on this machine",
+        a2a_tests::skip_unless_ci(
+            "the Python interop tests need `python3 -m venv`, which is not available on this machine",
         );
         return None;
     }
@@ -80,10 +81,10 @@ fn setup() -> Option<PathBuf> {
         "python3 -m venv",
     ) {
         // `venv` exists but cannot create environments (e.g. Debian without python3-venv).
-        note(&format!(
-            "NOTE: skipping the Python interop tests: `python3 -m venv` is unusable here: {e}"
-        ));
         let _ = std::fs::remove_dir_all(&dir);
+        a2a_tests::skip_unless_ci(&format!(
+            "the Python interop tests need `python3 -m venv`, which is unusable here: {e}"
+        ));
         return None;
     }
     let mut pip = Command::new(&py);

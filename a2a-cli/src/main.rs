@@ -270,6 +270,26 @@ enum PushCmd {
     },
 }
 
+impl Cmd {
+    /// The agent URL the command was given.
+    fn url(&self) -> &str {
+        match self {
+            Cmd::Card { url, .. }
+            | Cmd::Get { url, .. }
+            | Cmd::Cancel { url, .. }
+            | Cmd::Subscribe { url, .. } => url,
+            Cmd::Send(args) => &args.url,
+            Cmd::List(args) => &args.url,
+            Cmd::Push(
+                PushCmd::Create { url, .. }
+                | PushCmd::Get { url, .. }
+                | PushCmd::List { url, .. }
+                | PushCmd::Delete { url, .. },
+            ) => url,
+        }
+    }
+}
+
 fn parse_state(s: &str) -> Result<TaskState, String> {
     let norm = s.trim().to_ascii_uppercase().replace('-', "_");
     let name = if norm.starts_with("TASK_STATE_") {
@@ -321,7 +341,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(Failure::Client(e)) => {
-            out.error(&e);
+            out.error(&e, cli.cmd.url());
             ExitCode::from(match e {
                 ClientError::Agent(_)
                 | ClientError::Http { .. }

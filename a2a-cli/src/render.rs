@@ -9,13 +9,18 @@ use a2a_kit::protocol::{
     PartContent, SecurityScheme, SendMessageResponse, StreamResponse, Task,
     TaskPushNotificationConfig, TaskState,
 };
+use a2a_kit::skill::SKILL_SCHEMA_EXTENSION;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 /// Where and how to print.
 pub struct Out {
     json: bool,
+    /// Colour what goes to stdout.
     color: bool,
+    /// Colour what goes to stderr (errors, hints): decided on its own, so a log file of
+    /// errors stays plain while the output is on a terminal, and the other way round.
+    err_color: bool,
 }
 
 /// State of the live view of a stream.
@@ -33,6 +38,32 @@ pub struct LiveView {
     answer: String,
 }
 
+/// Print every line of `text` after `indent`, keeping the lines' own indentation (a
+/// multi-line JSON stays readable under its heading).
+fn lines(text: &str, indent: &str) {
+    for line in text.lines() {
+        if line.is_empty() {
+            outln!("");
+        } else {
+            outln!("{indent}{line}");
+        }
+    }
+}
+
+/// JSON for people: indented, one member a line.
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// `s` in the colour of SGR `code` when `on`.
+fn painted(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
 fn state_word(s: TaskState) -> String {
     s.as_str()
         .trim_start_matches("TASK_STATE_")
@@ -42,17 +73,21 @@ fn state_word(s: TaskState) -> String {
 
 impl Out {
     pub fn new(json: bool, no_color: bool) -> Self {
-        let color =
-            !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-        Out { json, color }
+        // no-color.org: a NO_COLOR that is set and not empty.
+        let allowed = !no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Out {
+            json,
+            color: allowed && std::io::stdout().is_terminal(),
+            err_color: allowed && std::io::stderr().is_terminal(),
+        }
     }
 
     fn paint(&self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+        painted(self.color, code, s)
+    }
+    /// [`Self::paint`] for stderr.
+    fn paint_err(&self, code: &str, s: &str) -> String {
+        painted(self.err_color, code, s)
     }
     fn bold(&self, s: &str) -> String {
         self.paint("1", s)
@@ -172,28 +207,59 @@ impl Out {
             }
         }
         outln!("\n{} ({})", self.bold("Skills"), card.skills.len());
+        let schemas = c
+            .extensions
+            .iter()
+            .find(|e| e.uri.as_deref() == Some(SKILL_SCHEMA_EXTENSION))
+            .and_then(|e| e.params.as_ref())
+            .and_then(|p| p.get("skills"));
         for s in &card.skills {
             outln!("  {}  {}", self.bold(&s.id), self.dim(&s.name));
             if !s.description.is_empty() {
                 outln!("      {}", s.description);
             }
+            if !s.tags.is_empty() {
+                outln!("      {} {}", self.dim("tags:"), s.tags.join(", "));
+            }
+            if !s.input_modes.is_empty() || !s.output_modes.is_empty() {
+                let or_default = |modes: &[String]| {
+                    if modes.is_empty() {
+                        "(the agent's)".to_string()
+                    } else {
+                        modes.join(", ")
+                    }
+                };
+                outln!(
+                    "      {} in: {}  out: {}",
+                    self.dim("modes:"),
+                    or_default(&s.input_modes),
+                    or_default(&s.output_modes)
+                );
+            }
             if !s.examples.is_empty() {
                 outln!("      {} {}", self.dim("e.g."), s.examples.join(" | "));
+            }
+            if let Some(input) = schemas.and_then(|all| all.get(&s.id)?.get("input")) {
+                outln!("      {}", self.dim("input (a data part), JSON Schema:"));
+                // `$schema` names the dialect: noise here.
+                let mut input = input.clone();
+                if let Some(o) = input.as_object_mut() {
+                    o.retain(|k, _| k != "$schema");
+                }
+                lines(&pretty(&input), "        ");
             }
         }
     }
 
     // ----- tasks and messages -----
 
+    /// Each part under its heading: every line of a text or of a data part's JSON indented
+    /// by `indent`, the JSON's own indentation kept.
     fn parts(&self, parts: &[Part], indent: &str) {
         for p in parts {
             match &p.content {
-                PartContent::Text(t) => {
-                    for line in t.lines() {
-                        outln!("{indent}{line}");
-                    }
-                }
-                other => outln!("{indent}{}", self.part_summary(other, p)),
+                PartContent::Text(t) => lines(t, indent),
+                other => lines(&self.part_summary(other, p), indent),
             }
         }
     }
@@ -207,7 +273,7 @@ impl Out {
         let name = p.filename.as_deref().unwrap_or("file");
         match content {
             PartContent::Text(t) => t.clone(),
-            PartContent::Data(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+            PartContent::Data(v) => pretty(v),
             PartContent::Raw(b) => self.dim(&format!("[{name}{media}, {} bytes]", b.len())),
             PartContent::Url(u) => self.dim(&format!("[{name}{media}: {u}]")),
         }
@@ -220,9 +286,7 @@ impl Out {
                     p.as_text().is_some() || p.as_data().is_some_and(|d| d.get("text").is_some())
                 }) =>
             {
-                for line in t.lines() {
-                    outln!("{indent}{line}");
-                }
+                lines(&t, indent)
             }
             _ => self.parts(&m.parts, indent),
         }
@@ -312,7 +376,7 @@ impl Out {
             }
             _ => return,
         };
-        eprintln!("{}", self.dim(&h));
+        eprintln!("{}", self.paint_err("2", &h));
     }
 
     // ----- the live view -----
@@ -411,7 +475,7 @@ impl Out {
                         }
                         other => {
                             self.end_line(v);
-                            outln!("{}", self.part_summary(other, p));
+                            lines(&self.part_summary(other, p), "");
                         }
                     }
                 }
@@ -539,11 +603,12 @@ impl Out {
         if self.json {
             self.print_json(&json!({"error": {"message": msg, "kind": "usage"}}));
         } else {
-            eprintln!("{} {msg}", self.paint("1;31", "error:"));
+            eprintln!("{} {msg}", self.paint_err("1;31", "error:"));
         }
     }
 
-    pub fn error(&self, e: &ClientError) {
+    /// Report `e`, from a command given the agent URL `target`.
+    pub fn error(&self, e: &ClientError, target: &str) {
         if self.json {
             let mut err = json!({"message": e.to_string(), "kind": kind(e)});
             if let Some(a) = e.agent_error() {
@@ -560,7 +625,7 @@ impl Out {
             }
             return self.print_json(&json!({"error": err}));
         }
-        let head = self.paint("1;31", "error:");
+        let head = self.paint_err("1;31", "error:");
         match e {
             ClientError::Agent(a) => {
                 let name = a.name().unwrap_or("A2A error");
@@ -571,12 +636,32 @@ impl Out {
                     .unwrap_or_default();
                 eprintln!("{head} {name} ({}{reason}): {}", a.code, a.message);
             }
+            // Not the agent's answer: nothing A2A is at that URL.
+            ClientError::Http {
+                status: 404, url, ..
+            } => {
+                eprintln!("{head} HTTP 404 (not found) from {url}: no agent answers there");
+            }
             other => eprintln!("{head} {other}"),
         }
-        if let Some(h) = hint(e) {
-            eprintln!("{}", self.dim(&format!("hint: {h}")));
+        let hint = match e {
+            ClientError::Http { status: 404, .. } => Some(not_found_hint(target)),
+            _ => hint(e).map(str::to_string),
+        };
+        if let Some(h) = hint {
+            eprintln!("{}", self.paint_err("2", &format!("hint: {h}")));
         }
     }
+}
+
+/// What a 404 without an A2A error body means: the client called the URL the agent card names
+/// for its interface, and no agent is there.
+fn not_found_hint(target: &str) -> String {
+    format!(
+        "the agent card read from {target} likely names a URL where no agent is (`a2a card \
+         {target}` shows it): an agent mounted under a path, whose card is also served at the \
+         host's root, must set its public URL to that path"
+    )
 }
 
 fn kind(e: &ClientError) -> &'static str {

@@ -425,3 +425,146 @@ async fn card_verify_accepts_a_trusted_signature_and_refuses_others() {
     .await;
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
+
+/// The travel example's agent on a random port.
+async fn serve_travel() -> a2a_tests::TestServer {
+    a2a_tests::serve(a2a_examples::travel::a2a()).await
+}
+
+/// `a2a card` shows each skill's tags and the JSON Schema of its data input, the schema's
+/// lines indented under the skill as JSON indents them.
+#[tokio::test(flavor = "multi_thread")]
+async fn card_shows_skill_tags_and_input_schemas() {
+    let s = serve_travel().await;
+    let o = a2a(&["card", &s.base]).await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    let skill = |id: &str| -> Vec<&str> {
+        out.lines()
+            .skip_while(|l| !l.starts_with(&format!("  {id}  ")))
+            .skip(1)
+            .take_while(|l| l.starts_with("      ") || l.is_empty())
+            .collect()
+    };
+    let book = skill("book-flight");
+    assert!(book.contains(&"      tags: travel, booking"), "{out}");
+    assert!(
+        book.contains(&"      input (a data part), JSON Schema:"),
+        "{out}"
+    );
+    // The schema as JSON indents it, under the skill.
+    let schema: Vec<&str> = book
+        .iter()
+        .skip_while(|l| !l.contains("JSON Schema"))
+        .skip(1)
+        .copied()
+        .collect();
+    assert_eq!(schema.first(), Some(&"        {"), "{out}");
+    assert_eq!(schema.last(), Some(&"        }"), "{out}");
+    assert!(schema.contains(&"          \"type\": \"object\","), "{out}");
+    assert!(schema.contains(&"            \"passengers\": {"), "{out}");
+    let joined = schema
+        .iter()
+        .map(|l| {
+            l.strip_prefix("        ")
+                .expect("indented under the skill")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let parsed: Value = serde_json::from_str(&joined).expect("the schema is the JSON itself");
+    assert_eq!(parsed["properties"]["passengers"]["type"], "integer");
+    assert!(parsed.get("$schema").is_none());
+    let convert = skill("convert");
+    assert!(convert.contains(&"      tags: money"), "{out}");
+    assert!(convert.iter().any(|l| l.trim() == "\"amount\": {"), "{out}");
+    // The free-text skill has tags and no schema.
+    let suggest = skill("suggest");
+    assert!(suggest.contains(&"      tags: travel, ideas"), "{out}");
+    assert!(!suggest.iter().any(|l| l.contains("JSON Schema")), "{out}");
+}
+
+/// A data answer keeps its JSON's lines and indentation, indented under its artifact.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_answers_keep_their_json_indentation() {
+    let s = serve_travel().await;
+    for binding in ["jsonrpc", "rest"] {
+        let o = a2a(&[
+            "send",
+            &s.base,
+            "--skill",
+            "book-flight",
+            "--data",
+            r#"{"from":"LIS","to":"AMS","date":"2026-12-01","passengers":2}"#,
+            "--binding",
+            binding,
+        ])
+        .await;
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = stdout(&o);
+        let artifact: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("  artifact"))
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .collect();
+        assert_eq!(
+            artifact,
+            [
+                "    {",
+                "      \"confirmation\": \"A2A03514\",",
+                "      \"route\": \"LIS-AMS\",",
+                "      \"date\": \"2026-12-01\",",
+                "      \"passengers\": 2,",
+                "      \"price_eur\": 178",
+                "    }",
+            ],
+            "{binding}:\n{out}"
+        );
+    }
+}
+
+/// A root card naming a URL where no agent answers (an agent nested under a path, its card
+/// merged at the root without a public URL): the error names the URL that answered 404 and
+/// says what that likely means, in both bindings.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_404_names_the_url_and_what_it_likely_means() {
+    let service = a2a_kit::server::AgentService::builder(a2a_tests::TestAgent)
+        .build()
+        .expect("a valid configuration");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new()
+        .nest("/agents/test", a2a_kit_axum::router(&service))
+        .merge(a2a_kit_axum::well_known_router(&service));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    for (binding, answered) in [
+        ("jsonrpc", format!("{base}/")),
+        ("rest", format!("{base}/message:send")),
+    ] {
+        let o = a2a(&["send", &base, "hi", "--skill", "echo", "--binding", binding]).await;
+        let err = stderr(&o);
+        assert_eq!(code(&o), 1, "{binding}: {err}");
+        assert!(
+            err.contains(&format!("HTTP 404 (not found) from {answered}:")),
+            "{binding}: the URL that answered 404: {err}"
+        );
+        assert!(
+            err.contains(&format!("the agent card read from {base}"))
+                && err.contains("likely names a URL where no agent is")
+                && err.contains("public URL"),
+            "{binding}: what it likely means: {err}"
+        );
+    }
+    // Through the agent's own card, the same command works.
+    let o = a2a(&[
+        "send",
+        &format!("{base}/agents/test"),
+        "hi",
+        "--skill",
+        "echo",
+    ])
+    .await;
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}

@@ -1,7 +1,8 @@
 //! Runnable a2a-kit example agents. Each binary (`cargo run --bin hello`) is a thin `main`
 //! over a module here, so tests can build the same agent and serve it on a random port.
 //!
-//! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000), `--print-card` (print
+//! Every example accepts `--bind HOST:PORT` (default 127.0.0.1:3000; the `worker` the
+//! `planner` delegates to: 127.0.0.1:3001), `--print-card` (print
 //! the agent card JSON and exit), `--public-url URL` and
 //! `--store memory|sqlite:PATH|postgres://USER@HOST:PORT/DB` (or `A2A_STORE`), and
 //! authentication: `--api-key KEY` (repeatable) and bearer JWTs, `--jwt-secret SECRET` (or
@@ -26,13 +27,15 @@ pub mod workshop;
 use std::net::SocketAddr;
 
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
-/// The command line every example shares.
-#[derive(Debug, Clone, Parser)]
+/// The options every example shares. Each binary names itself in `--help` (the doc comment of
+/// its own parser, or [`Example::about`]): this comment is not clap's `about`.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(about = None, long_about = None)]
 pub struct Cli {
     /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:3000")]
+    #[arg(long, default_value = DEFAULT_BIND)]
     pub bind: SocketAddr,
     /// Print the agent card JSON and exit.
     #[arg(long)]
@@ -80,6 +83,49 @@ pub struct Cli {
     /// Without it, `aud` is not checked.
     #[arg(long, value_name = "AUD")]
     pub jwt_audience: Option<String>,
+}
+
+/// The address an example listens on unless told otherwise.
+pub const DEFAULT_BIND: &str = "127.0.0.1:3000";
+
+/// What sets one example's command line apart from the others': what `--help` says it is,
+/// and the address it listens on by default (two examples meant to run side by side, such
+/// as `worker` and `planner`, need different ones).
+#[derive(Debug, Clone, Copy)]
+pub struct Example {
+    /// The first line of `--help`: what this example is, in one line.
+    pub about: &'static str,
+    /// The `--bind` default.
+    pub bind: &'static str,
+}
+
+impl Example {
+    /// An example described by `about`, listening on [`DEFAULT_BIND`] by default.
+    pub const fn new(about: &'static str) -> Self {
+        Example {
+            about,
+            bind: DEFAULT_BIND,
+        }
+    }
+
+    /// The same example with another `--bind` default.
+    pub const fn bind(self, bind: &'static str) -> Self {
+        Example { bind, ..self }
+    }
+
+    /// Its command line: the shared options, with its description and default address.
+    pub fn command(&self) -> clap::Command {
+        Cli::command()
+            .about(self.about)
+            .mut_arg("bind", |arg| arg.default_value(self.bind))
+    }
+
+    /// Parse the process's arguments; `--help`, `--version` and a bad argument end the
+    /// process the way clap does.
+    pub fn parse(&self) -> Cli {
+        let matches = self.command().get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
 }
 
 /// A secret from the command line or environment, never shown by `Debug` (a parsed [`Cli`]
@@ -232,7 +278,12 @@ async fn open_sqlite(
     a2a: AgentServiceBuilder,
     path: &str,
 ) -> Result<AgentServiceBuilder, Box<dyn std::error::Error>> {
-    let store = a2a_kit::store::SqliteTaskManager::open(path).await?;
+    let store = a2a_kit::store::SqliteTaskManager::open(path)
+        .await
+        .map_err(|error| StoreOpenError {
+            store: StoreSpec::Sqlite(path.to_string()),
+            error,
+        })?;
     Ok(a2a.task_manager(store))
 }
 
@@ -253,7 +304,12 @@ async fn open_postgres(
     use a2a_kit::store::{PostgresOptions, PostgresTaskManager};
     let options =
         PostgresOptions::default().lease(std::time::Duration::from_secs(lease_secs.max(1)));
-    let store = PostgresTaskManager::connect_with(url, options).await?;
+    let store = PostgresTaskManager::connect_with(url, options)
+        .await
+        .map_err(|error| StoreOpenError {
+            store: StoreSpec::Postgres(url.to_string()),
+            error,
+        })?;
     Ok(a2a.task_manager(store))
 }
 
@@ -295,27 +351,135 @@ impl std::fmt::Debug for Error {
 
 impl Error {
     /// What to do about it, for the errors a user can fix from the command line.
-    pub fn hint(&self) -> Option<&'static str> {
-        if let Some(a2a_kit::store::StoreError::Backend(msg)) =
-            self.0.downcast_ref::<a2a_kit::store::StoreError>()
-        {
-            return msg.contains("PostgreSQL").then_some(
-                "is PostgreSQL running there, and may that user connect? --store postgres://USER:PASSWORD@HOST:PORT/DB",
-            );
+    pub fn hint(&self) -> Option<String> {
+        if let Some(store) = self.0.downcast_ref::<StoreOpenError>() {
+            return store.hint();
         }
         let io = self.0.downcast_ref::<std::io::Error>()?;
-        Some(match io.kind() {
-            std::io::ErrorKind::AddrInUse => {
-                "another process is listening on that address: stop it, or pick another with --bind HOST:PORT (port 0 picks a free one)"
+        Some(
+            match io.kind() {
+                std::io::ErrorKind::AddrInUse => {
+                    "another process is listening on that address: stop it, or pick another with --bind HOST:PORT (port 0 picks a free one)"
+                }
+                std::io::ErrorKind::AddrNotAvailable => {
+                    "that address is not one of this machine's: use --bind 127.0.0.1:PORT or 0.0.0.0:PORT"
+                }
+                std::io::ErrorKind::PermissionDenied => {
+                    "ports below 1024 need privileges: pick a higher port with --bind HOST:PORT"
+                }
+                _ => return None,
             }
-            std::io::ErrorKind::AddrNotAvailable => {
-                "that address is not one of this machine's: use --bind 127.0.0.1:PORT or 0.0.0.0:PORT"
+            .to_string(),
+        )
+    }
+}
+
+/// A store that `--store` names and that could not be opened: the store's error, with the
+/// option it came from, so the hint fits that store.
+#[derive(Debug)]
+pub struct StoreOpenError {
+    /// What `--store` asked for.
+    pub store: StoreSpec,
+    /// Why it could not be opened.
+    pub error: a2a_kit::store::StoreError,
+}
+
+impl std::fmt::Display for StoreOpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for StoreOpenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl StoreOpenError {
+    /// What to do about it, for this kind of store.
+    pub fn hint(&self) -> Option<String> {
+        match &self.store {
+            StoreSpec::Memory => None,
+            StoreSpec::Sqlite(_) if self.error.is_sqlite_in_use() => Some(
+                "another process has this SQLite file open, and one file serves one process: \
+                 stop that process, or give this one a file of its own (--store sqlite:OTHER.db); \
+                 for several processes on one database, use --store postgres://USER@HOST:PORT/DB"
+                    .into(),
+            ),
+            StoreSpec::Sqlite(_) => Some(
+                "--store sqlite:PATH needs a file this process may create and write, in a \
+                 directory that exists"
+                    .into(),
+            ),
+            StoreSpec::Postgres(url) if self.error.is_missing_database() => {
+                Some(create_database_hint(url))
             }
-            std::io::ErrorKind::PermissionDenied => {
-                "ports below 1024 need privileges: pick a higher port with --bind HOST:PORT"
-            }
-            _ => return None,
-        })
+            StoreSpec::Postgres(_) => Some(
+                "is PostgreSQL running there, and may that user connect? \
+                 --store postgres://USER:PASSWORD@HOST:PORT/DB"
+                    .into(),
+            ),
+        }
+    }
+}
+
+/// How to create the database a `postgres://` URL names: the `createdb` command for its
+/// host, port and user, or the SQL.
+fn create_database_hint(url: &str) -> String {
+    let target = PgTarget::parse(url);
+    let mut createdb = String::from("createdb");
+    for (flag, value) in [
+        ("-h", &target.host),
+        ("-p", &target.port),
+        ("-U", &target.user),
+    ] {
+        if let Some(value) = value {
+            createdb.push_str(&format!(" {flag} {value}"));
+        }
+    }
+    let db = target.database.as_deref().unwrap_or("DB");
+    format!(
+        "create the database first: `{createdb} {db}` (or, in psql, `CREATE DATABASE \"{db}\";`), \
+         or name one that exists in --store postgres://USER@HOST:PORT/DB"
+    )
+}
+
+/// The parts of a `postgres://USER:PASSWORD@HOST:PORT/DB?...` URL a hint names (never the
+/// password).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct PgTarget {
+    host: Option<String>,
+    port: Option<String>,
+    user: Option<String>,
+    database: Option<String>,
+}
+
+impl PgTarget {
+    fn parse(url: &str) -> PgTarget {
+        let rest = url
+            .strip_prefix("postgres://")
+            .or_else(|| url.strip_prefix("postgresql://"))
+            .unwrap_or(url);
+        let rest = rest.split(['?', '#']).next().unwrap_or_default();
+        let (authority, database) = rest.split_once('/').unwrap_or((rest, ""));
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((userinfo, hostport)) => (Some(userinfo), hostport),
+            None => (None, authority),
+        };
+        let user = userinfo.map(|u| u.split(':').next().unwrap_or_default());
+        // `[::1]:5432`: the port follows the bracket.
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((host, port)) if !port.contains(']') => (host, Some(port)),
+            _ => (hostport, None),
+        };
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        PgTarget {
+            host: some(host),
+            port: port.and_then(some),
+            user: user.and_then(some),
+            database: some(database),
+        }
     }
 }
 
@@ -327,8 +491,11 @@ pub async fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener
 }
 
 /// Run an example: parse the command line, print the card or serve until Ctrl-C.
-pub async fn run(make: impl FnOnce(&Cli) -> AgentServiceBuilder) -> Result<(), Error> {
-    let cli = Cli::parse();
+pub async fn run(
+    example: Example,
+    make: impl FnOnce(&Cli) -> AgentServiceBuilder,
+) -> Result<(), Error> {
+    let cli = example.parse();
     let a2a = make(&cli);
     run_with(cli, a2a).await
 }
@@ -392,12 +559,62 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
 /// Log to stderr through `tracing`: `RUST_LOG` when set (e.g. `RUST_LOG=debug`,
 /// `RUST_LOG=a2a_kit=debug,info`), else `info`: the URL at start-up, recovered tasks, refused
 /// push URLs, failed deliveries and failed tasks with their reason. Installing it twice does
-/// nothing the second time.
+/// nothing the second time. Coloured only on a terminal, and never with `NO_COLOR` set: a
+/// log file or a pipe gets plain text.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour_on(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .try_init();
+}
+
+/// Whether to colour a stream: only a terminal, and only without a non-empty `NO_COLOR`
+/// (no-color.org).
+fn colour_on(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgres_url_names_its_target_without_the_password() {
+        let t = PgTarget::parse("postgres://app:s3cret@db.internal:6543/agents?sslmode=require");
+        assert_eq!(
+            t,
+            PgTarget {
+                host: Some("db.internal".into()),
+                port: Some("6543".into()),
+                user: Some("app".into()),
+                database: Some("agents".into()),
+            }
+        );
+        let t = PgTarget::parse("postgresql://[::1]/tasks");
+        assert_eq!(t.host.as_deref(), Some("[::1]"));
+        assert_eq!(t.port, None);
+        assert_eq!(t.user, None);
+        let hint = create_database_hint("postgres://app:s3cret@db.internal:6543/agents");
+        assert!(
+            hint.contains("`createdb -h db.internal -p 6543 -U app agents`")
+                && hint.contains("CREATE DATABASE \"agents\"")
+                && !hint.contains("s3cret"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour_on(true, None));
+        assert!(colour_on(true, Some(OsStr::new(""))));
+        assert!(!colour_on(true, Some(OsStr::new("1"))));
+        assert!(!colour_on(false, None));
+    }
 }

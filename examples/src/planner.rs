@@ -13,6 +13,10 @@ use a2a_kit::protocol::TaskState;
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
 use tokio::sync::OnceCell;
 
+/// Where the planner looks for the worker unless told otherwise: where the worker listens by
+/// default ([`crate::worker::DEFAULT_BIND`]).
+pub const DEFAULT_WORKER_URL: &str = "http://127.0.0.1:3001";
+
 /// Plans, and lets a worker agent do the work.
 #[derive(Clone)]
 pub struct PlannerAgent {
@@ -92,4 +96,16 @@ pub fn a2a(worker_url: &str) -> AgentServiceBuilder {
 /// A complete axum app serving the agent and its card.
 pub fn app(worker_url: &str) -> axum::Router {
     a2a_kit_axum::app(a2a(worker_url).build().expect("a valid configuration"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_planner_looks_for_the_worker_where_it_listens() {
+        assert_eq!(
+            super::DEFAULT_WORKER_URL,
+            format!("http://{}", crate::worker::DEFAULT_BIND)
+        );
+        assert_ne!(crate::worker::DEFAULT_BIND, crate::DEFAULT_BIND);
+    }
 }

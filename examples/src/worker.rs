@@ -8,6 +8,10 @@ use std::time::Duration;
 use a2a_kit::prelude::*;
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
 
+/// Where the worker listens unless told otherwise: where the planner looks for it
+/// ([`crate::planner::DEFAULT_WORKER_URL`]), beside the planner's own 127.0.0.1:3000.
+pub const DEFAULT_BIND: &str = "127.0.0.1:3001";
+
 /// Carries out jobs step by step.
 #[derive(Clone)]
 pub struct WorkerAgent {

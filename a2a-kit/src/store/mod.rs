@@ -240,6 +240,25 @@ pub enum StoreError {
     Unavailable(String),
 }
 
+/// Words of the [`StoreError::Backend`] message of a SQLite file another process holds.
+pub(crate) const SQLITE_IN_USE: &str = "is in use by another process";
+/// Words of the [`StoreError::Backend`] message of a PostgreSQL database that does not exist.
+pub(crate) const POSTGRES_NO_DATABASE: &str = "there is no database";
+
+impl StoreError {
+    /// Opening a SQLite store failed because another process has the file open (one file
+    /// serves one process).
+    pub fn is_sqlite_in_use(&self) -> bool {
+        matches!(self, StoreError::Backend(m) if m.contains(SQLITE_IN_USE))
+    }
+
+    /// Connecting to PostgreSQL failed because the URL names a database the server does not
+    /// have (it must be created first: the store creates its schema, not the database).
+    pub fn is_missing_database(&self) -> bool {
+        matches!(self, StoreError::Backend(m) if m.contains(POSTGRES_NO_DATABASE))
+    }
+}
+
 impl From<StoreError> for A2aError {
     fn from(e: StoreError) -> Self {
         match e {

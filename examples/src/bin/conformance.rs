@@ -6,6 +6,8 @@
 use a2a_examples::conformance::{ConformanceAgent, ConformanceFlags, a2a_with};
 use clap::Parser;
 
+/// The conformance example: the agent the A2A TCK runs against, its behaviour chosen by each
+/// message's id (see CONFORMANCE.md)
 #[derive(Parser)]
 struct Args {
     #[command(flatten)]

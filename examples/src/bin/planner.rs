@@ -1,6 +1,6 @@
 //! `cargo run --bin planner -- [--bind 127.0.0.1:3000] [--worker http://127.0.0.1:3001]`
 //!
-//! Run the worker first (`cargo run --bin worker -- --bind 127.0.0.1:3001`), then:
+//! Run the worker first (`cargo run --bin worker`: it listens on 127.0.0.1:3001), then:
 //! `a2a send http://127.0.0.1:3000 "launch a newsletter" --skill plan --stream`
 
 #![forbid(unsafe_code)]
@@ -9,13 +9,14 @@ use a2a_examples::planner;
 
 use clap::Parser;
 
-/// The planner agent: delegates its work to the worker agent.
+/// The planner of the delegation example: hands its work to the worker agent and streams its
+/// progress (start the worker first)
 #[derive(Debug, Parser)]
 struct PlannerCli {
     #[command(flatten)]
     common: a2a_examples::Cli,
-    /// The worker agent's URL.
-    #[arg(long, default_value = "http://127.0.0.1:3001")]
+    /// The worker agent's URL (where `cargo run --bin worker` listens by default).
+    #[arg(long, default_value = planner::DEFAULT_WORKER_URL)]
     worker: String,
 }
 

@@ -235,6 +235,30 @@ fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// The first connection's error, naming the URL (`shown`, without its password); a database
+/// the server does not have says so in words of our own (the server's own are translated to
+/// its locale), with how to create it.
+fn connect_failed(shown: &str, connect: &PgConnectOptions, e: &sqlx::Error) -> StoreError {
+    // SQLSTATE 3D000: invalid_catalog_name.
+    let missing = e
+        .as_database_error()
+        .and_then(|db| db.code())
+        .is_some_and(|code| code == "3D000");
+    if missing {
+        // Without one in the URL, PostgreSQL connects to the database named like the user.
+        let name = connect
+            .get_database()
+            .unwrap_or_else(|| connect.get_username());
+        return StoreError::Backend(format!(
+            "cannot connect to PostgreSQL at {shown}: {} `{name}` there; create it first \
+             (`createdb {name}`, or `CREATE DATABASE \"{name}\"`): the store creates its \
+             schema, not the database",
+            super::POSTGRES_NO_DATABASE
+        ));
+    }
+    StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
+}
+
 /// `url` with its password (if any) replaced by `***`, for messages and logs.
 fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -290,9 +314,7 @@ impl PostgresTaskManager {
         // server's reason, instead of as a pool timeout.
         PgConnection::connect_with(&connect)
             .await
-            .map_err(|e| {
-                StoreError::Backend(format!("cannot connect to PostgreSQL at {shown}: {e}"))
-            })?
+            .map_err(|e| connect_failed(&shown, &connect, &e))?
             .close()
             .await
             .map_err(db)?;

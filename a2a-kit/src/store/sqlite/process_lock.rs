@@ -66,10 +66,11 @@ pub(super) fn lock(db: &Path) -> Result<Arc<ProcessLock>, StoreError> {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
             return Err(StoreError::Backend(format!(
-                "the SQLite store {} is in use by another process (it holds {}): a SQLite \
-                 file serves one process; stop the other one, give this one its own file, or \
-                 use a store made for several processes (PostgreSQL)",
+                "the SQLite store {} {} (it holds {}): a SQLite file serves one process; stop \
+                 the other one, give this one its own file, or use a store made for several \
+                 processes (PostgreSQL)",
                 db.display(),
+                crate::store::SQLITE_IN_USE,
                 path.display()
             )));
         }
