@@ -64,7 +64,7 @@ const ABOUT: &[(&str, &str)] = &[
     ),
     (
         "orchestrator",
-        "Send work to a remote A2A agent and wait for its completion webhook",
+        "Sends work to a remote A2A agent without waiting and follows it by webhook",
     ),
     ("planner", "The planner of the delegation example"),
     (
@@ -178,12 +178,42 @@ fn readme_commands() -> Vec<(String, Vec<String>, String)> {
             if command.contains("...") {
                 return None;
             }
-            let mut words = rest.split_whitespace().map(str::to_string);
+            let mut words = shell_words(rest).into_iter();
             let name = words.next()?;
-            let args: Vec<String> = words.skip_while(|w| w == "--").collect();
+            // A trailing `&` runs it in the background: the shell's, not an argument.
+            let args: Vec<String> = words
+                .skip_while(|w| w == "--")
+                .filter(|w| w != "&")
+                .collect();
             Some((name, args, comment.trim().to_string()))
         })
         .collect()
+}
+
+/// A command line's words as a shell splits them: on blanks, except inside quotes.
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut started) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if started || !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// README's example commands run as written (with `--print-card`, so nothing is bound or
@@ -204,6 +234,10 @@ fn the_readme_commands_start_the_examples_where_it_says() {
             .unwrap_or_else(|| panic!("README runs `{name}`, which is not an example"))
             .1;
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        if name == "orchestrator" {
+            orchestrator_takes(exe, &args);
+            continue;
+        }
         let url = printed_card_url(exe, &args);
         // The first `:PORT` the comment names is where this command listens.
         let port = comment.split(':').skip(1).find_map(|s| {
@@ -217,6 +251,27 @@ fn the_readme_commands_start_the_examples_where_it_says() {
             );
         }
     }
+}
+
+/// The orchestrator is no agent (it has no card to print): its README arguments are taken,
+/// and it gets as far as calling the agent (none here), in a directory of its own.
+fn orchestrator_takes(exe: &Path, args: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("a2a-readme-orch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(exe)
+        .current_dir(&dir)
+        .args(args)
+        .args(["--bind", "127.0.0.1:0", "--agent", "http://127.0.0.1:1"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run orchestrator");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "no agent there: {stderr}");
+    assert!(
+        stderr.contains("cannot reach http://127.0.0.1:1"),
+        "orchestrator {args:?} stopped before calling the agent: {stderr}"
+    );
 }
 
 #[test]
