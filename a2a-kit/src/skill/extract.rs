@@ -465,6 +465,16 @@ impl TaskContext {
     ///     Ok(format!("{} nights in {city}", nights.0))
     /// }
     /// ```
+    ///
+    /// and not
+    ///
+    /// ```compile_fail,E0282
+    /// # use a2a_kit::prelude::*;
+    /// async fn book(ctx: TaskContext) -> Result<String, SkillError> {
+    ///     let city = ctx.ask("Which city?").await?; // which extractor?
+    ///     Ok(String::new())
+    /// }
+    /// ```
     pub async fn ask<T: FromSkillRequest>(
         &self,
         question: impl IntoParts,
