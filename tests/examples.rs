@@ -59,12 +59,25 @@ async fn hello_greets_with_a_message_over_both_bindings() {
             .json()
             .await
             .unwrap();
-        let reply = if rest { &v["message"] } else { &v["result"]["message"] };
+        let reply = if rest {
+            &v["message"]
+        } else {
+            &v["result"]["message"]
+        };
         assert_eq!(reply["role"], "ROLE_AGENT", "{v}");
         assert_eq!(reply["parts"][0]["text"], format!("Hello, {name}!"), "{v}");
-        assert_eq!(reply["contextId"], context, "the reply keeps the context: {v}");
-        assert!(reply.get("taskId").is_none(), "a Message reply names no task: {v}");
-        assert!(v.get("task").is_none() && v["result"].get("task").is_none(), "{v}");
+        assert_eq!(
+            reply["contextId"], context,
+            "the reply keeps the context: {v}"
+        );
+        assert!(
+            reply.get("taskId").is_none(),
+            "a Message reply names no task: {v}"
+        );
+        assert!(
+            v.get("task").is_none() && v["result"].get("task").is_none(),
+            "{v}"
+        );
         context = json!("ctx-hello-rest");
     }
 

@@ -269,7 +269,9 @@ fn streaming_output_modes_follow_the_items() {
         /// Static text, or an error.
         #[skill]
         #[streaming]
-        fn fallible(&self) -> impl Stream<Item = Result<&'static str, SkillError>> + Send + 'static {
+        fn fallible(
+            &self,
+        ) -> impl Stream<Item = Result<&'static str, SkillError>> + Send + 'static {
             a2a_kit::stream! { yield Ok("a"); }
         }
         /// Data.

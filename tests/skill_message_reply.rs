@@ -100,9 +100,14 @@ async fn send_error_over(base: &str, rest: bool, message: Value) -> (i64, String
         assert_eq!(v["error"]["code"], status, "{v}");
         i64::from(status)
     } else {
-        v["error"]["code"].as_i64().unwrap_or_else(|| panic!("an error: {v}"))
+        v["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("an error: {v}"))
     };
-    (code, v["error"]["message"].as_str().unwrap_or("").to_string())
+    (
+        code,
+        v["error"]["message"].as_str().unwrap_or("").to_string(),
+    )
 }
 
 fn failed_reason(task: &Value) -> String {
@@ -220,10 +225,22 @@ async fn the_card_names_the_skills_that_answer_with_a_message() {
 async fn what_needs_a_task_fails_with_a_reason() {
     let s = serve(AgentService::builder(Replier)).await;
     let cases = [
-        ("asks", "skill `asks` answers with a Message, so it cannot ask for input"),
-        ("writes", "skill `writes` answers with a Message, which has no artifacts"),
-        ("interrupts", "cannot end INPUT_REQUIRED: a question needs a task"),
-        ("empty", "returned no content: a Message holds at least one part"),
+        (
+            "asks",
+            "skill `asks` answers with a Message, so it cannot ask for input",
+        ),
+        (
+            "writes",
+            "skill `writes` answers with a Message, which has no artifacts",
+        ),
+        (
+            "interrupts",
+            "cannot end INPUT_REQUIRED: a question needs a task",
+        ),
+        (
+            "empty",
+            "returned no content: a Message holds at least one part",
+        ),
     ];
     for rest in [false, true] {
         for (skill, why) in cases {
@@ -244,7 +261,10 @@ async fn what_needs_a_task_fails_with_a_reason() {
     // Streamed, such a failure is the task and its FAILED state, then the stream closes.
     let events = stream_message(&s.base, to_skill("asks", "x")).await;
     assert_eq!(final_state(&events), "TASK_STATE_FAILED", "{events:?}");
-    assert!(events.iter().all(|e| e.get("message").is_none()), "{events:?}");
+    assert!(
+        events.iter().all(|e| e.get("message").is_none()),
+        "{events:?}"
+    );
 }
 
 /// A follow-up naming a task: a message skill leaves no task to continue (its only tasks are
@@ -253,7 +273,10 @@ async fn what_needs_a_task_fails_with_a_reason() {
 async fn follow_ups_naming_a_task_are_refused() {
     let s = serve(AgentService::builder(Replier)).await;
     let failed = send_over(&s.base, false, to_skill("asks", "x")).await;
-    let task_id = failed["task"]["id"].as_str().expect("a task id").to_string();
+    let task_id = failed["task"]["id"]
+        .as_str()
+        .expect("a task id")
+        .to_string();
     for rest in [false, true] {
         let mut reply = user_text("Lisbon");
         reply["taskId"] = json!(task_id);
