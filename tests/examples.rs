@@ -45,41 +45,71 @@ fn cards_snapshot() {
     );
 }
 
+/// The hello skill answers with a direct Message over both bindings, blocking and streamed:
+/// no task is created, and the card says so.
 #[tokio::test]
-async fn hello_greets_over_both_bindings() {
+async fn hello_greets_with_a_message_over_both_bindings() {
     let s = serve(hello::a2a()).await;
-    let r = rpc(
-        &s.base,
-        "SendMessage",
-        json!({"message": user_text("Alice")}),
-    )
-    .await;
-    assert_eq!(
-        r["result"]["task"]["artifacts"][0]["parts"][0]["text"],
-        "Hello, Alice!"
-    );
-    let v: Value = client()
-        .post(format!("{}/message:send", s.base))
+    let mut context = json!("ctx-hello");
+    for (rest, name) in [(false, "Alice"), (true, "Bob")] {
+        let mut message = user_text(name);
+        message["contextId"] = context.clone();
+        let v: Value = send_message(&s.base, rest, message, None)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let reply = if rest {
+            &v["message"]
+        } else {
+            &v["result"]["message"]
+        };
+        assert_eq!(reply["role"], "ROLE_AGENT", "{v}");
+        assert_eq!(reply["parts"][0]["text"], format!("Hello, {name}!"), "{v}");
+        assert_eq!(
+            reply["contextId"], context,
+            "the reply keeps the context: {v}"
+        );
+        assert!(
+            reply.get("taskId").is_none(),
+            "a Message reply names no task: {v}"
+        );
+        assert!(
+            v.get("task").is_none() && v["result"].get("task").is_none(),
+            "{v}"
+        );
+        context = json!("ctx-hello-rest");
+    }
+
+    // Streamed, it is one Message, then the stream closes (JSON-RPC and HTTP+JSON).
+    let events = stream_message(&s.base, user_text("Carol")).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["message"]["parts"][0]["text"], "Hello, Carol!");
+    let resp = client()
+        .post(format!("{}/message:stream", s.base))
         .header("A2A-Version", "1.0")
-        .json(&json!({"message": user_text("Bob")}))
+        .json(&json!({"message": user_text("Dan")}))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
-    assert_eq!(v["task"]["artifacts"][0]["parts"][0]["text"], "Hello, Bob!");
-    assert!(
-        v["task"]["status"].get("message").is_none(),
-        "the answer appears once: {v}"
-    );
-    let id = v["task"]["id"].as_str().unwrap();
-    let got = rpc(&s.base, "GetTask", json!({"id": id})).await;
-    assert_eq!(got["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let events = read_sse(resp, 10).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].data["message"]["parts"][0]["text"], "Hello, Dan!");
+
+    // No task was created by any of them.
     let list = rpc(&s.base, "ListTasks", json!({})).await;
-    assert_eq!(list["result"]["totalSize"], 2);
-    let cancel = rpc(&s.base, "CancelTask", json!({"id": id})).await;
-    assert_eq!(cancel["error"]["code"], -32002);
+    assert_eq!(list["result"]["totalSize"], 0, "{list}");
+
+    // The card names the skill as one that answers with a Message.
+    let card = public_card(&s.base).await;
+    let ext = card["capabilities"]["extensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["uri"] == a2a_kit::skill::MESSAGE_REPLY_EXTENSION)
+        .unwrap_or_else(|| panic!("the message-reply extension: {card}"));
+    assert_eq!(ext["params"]["skills"], json!(["greet"]));
+    assert!(ext.get("required").is_none_or(|r| r == false), "{ext}");
 }
 
 #[tokio::test]

@@ -247,6 +247,75 @@ fn agent_info_and_card() {
     assert!(std::ptr::eq(a2a_kit::skill::Agent::info(&agent), info));
 }
 
+/// A `#[streaming]` skill's card `outputModes` follow its items as written: text for
+/// `String` and `&str` (and a `Result` of them), JSON for `Data<T>`; unknown otherwise (the
+/// agent's defaults), and the skill's own `output_modes` win.
+#[test]
+fn streaming_output_modes_follow_the_items() {
+    #[derive(Serialize, schemars::JsonSchema)]
+    struct Chunk {
+        n: u32,
+    }
+    struct Streams;
+    /// Streams of every kind.
+    #[a2a_agent]
+    impl Streams {
+        /// Text.
+        #[skill]
+        #[streaming]
+        fn text(&self) -> impl Stream<Item = String> + Send + 'static {
+            a2a_kit::stream! { yield "a".to_string(); }
+        }
+        /// Static text, or an error.
+        #[skill]
+        #[streaming]
+        fn fallible(
+            &self,
+        ) -> impl Stream<Item = Result<&'static str, SkillError>> + Send + 'static {
+            a2a_kit::stream! { yield Ok("a"); }
+        }
+        /// Data.
+        #[skill]
+        #[streaming]
+        fn data(&self) -> impl Stream<Item = Data<Chunk>> + Send + 'static {
+            a2a_kit::stream! { yield Data(Chunk { n: 1 }); }
+        }
+        /// Parts: any media type.
+        #[skill]
+        #[streaming]
+        fn parts(&self) -> impl Stream<Item = Part> + Send + 'static {
+            a2a_kit::stream! { yield Part::text("a"); }
+        }
+        /// A named stream type.
+        #[skill]
+        #[streaming]
+        fn boxed(&self) -> futures::stream::BoxStream<'static, String> {
+            futures::stream::iter(["a".to_string()]).boxed()
+        }
+        /// Its own modes.
+        #[skill(output_modes = ["text/markdown"])]
+        #[streaming]
+        fn markdown(&self) -> impl Stream<Item = String> + Send + 'static {
+            a2a_kit::stream! { yield "*a*".to_string(); }
+        }
+    }
+    let card = Streams::agent_card("http://x");
+    let modes = |id: &str| {
+        card.skills
+            .iter()
+            .find(|s| s.id == id)
+            .unwrap()
+            .output_modes
+            .clone()
+    };
+    assert_eq!(modes("text"), ["text/plain"]);
+    assert_eq!(modes("fallible"), ["text/plain"]);
+    assert_eq!(modes("data"), ["application/json"]);
+    assert!(modes("parts").is_empty());
+    assert!(modes("boxed").is_empty());
+    assert_eq!(modes("markdown"), ["text/markdown"]);
+}
+
 #[test]
 fn card_publishes_schemas() {
     let card = TestAgent::agent_card("https://agents.example.com/test/");

@@ -77,6 +77,27 @@ mod skill_doc {
     }
 }
 
+mod message_doc {
+    use a2a_kit::prelude::*;
+
+    struct Greeter;
+
+    /// Greets.
+    #[a2a_agent]
+    impl Greeter {
+        /// Greet the user by name.
+        #[skill(message)]
+        async fn greet(&self, Text(name): Text) -> String {
+            format!("Hello, {name}!")
+        }
+    }
+
+    #[test]
+    fn example() {
+        assert!(Greeter::agent_info().skills[0].direct_message);
+    }
+}
+
 mod streaming_doc {
     use a2a_kit::prelude::*;
 

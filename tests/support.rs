@@ -4,6 +4,12 @@
 
 #![forbid(unsafe_code)]
 
+/// The README's Rust examples, compiled (and run, unless marked `no_run`) as this crate's
+/// doctests, since it has every crate they use; blocks marked `ignore` are fragments.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -183,11 +183,48 @@ pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `input_modes = ["..."]` | accepted media types | the agent's |
 /// | `output_modes = ["..."]` | produced media types | the agent's |
 /// | `default` | route messages that name no skill here (at most one per agent) | off |
+/// | `message` | answer with a direct Message holding the result, no task (see below) | off: a task |
 /// | `scopes = ["..."]` | scopes a caller must all hold (checked before a task exists: 403 otherwise; listed in the card as the skill's `securityRequirements`; needs an authenticator) | none |
 /// | `extended_only` | list the skill on the authenticated extended card only | off |
 ///
 /// The id is the method name unchanged (not kebab-cased) so that it is what you grep for and
 /// what clients put in `metadata.skillId`; set `id` for another spelling.
+///
+/// # A Message or a task
+///
+/// A skill answers with a task by default: it is stored, listed, can be fetched, canceled,
+/// streamed and subscribed to, and its result is the task's artifact. Work worth tracking
+/// wants one (it takes time, asks questions, streams, or a client may come back for it).
+/// `#[skill(message)]` answers with a direct Message instead, whatever the skill returns
+/// (its content becomes the Message's parts): nothing is stored, which suits a stateless
+/// answer such as a greeting or a lookup. The word is the spec's: a SendMessage answers with
+/// a `message` or a `task`.
+///
+/// ```ignore
+/// use a2a_kit::prelude::*;
+///
+/// struct Greeter;
+///
+/// /// Greets.
+/// #[a2a_agent]
+/// impl Greeter {
+///     /// Greet the user by name.
+///     #[skill(message)]
+///     async fn greet(&self, Text(name): Text) -> String {
+///         format!("Hello, {name}!")
+///     }
+/// }
+///
+/// assert!(Greeter::agent_info().skills[0].direct_message);
+/// ```
+///
+/// A message skill's `TaskContext` has no task behind it: `status` does nothing, and an
+/// artifact or a question (`ask`, `require_auth`, an `INPUT_REQUIRED` outcome) fails the
+/// skill with an error saying so (recorded as a FAILED task, so the failure can be read), as
+/// does an answer with no content. It cannot be `#[streaming]` (a compile error), and it
+/// cannot return `()`. The card lists such skills under the extension
+/// `a2a_kit::skill::MESSAGE_REPLY_EXTENSION` (`AgentSkill` has no field for it). Returning
+/// `Message` does the same without the key.
 ///
 /// # Signature
 ///
@@ -197,7 +234,8 @@ pub fn a2a_agent(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   `Option<E>`, or your own); patterns such as `Text(name): Text` are fine. The first
 ///   `Data<T>` argument's JSON Schema is published in the card;
 /// - `R` implements `a2a_kit::skill::IntoOutcome` (`String`, `Data<T>`, `Message` for a
-///   direct reply without a task, `Outcome`, `Result<T, E>`, ...) and must be a named type;
+///   direct reply without a task, `Outcome`, `Result<T, E>`, ...) and must be a named type
+///   (`impl Stream` is the return of a [`macro@streaming`] skill);
 /// - the future must be `Send` (it runs on a spawned task);
 /// - no generics.
 ///
@@ -236,8 +274,11 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The method is a plain `fn` (not `async`) taking `&self` and extractors, returning any
 /// `Stream + Send` whose items implement `a2a_kit::skill::IntoParts` (`String`, `Data<T>`,
-/// `Part`, `Result<T, E>` where `Err` fails the task, ...). The order of `#[skill]` and
-/// `#[streaming]` does not matter. Takes no arguments.
+/// `Part`, `Result<T, E>` where `Err` fails the task, ...). Build one with
+/// `a2a_kit::stream!` (`yield` each item), or return any stream type. Items written as
+/// `String` or `&str` (or a `Result` of them) give the skill's card `outputModes`
+/// `text/plain`, `Data<T>` `application/json`. The order of `#[skill]` and `#[streaming]`
+/// does not matter. Takes no arguments.
 ///
 /// Outside an `#[a2a_agent]` impl block this attribute is an error.
 #[proc_macro_attribute]

@@ -18,6 +18,7 @@ pub(crate) const SKILL_KEYS: Keys = Keys {
         "input_modes",
         "output_modes",
         "default",
+        "message",
         "scopes",
         "extended_only",
     ],
@@ -51,6 +52,8 @@ pub(crate) struct Skill {
     pub(crate) output_modes: Vec<StrValue>,
     /// The `default` key, when set.
     pub(crate) default: Option<Span>,
+    /// The `message` key, when set: the skill answers with a direct Message (no task).
+    pub(crate) message: Option<Span>,
     /// Scopes a caller needs.
     pub(crate) scopes: Vec<StrValue>,
     /// Listed on the extended card only.
@@ -74,6 +77,7 @@ struct SkillArgs {
     input_modes: Vec<StrValue>,
     output_modes: Vec<StrValue>,
     default: Option<Span>,
+    message: Option<Span>,
     scopes: Vec<StrValue>,
     extended_only: bool,
 }
@@ -115,6 +119,11 @@ impl SkillArgs {
                 "default" => {
                     if e.flag(errors) == Some(true) {
                         a.default = Some(e.meta.path().span());
+                    }
+                }
+                "message" => {
+                    if e.flag(errors) == Some(true) {
+                        a.message = Some(e.meta.path().span());
                     }
                 }
                 "scopes" => {
@@ -167,6 +176,9 @@ impl Skill {
         check_signature(sig, streaming, errors);
         let arg_types = arg_types(sig, errors);
         let ret = return_type(sig, streaming, errors);
+        if let Some(span) = args.message {
+            check_message(span, streaming, ret.as_ref(), errors);
+        }
         Some(Skill {
             method: sig.ident.clone(),
             id,
@@ -178,6 +190,7 @@ impl Skill {
             input_modes: args.input_modes,
             output_modes: args.output_modes,
             default: args.default,
+            message: args.message,
             scopes: args.scopes,
             extended_only: args.extended_only,
             streaming,
@@ -234,12 +247,17 @@ impl Skill {
             (
                 quote!(false),
                 quote!(::a2a_kit::__private::no_schema),
-                quote!(&[]),
+                stream_media_types(self.ret.as_ref(), subst),
             )
         } else {
             let ret = subst(self.ret_type());
+            let direct = if self.message.is_some() {
+                quote!(true)
+            } else {
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::DIRECT_MESSAGE)
+            };
             (
-                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::DIRECT_MESSAGE),
+                direct,
                 quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::output_schema),
                 quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::MEDIA_TYPES),
             )
@@ -306,10 +324,14 @@ impl Skill {
         } else {
             let ret = self.ret_type();
             let call = quote!(__a2a_this.#method(#(#vars),*));
-            (
-                quote!(),
-                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await)),
-            )
+            let outcome =
+                quote!(<#ret as ::a2a_kit::__private::IntoOutcome>::into_outcome(#call.await));
+            let body = if self.message.is_some() {
+                quote!(::a2a_kit::__private::Outcome::into_reply(#outcome))
+            } else {
+                outcome
+            };
+            (quote!(), body)
         };
         // Spanned on the method name: a future that is not `Send` is reported at the skill.
         let future = quote_spanned! {method.span()=>
@@ -481,15 +503,124 @@ fn return_type(sig: &syn::Signature, streaming: bool, errors: &mut Errors) -> Op
     if !streaming {
         if let Some(ty) = &ret {
             if contains_impl_trait(ty) {
+                let hint = if mentions(quote!(#ty), "Stream") {
+                    "; to answer with a stream (each item one artifact chunk), mark the skill \
+                     `#[streaming]` below `#[skill]` and make it a plain `fn` (not `async`)"
+                } else {
+                    ""
+                };
                 errors.spanned(
                     ty,
-                    "a skill's return type must be a named type, not `impl Trait`: the kit reads \
-                     from it whether the skill answers with a Message and its output schema",
+                    format!(
+                        "a skill's return type must be a named type, not `impl Trait`: the kit \
+                         reads from it whether the skill answers with a Message and its output \
+                         schema{hint}"
+                    ),
                 );
             }
         }
     }
     ret
+}
+
+/// What `#[skill(message)]` requires: a whole result (no `#[streaming]`) with content.
+fn check_message(span: Span, streaming: bool, ret: Option<&Type>, errors: &mut Errors) {
+    if streaming {
+        errors.at(
+            span,
+            "a `message` skill cannot be `#[streaming]`: a Message is sent whole, while a \
+             stream's items are chunks of a task's artifact; remove `message` (the stream \
+             becomes the task's artifact) or `#[streaming]` (return the whole content)",
+        );
+        return;
+    }
+    let unit = match ret {
+        None => true,
+        Some(Type::Tuple(t)) => t.elems.is_empty(),
+        Some(_) => false,
+    };
+    if unit {
+        errors.at(
+            span,
+            "a `message` skill answers with a Message holding what it returns, and `()` holds \
+             nothing: return the content (`String`, `Data<T>`, `Vec<Part>`, ...)",
+        );
+    }
+}
+
+/// The card `outputModes` of a `#[streaming]` skill returning `impl Stream<Item = T>`: the
+/// media types of `T` when its type is written as one that has them (`String`, `&str`,
+/// `Data<_>`, or a `Result` of those), else none (the agent's defaults). Read from the
+/// written type, not through a trait bound on `T`: an item that is no chunk is already one
+/// error at the return type, and a second one would only repeat it.
+fn stream_media_types(
+    ret: Option<&Type>,
+    subst: &dyn Fn(TokenStream) -> TokenStream,
+) -> TokenStream {
+    let Some(item) = ret.and_then(stream_item) else {
+        return quote!(&[]);
+    };
+    if !has_media_types(item) {
+        return quote!(&[]);
+    }
+    let item = subst(quote!(#item));
+    quote!(<#item as ::a2a_kit::__private::IntoParts>::MEDIA_TYPES)
+}
+
+/// `T` of `impl .. Stream<Item = T> ..`.
+fn stream_item(ret: &Type) -> Option<&Type> {
+    let Type::ImplTrait(it) = ret else {
+        return None;
+    };
+    it.bounds.iter().find_map(|b| {
+        let syn::TypeParamBound::Trait(t) = b else {
+            return None;
+        };
+        let last = t.path.segments.last()?;
+        if last.ident != "Stream" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::AssocType(at) if at.ident == "Item" => Some(&at.ty),
+            _ => None,
+        })
+    })
+}
+
+/// Whether `ty` is written as a chunk type with known media types.
+fn has_media_types(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")),
+        Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return false;
+            };
+            match last.ident.to_string().as_str() {
+                "String" | "Data" => true,
+                "Result" => match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+                        Some(syn::GenericArgument::Type(ok)) => has_media_types(ok),
+                        _ => false,
+                    },
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether `tokens` hold the identifier `name`.
+fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
 }
 
 /// The spans of the first and last tokens of `tokens`.

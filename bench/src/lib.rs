@@ -1,7 +1,8 @@
 //! The benchmark harness of a2a-kit (issue #9, with #3 and #4). Not a library anyone should use:
 //! it holds what the server binaries share.
 //!
-//! * `bench-hello`: the macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`),
+//! * `bench-hello`: [`MacroHello`], the `hello` agent of `examples/` as written with the macros
+//!   when it answered with a task (the example now answers with a Message; W1 measures tasks),
 //!   `--store memory|sqlite:PATH|postgres://…` (a PostgreSQL schema is emptied at start).
 //! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
 //! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks), a `hold` skill
@@ -173,8 +174,26 @@ pub async fn serve_cli(
 }
 
 // ---------------------------------------------------------------------------------------------
+// The hello agent with the macros: `a2a_examples::hello::HelloAgent` before it answered with a
+// Message (`#[skill(message)]`). The W1 workload is a task per greeting, stored and read back.
+
+/// The macro `hello` agent: one skill greeting by name, answered with a task.
+#[derive(Clone, Default)]
+pub struct MacroHello;
+
+/// A friendly agent that greets people.
+#[a2a_kit::a2a_agent(name = "Hello Agent")]
+impl MacroHello {
+    /// Greet the user by name.
+    #[skill(tags = ["greeting"], examples = ["Alice"])]
+    async fn greet(&self, Text(name): Text) -> String {
+        format!("Hello, {}!", name.trim())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The hello agent written by hand (issue #3): what `#[a2a_agent]` generates for
-// `a2a_examples::hello::HelloAgent`, written against the `Agent` trait.
+// [`MacroHello`], written against the `Agent` trait.
 
 /// `HelloAgent` without the macros.
 #[derive(Clone, Default)]

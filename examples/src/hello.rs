@@ -1,4 +1,8 @@
 //! The smallest useful agent: one skill that greets by name.
+//!
+//! A greeting has nothing to track, so the skill answers with a direct Message
+//! (`#[skill(message)]`): no task is created, stored or listed. Drop `message` and the same
+//! skill answers with a task whose artifact holds the greeting.
 
 use a2a_kit::prelude::*;
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
@@ -11,7 +15,7 @@ pub struct HelloAgent;
 #[a2a_agent(name = "Hello Agent")]
 impl HelloAgent {
     /// Greet the user by name.
-    #[skill(tags = ["greeting"], examples = ["Alice"])]
+    #[skill(message, tags = ["greeting"], examples = ["Alice"])]
     async fn greet(&self, Text(name): Text) -> String {
         format!("Hello, {}!", name.trim())
     }

@@ -2,8 +2,9 @@
 //! input and notice cancellation. Every call becomes an event in the task's log.
 //!
 //! The context reaches the executor through [`TaskHost`], a small trait this layer owns: the
-//! runtime's task run implements it, and a detached context (unit tests, direct-message
-//! skills) has a stand-in that drops every report.
+//! runtime's task run implements it, and a context no task backs has a stand-in: for unit
+//! tests it drops every report; for a skill that answers with a Message it drops progress
+//! and refuses what only a task can hold (artifacts, questions) with an error saying so.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -153,7 +154,9 @@ impl TaskHost for TaskRun {
     }
 }
 
-/// The host of a context no task backs: every report is dropped.
+/// The host of a context no task backs: progress and metadata are dropped; artifacts and
+/// questions are dropped too in a unit test's context, and refused in a direct-message
+/// skill's (`reply`), whose client would never see them.
 struct Detached {
     task_id: String,
     context_id: String,
@@ -162,6 +165,17 @@ struct Detached {
     cancel: CancellationToken,
     started: Instant,
     produced_artifact: AtomicBool,
+    /// The context of a skill that answers with a Message.
+    reply: bool,
+}
+
+/// The error of an artifact a direct-message skill tried to write (carried as the store
+/// error's text, since a report's mapping is a plain function).
+fn refused(r: Result<Seq, StoreError>) -> Result<(), SkillError> {
+    r.map(|_| ()).map_err(|e| match e {
+        StoreError::InvalidEvent(why) => SkillError::failed(why),
+        other => SkillError::failed(other.to_string()),
+    })
 }
 
 impl TaskHost for Detached {
@@ -190,6 +204,15 @@ impl TaskHost for Detached {
         Either::Left(std::future::ready(Ok(0))).map(status_error as fn(_) -> _)
     }
     fn artifact(&self, _: Artifact, _: bool, _: bool) -> Reported<'_> {
+        if self.reply {
+            let why = format!(
+                "skill `{}` answers with a Message, which has no artifacts: return the \
+                 content instead (it becomes the Message's parts), or answer with a task",
+                self.skill_id
+            );
+            return Either::Left(std::future::ready(Err(StoreError::InvalidEvent(why))))
+                .map(refused as fn(_) -> _);
+        }
         self.produced_artifact.store(true, Ordering::Release);
         Either::Left(std::future::ready(Ok(0))).map(artifact_error as fn(_) -> _)
     }
@@ -198,9 +221,16 @@ impl TaskHost for Detached {
         _: TaskState,
         _: Vec<Part>,
     ) -> BoxFuture<'_, Result<Message, SkillError>> {
-        Box::pin(std::future::ready(Err(SkillError::failed(
-            "this skill asked for input outside of a task",
-        ))))
+        let why = if self.reply {
+            format!(
+                "skill `{}` answers with a Message, so it cannot ask for input: a question \
+                 needs a task that waits for the reply",
+                self.skill_id
+            )
+        } else {
+            "this skill asked for input outside of a task".to_string()
+        };
+        Box::pin(std::future::ready(Err(SkillError::failed(why))))
     }
     fn history(&self) -> BoxFuture<'_, Vec<Message>> {
         Box::pin(std::future::ready(vec![self.message.clone()]))
@@ -235,22 +265,34 @@ impl TaskContext {
         TaskContext { host: run }
     }
 
-    /// A context no task backs, for a skill that answers without one.
+    /// The context of a skill that answers with a Message: no task backs it. Progress is
+    /// dropped; an artifact or a question fails the skill, saying why.
     pub(crate) fn unbacked(
         task_id: String,
         context_id: String,
         skill_id: impl Into<Cow<'static, str>>,
         message: Message,
     ) -> Self {
+        Self::without_task(task_id, context_id, skill_id.into(), message, true)
+    }
+
+    fn without_task(
+        task_id: String,
+        context_id: String,
+        skill_id: Cow<'static, str>,
+        message: Message,
+        reply: bool,
+    ) -> Self {
         TaskContext {
             host: Arc::new(Detached {
                 task_id,
                 context_id,
-                skill_id: skill_id.into(),
+                skill_id,
                 message,
                 cancel: CancellationToken::new(),
                 started: Instant::now(),
                 produced_artifact: AtomicBool::new(false),
+                reply,
             }),
         }
     }
@@ -268,11 +310,12 @@ impl TaskContext {
             .context_id
             .clone()
             .unwrap_or_else(crate::protocol::new_uuid);
-        Self::unbacked(
+        Self::without_task(
             crate::protocol::new_uuid(),
             context_id,
-            skill_id.into(),
+            Cow::Owned(skill_id.into()),
             message,
+            false,
         )
     }
 
@@ -301,7 +344,11 @@ impl TaskContext {
     /// indicator (a data part, message metadata `kind: "status-message"`) so clients do not mix
     /// it into the answer; see [`StatusStyle`](crate::runtime::StatusStyle).
     ///
-    /// Fails with [`SkillError::Canceled`] once the task has ended (e.g. it was canceled).
+    /// It returns a `Result` because a task can end under a running skill: once it has
+    /// (canceled, or its store failed) the update fails with [`SkillError::Canceled`] (or
+    /// the store's error), and `ctx.status(..).await?` ends the skill there, which is what a
+    /// canceled skill should do. In a skill that answers with a Message it does nothing: no
+    /// task shows it.
     pub async fn status(&self, text: impl Into<String>) -> Result<(), SkillError> {
         self.host.status(text.into()).await
     }

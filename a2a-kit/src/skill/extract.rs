@@ -450,6 +450,31 @@ impl TaskContext {
     /// Ask the user: the task goes INPUT_REQUIRED with `question` as its status message, and
     /// this call resumes when the next message for the task arrives, extracted as `T`. A reply
     /// that does not extract is answered by asking again, with the reason.
+    ///
+    /// `T` is any extractor, so say which one: destructure it (`let Text(city) = ..`) or
+    /// name it (`let city: Text = ..`, `ctx.ask::<Data<Dates>>(..)`); a bare
+    /// `let answer = ctx.ask(..).await?` leaves `T` unknown (error E0282). A skill that
+    /// answers with a Message has no task to ask in: the call fails, saying so.
+    ///
+    /// ```no_run
+    /// use a2a_kit::prelude::*;
+    ///
+    /// async fn book(ctx: TaskContext) -> Result<String, SkillError> {
+    ///     let Text(city) = ctx.ask("Which city?").await?;
+    ///     let nights: Text = ctx.ask(format!("How many nights in {city}?")).await?;
+    ///     Ok(format!("{} nights in {city}", nights.0))
+    /// }
+    /// ```
+    ///
+    /// and not
+    ///
+    /// ```compile_fail,E0282
+    /// # use a2a_kit::prelude::*;
+    /// async fn book(ctx: TaskContext) -> Result<String, SkillError> {
+    ///     let city = ctx.ask("Which city?").await?; // which extractor?
+    ///     Ok(String::new())
+    /// }
+    /// ```
     pub async fn ask<T: FromSkillRequest>(
         &self,
         question: impl IntoParts,

@@ -18,7 +18,9 @@ pub mod registry;
 mod routing;
 mod skill_set;
 
-pub use agent::{Agent, AgentInfo, SKILL_SCHEMA_EXTENSION, SkillCall, SkillInfo};
+pub use agent::{
+    Agent, AgentInfo, MESSAGE_REPLY_EXTENSION, SKILL_SCHEMA_EXTENSION, SkillCall, SkillInfo,
+};
 pub use context::{ArtifactWriter, TaskContext};
 pub use data::{Data, DataInput, DataOutput};
 pub use extract::{

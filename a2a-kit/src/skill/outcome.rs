@@ -6,6 +6,7 @@
 //! | `String`, `&'static str`, `Part`, `Vec<Part>`, `Data<T>`, `Artifact` | COMPLETED, content in an artifact |
 //! | `()` | COMPLETED, no artifact |
 //! | `Message` | no task: a direct Message reply |
+//! | any of these from a `#[skill(message)]` skill | no task: a direct Message reply holding the content ([`Outcome::into_reply`]) |
 //! | [`Outcome`] | as built: completed / input_required / auth_required / rejected / failed |
 //! | `Result<T, E>` | `Ok` as `T`; `Err` FAILED with the error's text, or REJECTED / CANCELED through [`SkillError`] |
 //!
@@ -138,6 +139,48 @@ impl Outcome {
         }
     }
 
+    /// This outcome as a direct Message reply, for a skill that answers without a task
+    /// (`#[skill(message)]`; a hand-written agent's skill whose [`SkillInfo::direct_message`]
+    /// is set): completed content becomes the reply's parts, an artifact's parts included.
+    ///
+    /// What needs a task cannot be a Message, so it ends FAILED with a reason saying why (the
+    /// kit records that one task, so the failure can be read): a question
+    /// ([`input_required`](Self::input_required), [`auth_required`](Self::auth_required): a
+    /// reply must find the task waiting for it) and an answer with no content (a Message holds
+    /// at least one part). A rejection or a failure is kept as it is.
+    ///
+    /// ```
+    /// use a2a_kit::skill::{IntoOutcome, Outcome};
+    /// let reply = "Hello, Ada!".into_outcome().into_reply();
+    /// assert_eq!(reply.state(), None); // no task
+    /// let question = Outcome::input_required("Which city?").into_reply();
+    /// assert_eq!(question.state(), Some(a2a_kit::protocol::TaskState::Failed));
+    /// ```
+    ///
+    /// [`SkillInfo::direct_message`]: super::SkillInfo::direct_message
+    pub fn into_reply(self) -> Self {
+        match self.kind {
+            OutcomeKind::Completed {
+                content: Content::Parts(parts),
+                ..
+            } => Outcome::message(Message::agent(parts)),
+            OutcomeKind::Completed {
+                content: Content::Artifact(artifact),
+                ..
+            } if !artifact.parts.is_empty() => Outcome::message(Message::agent(artifact.parts)),
+            OutcomeKind::Completed { .. } => Outcome::failed(
+                "this skill answers with a Message, and it returned no content: a Message \
+                 holds at least one part",
+            ),
+            OutcomeKind::Interrupted { state, .. } => Outcome::failed(format!(
+                "this skill answers with a Message, so it cannot end {}: a question needs a \
+                 task that waits for the reply",
+                state.as_str().trim_start_matches("TASK_STATE_")
+            )),
+            OutcomeKind::Ended { .. } | OutcomeKind::Message(_) => self,
+        }
+    }
+
     /// Put this text in the COMPLETED status message (by default it has none: the answer is
     /// the artifact; see `ExecutionConfig::answer_in_status`).
     pub fn with_status_text(mut self, text: impl Into<String>) -> Self {
@@ -230,14 +273,20 @@ impl From<SkillError> for Outcome {
 pub trait IntoParts {
     /// The parts (an error when serialization fails).
     fn into_parts(self) -> Result<Vec<Part>, SkillError>;
+
+    /// The media types of the parts: a `#[streaming]` skill's card `outputModes` unless the
+    /// skill names its own. Empty: not known from the type.
+    const MEDIA_TYPES: &'static [&'static str] = &[];
 }
 
 impl IntoParts for String {
+    const MEDIA_TYPES: &'static [&'static str] = &["text/plain"];
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {
         Ok(vec![Part::text(self)])
     }
 }
 impl IntoParts for &str {
+    const MEDIA_TYPES: &'static [&'static str] = &["text/plain"];
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {
         Ok(vec![Part::text(self)])
     }
@@ -253,6 +302,7 @@ impl IntoParts for Vec<Part> {
     }
 }
 impl<T: Serialize> IntoParts for Data<T> {
+    const MEDIA_TYPES: &'static [&'static str] = &["application/json"];
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {
         let v = serde_json::to_value(&self.0).map_err(|e| {
             SkillError::failed(format!("could not serialize the skill's result: {e}"))
@@ -351,6 +401,7 @@ impl<T: IntoOutcome, E: Into<SkillError> + Send + 'static> IntoOutcome for Resul
 }
 
 impl<T: IntoParts, E: Into<SkillError>> IntoParts for Result<T, E> {
+    const MEDIA_TYPES: &'static [&'static str] = T::MEDIA_TYPES;
     fn into_parts(self) -> Result<Vec<Part>, SkillError> {
         self.map_err(Into::into)?.into_parts()
     }

@@ -1,4 +1,4 @@
-//! The macro `hello` agent of `examples/` (`a2a_examples::hello::HelloAgent`).
+//! The macro `hello` agent (`a2a_bench::MacroHello`: `examples/`' hello answering with a task).
 //! `bench-hello [--bind HOST:PORT] [--store memory|sqlite:PATH] [--max-tasks N]`
 
 #![forbid(unsafe_code)]
@@ -8,7 +8,7 @@ a2a_bench::server_allocator!();
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     a2a_bench::serve(a2a_kit::server::AgentService::builder(
-        a2a_examples::hello::HelloAgent,
+        a2a_bench::MacroHello,
     ))
     .await
 }

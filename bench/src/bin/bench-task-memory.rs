@@ -87,7 +87,7 @@ async fn main() {
         max_tasks: n * 2 + 10,
         ..InMemoryConfig::default()
     });
-    let service = AgentService::builder(a2a_examples::hello::HelloAgent)
+    let service = AgentService::builder(a2a_bench::MacroHello)
         .task_manager(store)
         .build()
         .expect("a valid configuration");
