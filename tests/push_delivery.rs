@@ -716,7 +716,7 @@ async fn a_huge_task_is_trimmed_to_the_bound_and_says_so() {
         .iter()
         .find(|a| a.name.as_deref() != Some("summary"))
         .unwrap();
-    assert_eq!(marker.omitted_artifacts, [answer.artifact_id.clone()]);
+    assert_eq!(marker.omitted_artifacts, [answer.artifact_id.as_str()]);
     assert_eq!(marker.omitted_history, 1);
     assert_eq!(marker.limit, a2a_kit::push::DEFAULT_MAX_TASK_BODY);
     assert!(marker.size > 1_500_000, "{marker:?}");

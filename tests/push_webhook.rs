@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_kit::prelude::{Text, a2a_agent, skill};
+use a2a_kit::prelude::{Text, a2a_agent};
 use a2a_kit::protocol::{
     AuthenticationInfo, StreamResponse, Task, TaskPushNotificationConfig, TaskState,
 };

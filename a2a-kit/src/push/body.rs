@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Artifact, Metadata, StreamResponse, Task};
+use crate::protocol::{Metadata, StreamResponse, Task};
 
 /// The key, in a pushed task's `metadata`, of the [`TrimmedSnapshot`] marker.
 pub const TRIMMED_KEY: &str = "a2a-kit/push-trimmed";
@@ -87,17 +87,22 @@ pub(super) fn task_body(task: Task, limit: usize) -> Option<Vec<u8>> {
     let mut largest_first: Vec<usize> = (0..artifacts.len()).collect();
     largest_first.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
     let mut keep = vec![true; artifacts.len()];
+    let mut left_out = Vec::new();
     for i in largest_first {
         if bare_len.saturating_add(list).saturating_add(kept_len) <= limit {
             break;
         }
         keep[i] = false;
-        kept_len -= sizes[i].saturating_add(1);
+        kept_len = kept_len.saturating_sub(sizes[i].saturating_add(1));
     }
-    let (kept, left_out): (Vec<(bool, Artifact)>, Vec<(bool, Artifact)>) =
-        keep.into_iter().zip(artifacts).partition(|(k, _)| *k);
-    marker.omitted_artifacts = left_out.into_iter().map(|(_, a)| a.artifact_id).collect();
-    task.artifacts = kept.into_iter().map(|(_, a)| a).collect();
+    for (keep, artifact) in keep.into_iter().zip(artifacts) {
+        if keep {
+            task.artifacts.push(artifact);
+        } else {
+            left_out.push(artifact.artifact_id);
+        }
+    }
+    marker.omitted_artifacts = left_out;
     marker.mark(&mut task);
     serde_json::to_vec(&StreamResponse::Task(task))
         .ok()
@@ -107,7 +112,7 @@ pub(super) fn task_body(task: Task, limit: usize) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, Part, TaskState, TaskStatus};
+    use crate::protocol::{Artifact, Message, Part, TaskState, TaskStatus};
 
     fn task(history: usize, artifacts: &[(&str, usize)]) -> Task {
         Task {
