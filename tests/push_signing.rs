@@ -92,7 +92,7 @@ async fn a_signed_delivery_is_accepted_and_the_key_is_published() {
     let small = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
     let long = "x".repeat(3000);
     for (skill, text, trimmed) in [("slow", "20", false), ("echo", long.as_str(), true)] {
-        let token = tokens.issue();
+        let token = tokens.issue().await.unwrap();
         let r = rpc(
             &small.base,
             "SendMessage",
@@ -102,13 +102,14 @@ async fn a_signed_delivery_is_accepted_and_the_key_is_published() {
         .await;
         let task: a2a_kit::protocol::Task =
             serde_json::from_value(r["result"]["task"].clone()).unwrap();
-        tokens.bind(&task.id, &token);
+        tokens.bind(&task.id, &token).await.unwrap();
         let done = tokio::time::timeout(
             Duration::from_secs(10),
             tasks.wait_for(&task.id, |t| t.status.state == TaskState::Completed),
         )
         .await
-        .unwrap_or_else(|_| panic!("trimmed {trimmed}: the signed delivery was not accepted"));
+        .unwrap_or_else(|_| panic!("trimmed {trimmed}: the signed delivery was not accepted"))
+        .unwrap();
         assert_eq!(
             a2a_kit::push::TrimmedSnapshot::of(&done).is_some(),
             trimmed,

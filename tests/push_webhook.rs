@@ -419,8 +419,8 @@ async fn the_token_is_taken_from_either_header_and_401_names_both() {
     let receiver = WebhookReceiver::new(tokens.clone());
     let (base, _srv) = serve_router(receiver.router("/hook")).await;
     let url = format!("{base}/hook");
-    let token = tokens.issue();
-    tokens.bind("t-h", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-h", &token).await.unwrap();
     let post = |auth: Option<String>, header: Option<String>, n: usize| {
         let mut req = client()
             .post(&url)
@@ -569,12 +569,12 @@ async fn every_sender_option_is_accepted_by_the_receiver() {
         task_body: bool,
     }
     let t = [
-        tokens.issue(),
-        tokens.issue(),
-        tokens.issue(),
-        tokens.issue(),
+        tokens.issue().await.unwrap(),
+        tokens.issue().await.unwrap(),
+        tokens.issue().await.unwrap(),
+        tokens.issue().await.unwrap(),
     ];
-    let issued = tokens.issue_config(&hook_url);
+    let issued = tokens.issue_config(&hook_url).await.unwrap();
     let issued_token = issued.token.clone().unwrap();
     let cases = [
         Case {
@@ -625,11 +625,11 @@ async fn every_sender_option_is_accepted_by_the_receiver() {
         let push = PushDispatcher::new(case.push);
         let agent = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
         let task = send_with(&agent.base, "slow", "200", &case.config).await;
-        tokens.bind(&task.id, &token);
-        tasks.insert(task.clone());
+        tokens.bind(&task.id, &token).await.unwrap();
+        tasks.insert(task.clone()).await.unwrap();
         let n = notification(&mut rx, &task.id, TaskState::Completed).await;
         assert!(last_outcome(&push, &task.id).await.is_delivered(), "{name}");
-        let local = tasks.get(&task.id).unwrap();
+        let local = tasks.get(&task.id).await.unwrap().unwrap();
         assert_eq!(local.status.state, TaskState::Completed, "{name}");
         match (&n.event, case.task_body) {
             (StreamResponse::Task(t), true) => {
@@ -688,14 +688,17 @@ async fn a_sender_with_the_wrong_token_is_refused_in_either_header() {
         // Slow enough for the task to be bound before its notification comes.
         let task = send_with(&agent.base, "slow", "300", &config).await;
         // The task is ours, with another token.
-        tokens.bind(&task.id, &tokens.issue());
-        tasks.insert(task.clone());
+        tokens
+            .bind(&task.id, &tokens.issue().await.unwrap())
+            .await
+            .unwrap();
+        tasks.insert(task.clone()).await.unwrap();
         assert_eq!(
             last_outcome(&push, &task.id).await,
             DeliveryOutcome::Rejected { status: 401 }
         );
         assert_eq!(
-            tasks.get(&task.id).unwrap().status.state,
+            tasks.get(&task.id).await.unwrap().unwrap().status.state,
             task.status.state,
             "a refused notification changes nothing"
         );
@@ -733,17 +736,20 @@ async fn a_huge_answer_arrives_trimmed_and_marked_within_the_default_limits() {
     // Both sides at their defaults: a 1.5 MB answer.
     let push = PushDispatcher::new(PushConfig::default().allow_private_networks());
     let agent = serve(bulky(&push)).await;
-    let config = tokens.issue_config(&hook_url);
+    let config = tokens.issue_config(&hook_url).await.unwrap();
     let task = send_with(&agent.base, "big", "1500000", &config).await;
-    tokens.bind(&task.id, config.token.as_deref().unwrap());
-    tasks.insert(task.clone());
+    tokens
+        .bind(&task.id, config.token.as_deref().unwrap())
+        .await
+        .unwrap();
+    tasks.insert(task.clone()).await.unwrap();
     let n = notification(&mut rx, &task.id, TaskState::Completed).await;
     let trimmed = n.trimmed().expect("the notification says it is trimmed");
     assert!(trimmed.size > 1_500_000, "{trimmed:?}");
     assert_eq!(trimmed.limit, a2a_kit::push::DEFAULT_MAX_TASK_BODY);
     assert_eq!(trimmed.omitted_artifacts.len(), 1, "{trimmed:?}");
     // The local copy is marked too; GetTask has the answer.
-    let local = tasks.get(&task.id).unwrap();
+    let local = tasks.get(&task.id).await.unwrap().unwrap();
     assert_eq!(local.status.state, TaskState::Completed);
     assert_eq!(TrimmedSnapshot::of(&local), Some(trimmed.clone()));
     let got = rpc(&agent.base, "GetTask", json!({"id": task.id})).await;
@@ -765,9 +771,12 @@ async fn a_huge_answer_arrives_trimmed_and_marked_within_the_default_limits() {
             .max_task_body(3 * 1024 * 1024),
     );
     let agent = serve(bulky(&push)).await;
-    let config = tokens.issue_config(&hook_url);
+    let config = tokens.issue_config(&hook_url).await.unwrap();
     let task = send_with(&agent.base, "big", "2500000", &config).await;
-    tokens.bind(&task.id, config.token.as_deref().unwrap());
+    tokens
+        .bind(&task.id, config.token.as_deref().unwrap())
+        .await
+        .unwrap();
     assert_eq!(
         last_outcome(&push, &task.id).await,
         DeliveryOutcome::Rejected { status: 413 }
@@ -776,15 +785,22 @@ async fn a_huge_answer_arrives_trimmed_and_marked_within_the_default_limits() {
         .store(tasks.clone())
         .body_limit(4 * 1024 * 1024);
     let (roomy_base, _srv2) = serve_router(roomy.router("/hook")).await;
-    let config = tokens.issue_config(roomy_base.replace("127.0.0.1", "localhost") + "/hook");
+    let config = tokens
+        .issue_config(roomy_base.replace("127.0.0.1", "localhost") + "/hook")
+        .await
+        .unwrap();
     let task = send_with(&agent.base, "big", "2500000", &config).await;
-    tokens.bind(&task.id, config.token.as_deref().unwrap());
+    tokens
+        .bind(&task.id, config.token.as_deref().unwrap())
+        .await
+        .unwrap();
     let done = tokio::time::timeout(
         Duration::from_secs(10),
         tasks.wait_for(&task.id, |t| t.status.state == TaskState::Completed),
     )
     .await
-    .expect("the raised limit takes the whole task");
+    .expect("the raised limit takes the whole task")
+    .unwrap();
     assert_eq!(TrimmedSnapshot::of(&done), None);
     assert_eq!(
         done.artifacts[0].parts[0].as_text().map(str::len),
@@ -795,8 +811,8 @@ async fn a_huge_answer_arrives_trimmed_and_marked_within_the_default_limits() {
 #[tokio::test]
 async fn bodies_beyond_the_limit_are_413_unread() {
     let tokens = PushTokens::new();
-    let token = tokens.issue();
-    tokens.bind("t-big", &token);
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-big", &token).await.unwrap();
     let receiver = WebhookReceiver::new(tokens.clone()).body_limit(1000);
     let custom = axum::Router::new()
         .route(

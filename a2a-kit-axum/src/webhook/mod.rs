@@ -16,7 +16,7 @@
 //!      a2a-kit agent pushes by default), before it is read;
 //!    - **401** when neither `Authorization: Bearer <token>` nor `X-A2A-Notification-Token`
 //!      carries the task's token (compared in constant time; the answer names both headers),
-//!      or, with [`verify_signatures`](WebhookReceiver::verify_signatures), when the
+//!      when the task's token has expired ([`PushTokens::token_ttl`]), or, with [`verify_signatures`](WebhookReceiver::verify_signatures), when the
 //!      `X-A2A-Signature` is missing, does not verify, is stale or replayed;
 //!    - **400** when the body is not a `StreamResponse` (a bare `Task`, as older senders post, is
 //!      accepted too);
