@@ -482,6 +482,44 @@ async fn the_token_is_taken_from_either_header_and_401_names_both() {
     }
 }
 
+#[tokio::test]
+async fn an_expired_token_says_so_whichever_header_carries_it() {
+    let tokens = PushTokens::new().token_ttl(Duration::from_millis(30));
+    let receiver = WebhookReceiver::new(tokens.clone());
+    let (base, _srv) = serve_router(receiver.router("/hook")).await;
+    let url = format!("{base}/hook");
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-old", &token).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    for (auth, header) in [
+        (None, Some(token.as_str())),
+        (Some(format!("Bearer {token}")), None),
+        // A gateway's credentials beside it do not hide the expiry.
+        (
+            Some("Bearer gateway-credentials".to_string()),
+            Some(token.as_str()),
+        ),
+    ] {
+        let mut req = client()
+            .post(&url)
+            .body(status_update("t-old", "TASK_STATE_COMPLETED"));
+        if let Some(a) = &auth {
+            req = req.header("authorization", a);
+        }
+        if let Some(h) = header {
+            req = req.header("x-a2a-notification-token", h);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::UNAUTHORIZED,
+            "{auth:?} / {header:?}"
+        );
+        let text = r.text().await.unwrap();
+        assert!(text.contains("expired"), "{auth:?} / {header:?}: {text}");
+    }
+}
+
 // ----- every sender option, over HTTP -----------------------------------------------------
 
 /// `router` behind a layer that keeps the headers of every request it gets.
