@@ -65,6 +65,18 @@ impl PushAgent {
         Ok(format!("Hello, {name}"))
     }
 
+    /// A small `summary` artifact, then an answer of the given number of bytes.
+    #[skill]
+    async fn big(&self, ctx: TaskContext, Text(n): Text) -> Result<String, SkillError> {
+        let n: usize = n.trim().parse().unwrap_or(1000);
+        let summary = a2a_kit::protocol::Artifact::new(vec![a2a_kit::protocol::Part::text(
+            format!("{n} bytes follow"),
+        )])
+        .with_name("summary");
+        ctx.artifact(summary).await?;
+        Ok("x".repeat(n))
+    }
+
     /// Sleep for the given milliseconds.
     #[skill]
     async fn slow(&self, Text(ms): Text) -> String {
@@ -175,6 +187,8 @@ enum Reply {
 struct Hit {
     headers: HashMap<String, String>,
     body: Value,
+    /// The body's size in bytes, as sent.
+    len: usize,
     status: u16,
     at: Instant,
 }
@@ -222,7 +236,7 @@ impl Hook {
                 let (hits, script, counter) = (h2.clone(), script.clone(), counter.clone());
                 let in_flight = f2.clone();
                 tokio::spawn(async move {
-                    let Some((headers, body)) = read_request(&mut sock).await else {
+                    let Some((headers, body, len)) = read_request(&mut sock).await else {
                         return;
                     };
                     let now = in_flight.0.fetch_add(1, Ordering::SeqCst) + 1;
@@ -237,6 +251,7 @@ impl Hook {
                             hits.lock().unwrap().push(Hit {
                                 headers,
                                 body,
+                                len,
                                 status: 0,
                                 at: Instant::now(),
                             });
@@ -251,6 +266,7 @@ impl Hook {
                     hits.lock().unwrap().push(Hit {
                         headers,
                         body,
+                        len,
                         status,
                         at: Instant::now(),
                     });
@@ -322,7 +338,7 @@ async fn write_all(sock: &tokio::net::TcpStream, mut data: &[u8]) -> std::io::Re
 
 async fn read_request(
     sock: &mut tokio::net::TcpStream,
-) -> Option<(HashMap<String, String>, Value)> {
+) -> Option<(HashMap<String, String>, Value, usize)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -354,7 +370,15 @@ async fn read_request(
         buf.extend_from_slice(&chunk[..n]);
     }
     let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
-    Some((headers, body))
+    Some((headers, body, buf.len() - head_end))
+}
+
+/// The task a pushed body is about: a status or artifact update, or the task itself.
+fn task_of(body: &Value) -> Option<&str> {
+    body["statusUpdate"]["taskId"]
+        .as_str()
+        .or_else(|| body["artifactUpdate"]["taskId"].as_str())
+        .or_else(|| body["task"]["id"].as_str())
 }
 
 fn state_of(body: &Value) -> Option<&str> {
@@ -390,11 +414,16 @@ async fn terminal_state_is_pushed_with_credentials_even_for_instant_tasks() {
     for (i, id) in ids.iter().enumerate() {
         let mine: Vec<&Hit> = hits
             .iter()
-            .filter(|h| h.body["statusUpdate"]["taskId"] == id.as_str())
+            .filter(|h| task_of(&h.body) == Some(id.as_str()))
             .collect();
         assert_eq!(mine.len(), 1, "task {i}");
         let h = mine[0];
+        // A late config gets the body the others would have: the task, with its answer.
         assert_eq!(state_of(&h.body), Some("TASK_STATE_COMPLETED"));
+        assert_eq!(
+            h.body["task"]["artifacts"][0]["parts"][0]["text"],
+            format!("echo: n{i}")
+        );
         assert_eq!(h.headers["authorization"], format!("Bearer cred-tok{i}"));
         assert_eq!(h.headers["x-a2a-notification-token"], format!("tok{i}"));
         assert_eq!(h.headers["content-type"], "application/a2a+json");
@@ -434,7 +463,7 @@ async fn every_event_in_log_order_and_interrupted_states() {
         hook.accepted()
             .into_iter()
             .map(|h| h.body)
-            .filter(|b| b["statusUpdate"]["taskId"] == id || b["artifactUpdate"]["taskId"] == id)
+            .filter(|b| task_of(b) == Some(id))
             .collect()
     };
     let b = of(&t2.id);
@@ -503,13 +532,19 @@ async fn every_event_in_log_order_and_interrupted_states() {
     );
 }
 
+/// The accepted deliveries about task `id`.
+fn hits_of(hook: &Hook, id: &str) -> Vec<Hit> {
+    hook.accepted()
+        .into_iter()
+        .filter(|h| task_of(&h.body) == Some(id))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn task_snapshot_on_settle() {
+async fn settled_states_are_pushed_as_the_task_unless_per_event_bodies() {
+    // By default: the task, with its artifacts.
     let hook = Hook::start(|_, _| Reply::Status(204)).await;
-    let (svc, push) = service(PushConfig {
-        task_snapshot_on_settle: true,
-        ..dev_config()
-    });
+    let (svc, push) = service(dev_config());
     let t = send_to_skill_with_push(&svc, "slow", "50", None, true).await;
     svc.create_push_config(
         &RequestContext::new(),
@@ -522,12 +557,188 @@ async fn task_snapshot_on_settle() {
     .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     idle(&push).await;
-    let hits = hook.accepted();
-    assert_eq!(hits.len(), 1);
+    let hits = hits_of(&hook, &t.id);
+    assert_eq!(hits.len(), 1, "{hits:#?}");
     let task = &hits[0].body["task"];
     assert_eq!(task["id"], t.id.as_str());
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(task["artifacts"][0]["parts"][0]["text"], "slept 50");
+    assert_eq!(task["history"][0]["parts"][0]["text"], "50");
+    assert!(
+        task["metadata"].get(a2a_kit::push::TRIMMED_KEY).is_none(),
+        "{task}"
+    );
+    assert_eq!(hits[0].headers["content-type"], "application/a2a+json");
+
+    // An interrupted state too: the task, asking its question.
+    let t = send_to_skill_with_push(
+        &svc,
+        "ask",
+        "hi",
+        Some(push_config(&hook.url(), "b")),
+        false,
+    )
+    .await;
+    assert_eq!(t.status.state, TaskState::InputRequired);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    idle(&push).await;
+    let hits = hits_of(&hook, &t.id);
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    let task = &hits[0].body["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(
+        task["status"]["message"].is_object(),
+        "the question is in the status: {task}"
+    );
+
+    // Per-event bodies: the status update, as before.
+    let hook = Hook::start(|_, _| Reply::Status(204)).await;
+    let (svc, push) = service(dev_config().per_event_bodies());
+    let t = send_to_skill_with_push(
+        &svc,
+        "slow",
+        "50",
+        Some(push_config(&hook.url(), "c")),
+        false,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    idle(&push).await;
+    let hits = hits_of(&hook, &t.id);
+    assert_eq!(hits.len(), 1, "{hits:#?}");
+    assert_eq!(
+        hits[0].body["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(hits[0].body.get("task").is_none(), "{:?}", hits[0].body);
+
+    // Per-event bodies with every event: the answer arrives as its artifact update.
+    let (svc, push) = service(dev_config().per_event_bodies().every_event());
+    let t = send_to_skill_with_push(
+        &svc,
+        "slow",
+        "50",
+        Some(push_config(&hook.url(), "d")),
+        true,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    idle(&push).await;
+    let hits = hits_of(&hook, &t.id);
+    assert!(
+        hits.iter().all(|h| h.body.get("task").is_none()),
+        "{hits:#?}"
+    );
+    assert!(
+        hits.iter()
+            .any(|h| h.body["artifactUpdate"]["artifact"]["parts"][0]["text"] == "slept 50"),
+        "{hits:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_goes_as_a_bearer_token_only_when_asked() {
+    let hook = Hook::start(|_, _| Reply::Status(204)).await;
+    let plain = |token: &str| TaskPushNotificationConfig {
+        url: hook.url(),
+        token: Some(token.to_string()),
+        ..Default::default()
+    };
+    // (token as bearer, the config, the Authorization expected)
+    let cases = [
+        (false, plain("t1"), None),
+        (true, plain("t2"), Some("Bearer t2".to_string())),
+        // A config's `authentication` keeps `Authorization`.
+        (
+            true,
+            push_config(&hook.url(), "t3"),
+            Some("Bearer cred-t3".to_string()),
+        ),
+        (
+            false,
+            push_config(&hook.url(), "t4"),
+            Some("Bearer cred-t4".to_string()),
+        ),
+    ];
+    for (as_bearer, config, want) in cases {
+        let token = config.token.clone().unwrap();
+        let cfg = if as_bearer {
+            dev_config().token_as_bearer()
+        } else {
+            dev_config()
+        };
+        let (svc, push) = service(cfg);
+        let t = send_to_skill_with_push(&svc, "slow", "20", Some(config), false).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        idle(&push).await;
+        let hits = hits_of(&hook, &t.id);
+        assert_eq!(hits.len(), 1, "{token}: {hits:#?}");
+        let h = &hits[0].headers;
+        assert_eq!(h.get("authorization"), want.as_ref(), "{token}");
+        assert_eq!(h["x-a2a-notification-token"], token);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_task_is_trimmed_to_the_bound_and_says_so() {
+    let hook = Hook::start(|_, _| Reply::Status(204)).await;
+    // The default bound: 1 MiB. A 1.5 MB answer goes; the summary stays, whole.
+    let (svc, push) = service(dev_config());
+    let t = send_to_skill_with_push(
+        &svc,
+        "big",
+        "1500000",
+        Some(push_config(&hook.url(), "a")),
+        false,
+    )
+    .await;
+    assert_eq!(t.status.state, TaskState::Completed);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    idle(&push).await;
+    let hits = hits_of(&hook, &t.id);
+    assert_eq!(hits.len(), 1);
+    assert!(
+        hits[0].len <= a2a_kit::push::DEFAULT_MAX_TASK_BODY,
+        "{} bytes",
+        hits[0].len
+    );
+    let task: Task = serde_json::from_value(hits[0].body["task"].clone()).unwrap();
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.artifacts.len(), 1);
+    assert_eq!(task.artifacts[0].name.as_deref(), Some("summary"));
+    assert_eq!(
+        task.artifacts[0].parts[0].as_text(),
+        Some("1500000 bytes follow")
+    );
+    let marker = a2a_kit::push::TrimmedSnapshot::of(&task).expect("marked as trimmed");
+    let answer = t
+        .artifacts
+        .iter()
+        .find(|a| a.name.as_deref() != Some("summary"))
+        .unwrap();
+    assert_eq!(marker.omitted_artifacts, [answer.artifact_id.as_str()]);
+    assert_eq!(marker.omitted_history, 1);
+    assert_eq!(marker.limit, a2a_kit::push::DEFAULT_MAX_TASK_BODY);
+    assert!(marker.size > 1_500_000, "{marker:?}");
+
+    // A bound no task fits even bare: the status update.
+    let (svc, push) = service(dev_config().max_task_body(64));
+    let t = send_to_skill_with_push(
+        &svc,
+        "big",
+        "100",
+        Some(push_config(&hook.url(), "b")),
+        false,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    idle(&push).await;
+    let hits = hits_of(&hook, &t.id);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(
+        hits[0].body["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
 }
 
 // ----- retries ----------------------------------------------------------------------------
@@ -809,7 +1020,7 @@ async fn a_slow_webhook_slows_neither_its_task_nor_other_tasks() {
         "{fast_hits:#?}"
     );
     assert_eq!(
-        fast_hits.last().unwrap().body["statusUpdate"]["taskId"],
+        task_of(&fast_hits.last().unwrap().body).unwrap(),
         b.id.as_str()
     );
     assert!(
@@ -855,7 +1066,7 @@ async fn deliveries_in_flight_never_exceed_the_bound() {
     for t in &tasks {
         let done = accepted
             .iter()
-            .filter(|h| h.body["statusUpdate"]["taskId"] == t.id.as_str())
+            .filter(|h| task_of(&h.body) == Some(t.id.as_str()))
             .filter(|h| state_of(&h.body) == Some("TASK_STATE_COMPLETED"))
             .count();
         assert_eq!(done, CONFIGS, "task {}", t.id);

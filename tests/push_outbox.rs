@@ -1,7 +1,8 @@
 //! The durable push outbox. In PostgreSQL a task's deliveries are claimed by one replica at a
 //! time, each config's progress is a lane written only under the claim, and a survivor takes
 //! over the deliveries of a replica that died, so each event reaches each webhook once. In
-//! any durable store, a lane shows a retry in progress and why deliveries failed.
+//! any durable store, a lane shows a retry in progress and why deliveries failed, and a
+//! settled task is pushed as itself, the same bytes at every attempt.
 
 use std::time::{Duration, Instant};
 
@@ -461,9 +462,9 @@ async fn deliveries_waiting_for_a_turn_keep_their_claim() {
             async move {
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-                let update = &v["statusUpdate"];
-                if update["status"]["state"] == "TASK_STATE_COMPLETED" {
-                    let id = update["taskId"].as_str().unwrap_or_default().to_string();
+                let task = &v["task"];
+                if task["status"]["state"] == "TASK_STATE_COMPLETED" {
+                    let id = task["id"].as_str().unwrap_or_default().to_string();
                     hits.lock().unwrap().push(id);
                 }
                 axum::http::StatusCode::NO_CONTENT
@@ -497,4 +498,108 @@ async fn deliveries_waiting_for_a_turn_keep_their_claim() {
     }
     drop(a);
     schema.drop().await;
+}
+
+/// A webhook answering 503 to the first `fails` deliveries of each body, then 204; it keeps
+/// every body it was sent, raw.
+async fn failing_first(fails: usize) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let bodies: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let recorded = bodies.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: String| {
+            let bodies = recorded.clone();
+            async move {
+                let mut bodies = bodies.lock().unwrap();
+                let seen = bodies.iter().filter(|b| **b == body).count();
+                bodies.push(body);
+                if seen < fails {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    axum::http::StatusCode::NO_CONTENT
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (url, bodies)
+}
+
+/// Through a durable outbox (a SQLite file, then PostgreSQL), the final push is the task with
+/// its answer, for a task that settled before its inline config was stored too (the late
+/// config window), and every retry of it sends the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_outbox_pushes_the_task_and_retries_the_same_bytes() {
+    let dir = std::env::temp_dir().join(format!("a2a-task-body-{}", a2a_tests::uuid()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = a2a_kit::store::SqliteTaskManager::open(dir.join("tasks.db"))
+        .await
+        .unwrap();
+    let schema = PostgresSchema::new(1).await;
+    let stores: Vec<(&str, std::sync::Arc<dyn TaskManager>)> = vec![
+        ("sqlite", std::sync::Arc::new(sqlite)),
+        ("postgres", std::sync::Arc::new(schema.stores[0].clone())),
+    ];
+    for (name, store) in stores {
+        let (hook_url, bodies) = failing_first(2).await;
+        let push = PushDispatcher::new(PushConfig::default().allow_private_networks().retry(
+            RetryPolicy {
+                max_attempts: 5,
+                initial_backoff: Duration::from_millis(50),
+                max_backoff: Duration::from_millis(100),
+                ..RetryPolicy::default()
+            },
+        ));
+        let s = serve(
+            AgentService::builder(Napper)
+                .shared_task_manager(store)
+                .push_dispatcher(&push),
+        )
+        .await;
+        for ms in [0, 100] {
+            let id = nap_with_push(&s.base, ms, &hook_url).await;
+            let until = Instant::now() + Duration::from_secs(10);
+            let mine = || -> Vec<String> {
+                bodies
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|b| b.contains(&id))
+                    .cloned()
+                    .collect()
+            };
+            while mine().len() < 3 {
+                assert!(Instant::now() < until, "{name}: {:?}", mine());
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::timeout(Duration::from_secs(10), push.wait_idle())
+                .await
+                .unwrap();
+            let sent = mine();
+            assert_eq!(sent.len(), 3, "{name}: two refusals, then accepted once");
+            assert!(sent.iter().all(|b| *b == sent[0]), "{name}: {sent:?}");
+            let v: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+            assert_eq!(v["task"]["id"], id.as_str(), "{name}: {v}");
+            assert_eq!(v["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+            assert_eq!(
+                v["task"]["artifacts"][0]["parts"][0]["text"],
+                format!("napped {ms}"),
+                "{name}: {v}"
+            );
+            let lane = push
+                .stored_statuses(&id)
+                .await
+                .unwrap()
+                .expect("a durable outbox")
+                .remove(0);
+            assert_eq!((lane.delivered, lane.failed), (1, 0), "{name}: {lane:?}");
+        }
+        drop(s);
+    }
+    schema.drop().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,9 @@
 //! Signed push deliveries (feature `jose`): an agent whose `PushConfig` has a signer sends
 //! `X-A2A-Signature` (a detached JWS over the body, with `iat` and `jti`) with every delivery,
 //! and a `WebhookReceiver` that verifies signatures refuses a tampered body, an untrusted key,
-//! a missing signature, a stale `iat` and a replayed `jti`, each with 401.
+//! a missing signature, a stale `iat` and a replayed `jti`, each with 401. The signature
+//! covers the body actually sent: the task, whole or trimmed, whichever header carries the
+//! token.
 
 use std::time::Duration;
 
@@ -75,6 +77,48 @@ async fn a_signed_delivery_is_accepted_and_the_key_is_published() {
     .expect("the signed delivery was not accepted")
     .unwrap();
     assert_eq!(done.status.state, TaskState::Completed);
+    // The signed body is the task, with its answer.
+    assert_eq!(done.artifacts[0].parts[0].as_text(), Some("slept 200"));
+
+    // A `{url, token}` config: the token only in X-A2A-Notification-Token, signed all the
+    // same; then a task too large to push whole, trimmed, whose signature covers the trimmed
+    // body actually sent.
+    let push = PushDispatcher::new(
+        PushConfig::default()
+            .allow_private_networks()
+            .max_task_body(1200)
+            .sign(push_signer()),
+    );
+    let small = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
+    let long = "x".repeat(3000);
+    for (skill, text, trimmed) in [("slow", "20", false), ("echo", long.as_str(), true)] {
+        let token = tokens.issue().await.unwrap();
+        let r = rpc(
+            &small.base,
+            "SendMessage",
+            json!({"message": to_skill(skill, text), "configuration": {"returnImmediately": true,
+                "taskPushNotificationConfig": {"url": hook_url, "token": token}}}),
+        )
+        .await;
+        let task: a2a_kit::protocol::Task =
+            serde_json::from_value(r["result"]["task"].clone()).unwrap();
+        tokens.bind(&task.id, &token).await.unwrap();
+        let done = tokio::time::timeout(
+            Duration::from_secs(10),
+            tasks.wait_for(&task.id, |t| t.status.state == TaskState::Completed),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("trimmed {trimmed}: the signed delivery was not accepted"))
+        .unwrap();
+        assert_eq!(
+            a2a_kit::push::TrimmedSnapshot::of(&done).is_some(),
+            trimmed,
+            "{done:?}"
+        );
+        if !trimmed {
+            assert_eq!(done.artifacts[0].parts[0].as_text(), Some("slept 20"));
+        }
+    }
 
     // The push key is in the agent's JWKS, so a receiver can fetch it.
     let jwks = Verifier::new()

@@ -543,13 +543,14 @@ impl RecordingWebhook {
                 async move {
                     let v: Value = serde_json::from_str(&body).unwrap_or_default();
                     let failing = hook.failing.load(std::sync::atomic::Ordering::SeqCst);
-                    let update = &v["statusUpdate"];
+                    // A status update, or the task a settled state is pushed as.
+                    let (task_id, status) = match v.get("task") {
+                        Some(task) => (&task["id"], &task["status"]),
+                        None => (&v["statusUpdate"]["taskId"], &v["statusUpdate"]["status"]),
+                    };
                     hook.hits.lock().unwrap_or_else(|p| p.into_inner()).push((
-                        update["taskId"].as_str().unwrap_or_default().into(),
-                        update["status"]["state"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .into(),
+                        task_id.as_str().unwrap_or_default().into(),
+                        status["state"].as_str().unwrap_or_default().into(),
                         !failing,
                     ));
                     if failing {

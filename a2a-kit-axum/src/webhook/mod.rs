@@ -4,15 +4,20 @@
 //! learns of the task's progress here:
 //!
 //! 1. [`PushTokens::issue_config`] makes a push config for your webhook URL with a fresh random
-//!    token (sent back as `Authorization: Bearer <token>`), and remembers the token.
+//!    token (as the config's `token`, and as its `authentication`, `Bearer <token>`), and
+//!    remembers the token.
 //! 2. Send the message with that config; when the remote agent acknowledges with a Task,
 //!    [`bind`](PushTokens::bind) the token to the task id (and, optionally, keep the task in a
 //!    [`RemoteTasks`] store).
 //! 3. Mount [`WebhookReceiver::router`] (or use the [`VerifiedNotification`] extractor in your
 //!    own handler). Each POST is checked and answered:
-//!    - **401** when `Authorization: Bearer <token>` is missing or is not the task's token
-//!      (compared in constant time), or, with [`verify_signatures`](WebhookReceiver::verify_signatures),
-//!      when the `X-A2A-Signature` is missing, does not verify, is stale or replayed;
+//!    - **413** when the body is larger than the [body
+//!      limit](WebhookReceiver::body_limit) (2 MiB by default, twice the largest task an
+//!      a2a-kit agent pushes by default), before it is read;
+//!    - **401** when neither `Authorization: Bearer <token>` nor `X-A2A-Notification-Token`
+//!      carries the task's token (compared in constant time; the answer names both headers),
+//!      when the task's token has expired ([`PushTokens::token_ttl`]), or, with [`verify_signatures`](WebhookReceiver::verify_signatures), when the
+//!      `X-A2A-Signature` is missing, does not verify, is stale or replayed;
 //!    - **400** when the body is not a `StreamResponse` (a bare `Task`, as older senders post, is
 //!      accepted too);
 //!    - **404** when the task is not one of yours;
@@ -22,6 +27,23 @@
 //!    Verified updates update the [`RemoteTasks`] store and reach your code through a callback
 //!    ([`on_notification`](WebhookReceiver::on_notification)) or a channel
 //!    ([`channel`](WebhookReceiver::channel)).
+//!
+//! **Which header carries the token.** Senders differ: a2a-kit's (and v0.3's) put the config's
+//! `token` in `X-A2A-Notification-Token` and its `authentication` in `Authorization`; many
+//! others send the token as `Authorization: Bearer`. Either header carrying the task's token
+//! admits the delivery, whatever the other one holds (a config's `authentication` may be the
+//! credentials of a gateway in front of you, not the task's token); when neither does, it is
+//! 401, or 404 for a task that is not yours.
+//!
+//! **What an a2a-kit agent sends**, all accepted: for a terminal or interrupted state, the task
+//! itself (`{"task": ...}`, with its artifacts, so [`RemoteTasks`] has the answer); status and
+//! artifact updates (with its per-event bodies, or every event pushed), as
+//! `application/a2a+json` (the content type is not checked); signed, with `PushConfig::sign`. A
+//! task larger than the sender's `PushConfig::max_task_body` (1 MiB by default) arrives
+//! without its history and largest artifacts, marked: [`Notification::trimmed`] (or
+//! [`a2a_kit::push::TrimmedSnapshot::of`] on the stored task) says what is missing, which
+//! GetTask has. Raise [`body_limit`](WebhookReceiver::body_limit) along with a sender's
+//! `max_task_body`.
 //!
 //! A notification can arrive before your app has seen the acknowledgement (the remote task may
 //! finish at once). A token issued but not bound yet is therefore accepted for a task id the
@@ -119,6 +141,30 @@ mod tests {
             TokenCheck::Expired
         );
         assert!(!tokens.knows("task-1").await.unwrap());
+    }
+
+    #[test]
+    fn tokens_are_read_from_both_headers() {
+        use receiver::presented_tokens;
+        let mut h = HeaderMap::new();
+        assert!(presented_tokens(&h).is_empty());
+        h.insert(
+            "x-a2a-notification-token",
+            HeaderValue::from_static(" tok "),
+        );
+        assert_eq!(presented_tokens(&h), ["tok"]);
+        // Another scheme in Authorization is not a token; the other header still is.
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(presented_tokens(&h), ["tok"]);
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer tok"),
+        );
+        assert_eq!(presented_tokens(&h), ["tok"], "the same token once");
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer gw"));
+        assert_eq!(presented_tokens(&h), ["gw", "tok"]);
+        h.insert("x-a2a-notification-token", HeaderValue::from_static(""));
+        assert_eq!(presented_tokens(&h), ["gw"]);
     }
 
     #[test]

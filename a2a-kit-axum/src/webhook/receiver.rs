@@ -1,4 +1,5 @@
-//! The webhook itself: checks a notification (token, signature, replay) and hands it on.
+//! The webhook itself: checks a notification (size, token, signature, replay) and hands it
+//! on.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -30,13 +31,31 @@ pub struct Notification {
     pub task: Option<Task>,
 }
 
+impl Notification {
+    /// What a task snapshot larger than the sender's `PushConfig::max_task_body` left out
+    /// (its history, its largest artifacts), if this is one: read the task with GetTask for
+    /// the rest. `None` for a whole snapshot and for status and artifact updates.
+    pub fn trimmed(&self) -> Option<a2a_kit::push::TrimmedSnapshot> {
+        match &self.event {
+            StreamResponse::Task(task) => a2a_kit::push::TrimmedSnapshot::of(task),
+            _ => None,
+        }
+    }
+}
+
 /// Why a notification was not taken. Its response is the answer to the sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WebhookRejection {
-    /// No `Authorization: Bearer <token>` header (401).
+    /// Neither `Authorization: Bearer <token>` nor `X-A2A-Notification-Token` carries a token
+    /// (401).
     MissingToken,
-    /// The token is not the task's token (401).
+    /// No token presented (in either header) is the task's token (401).
     WrongToken,
+    /// The body is larger than the receiver's [body limit](WebhookReceiver::body_limit) (413).
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The body is not a notification (400).
     MalformedBody(String),
     /// The task is not one of this app's (404).
@@ -72,6 +91,7 @@ impl WebhookRejection {
             | WebhookRejection::StaleSignature
             | WebhookRejection::Replayed => StatusCode::UNAUTHORIZED,
             WebhookRejection::MalformedBody(_) => StatusCode::BAD_REQUEST,
+            WebhookRejection::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             WebhookRejection::UnknownTask(_) => StatusCode::NOT_FOUND,
             WebhookRejection::Duplicate => StatusCode::NO_CONTENT,
             WebhookRejection::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -82,9 +102,17 @@ impl WebhookRejection {
 impl std::fmt::Display for WebhookRejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WebhookRejection::MissingToken => f.write_str("missing bearer token"),
-            WebhookRejection::WrongToken => f.write_str("invalid token"),
+            WebhookRejection::MissingToken => f.write_str(
+                "missing token: looked for `Authorization: Bearer <token>` and `X-A2A-Notification-Token`",
+            ),
+            WebhookRejection::WrongToken => f.write_str(
+                "invalid token: neither `Authorization: Bearer` nor `X-A2A-Notification-Token` carries the task's token",
+            ),
             WebhookRejection::ExpiredToken => f.write_str("the task's token has expired"),
+            WebhookRejection::TooLarge { limit } => write!(
+                f,
+                "the notification is larger than this webhook accepts ({limit} bytes)"
+            ),
             WebhookRejection::MalformedBody(why) => write!(f, "malformed notification: {why}"),
             WebhookRejection::UnknownTask(id) => write!(f, "unknown task {id}"),
             WebhookRejection::Duplicate => f.write_str("duplicate notification"),
@@ -131,6 +159,7 @@ pub struct WebhookReceiver {
     verifier: Option<a2a_kit::signing::Verifier>,
     replay_window: Duration,
     jtis: Arc<Mutex<Jtis>>,
+    body_limit: usize,
 }
 
 /// The default [`WebhookReceiver::replay_window`]: 5 minutes.
@@ -177,6 +206,7 @@ impl std::fmt::Debug for WebhookReceiver {
             .field("channel", &self.sender.is_some())
             .field("verifier", &self.verifier)
             .field("replay_window", &self.replay_window)
+            .field("body_limit", &self.body_limit)
             .finish()
     }
 }
@@ -221,6 +251,10 @@ impl Seen {
 }
 
 impl WebhookReceiver {
+    /// The default [`body_limit`](Self::body_limit): 2 MiB, twice the largest task snapshot an
+    /// a2a-kit agent pushes by default ([`a2a_kit::push::DEFAULT_MAX_TASK_BODY`]).
+    pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
     /// A receiver checking tokens against `tokens`.
     pub fn new(tokens: PushTokens) -> Self {
         WebhookReceiver {
@@ -232,14 +266,25 @@ impl WebhookReceiver {
             verifier: None,
             replay_window: DEFAULT_REPLAY_WINDOW,
             jtis: Arc::default(),
+            body_limit: Self::DEFAULT_BODY_LIMIT,
         }
+    }
+
+    /// The largest body taken, in bytes (default [`DEFAULT_BODY_LIMIT`](Self::DEFAULT_BODY_LIMIT), 2 MiB); a larger one
+    /// is answered 413, unread. Applies to [`router`](Self::router) and to the
+    /// [`VerifiedNotification`] extractor. Keep it above the sender's largest task snapshot
+    /// (a2a-kit's `PushConfig::max_task_body`, 1 MiB by default), or its final notifications
+    /// are refused for good.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
     }
 
     /// Accept only deliveries signed by a key `verifier` trusts (what an agent sends with
     /// a2a-kit's `PushConfig::sign`): the `X-A2A-Signature` header must be a detached JWS
     /// over the exact body whose `iat` is within the [replay window](Self::replay_window) and
     /// whose `jti` was not seen within it. Anything else is 401, before the body is applied.
-    /// The bearer token is checked as before: a signature names the sender, the token the
+    /// The task's token is checked as before: a signature names the sender, the token the
     /// task.
     pub fn verify_signatures(mut self, verifier: a2a_kit::signing::Verifier) -> Self {
         self.verifier = Some(verifier);
@@ -336,7 +381,10 @@ impl WebhookReceiver {
         headers: &HeaderMap,
         body: &[u8],
     ) -> Result<(Notification, u64), WebhookRejection> {
-        let presented = bearer_token(headers).ok_or(WebhookRejection::MissingToken)?;
+        let presented = presented_tokens(headers);
+        if presented.is_empty() {
+            return Err(WebhookRejection::MissingToken);
+        }
         self.check_signature(headers, body)?;
         let (event, bare_task) = parse_body(body)?;
         let task_id = event
@@ -346,11 +394,28 @@ impl WebhookReceiver {
                 WebhookRejection::MalformedBody("the notification names no task".into())
             })?
             .to_string();
-        let check = self.tokens.check(&task_id, presented).await.map_err(|e| {
-            tracing::warn!(target: "a2a_kit_axum::webhook", error = %e, "could not check a webhook token");
-            WebhookRejection::Unavailable
-        })?;
-        match check {
+        // Either header carrying the task's token admits the delivery: a config's
+        // `authentication` may fill `Authorization` with credentials of the sender's own.
+        // Failing that, an expired token says more than a wrong one.
+        let mut verdict = TokenCheck::UnknownTask;
+        for token in presented {
+            let check = self.tokens.check(&task_id, token).await.map_err(|e| {
+                tracing::warn!(target: "a2a_kit_axum::webhook", error = %e, "could not check a webhook token");
+                WebhookRejection::Unavailable
+            })?;
+            match check {
+                TokenCheck::Valid => {
+                    verdict = TokenCheck::Valid;
+                    break;
+                }
+                TokenCheck::Expired => verdict = TokenCheck::Expired,
+                TokenCheck::Mismatch if verdict != TokenCheck::Expired => {
+                    verdict = TokenCheck::Mismatch;
+                }
+                TokenCheck::Mismatch | TokenCheck::UnknownTask => {}
+            }
+        }
+        match verdict {
             TokenCheck::Valid => {}
             TokenCheck::Mismatch => return Err(WebhookRejection::WrongToken),
             TokenCheck::Expired => return Err(WebhookRejection::ExpiredToken),
@@ -414,10 +479,15 @@ impl WebhookReceiver {
         let me = self.clone();
         Router::new().route(
             path,
-            post(move |headers: HeaderMap, body: Bytes| {
+            post(move |req: Request| {
                 let me = me.clone();
                 async move {
-                    match me.receive(&headers, &body).await {
+                    let (parts, body) = req.into_parts();
+                    let received = match read_body(&parts.headers, body, me.body_limit).await {
+                        Ok(body) => me.receive(&parts.headers, &body).await,
+                        Err(rejection) => Err(rejection),
+                    };
+                    match received {
                         Ok(n) => {
                             tracing::debug!(task_id = %n.task_id, state = ?n.event.state(), "push notification received");
                             StatusCode::NO_CONTENT.into_response()
@@ -433,6 +503,57 @@ impl WebhookReceiver {
             }),
         )
     }
+}
+
+/// The body, if it is within `limit` bytes (a `Content-Length` beyond it is refused unread).
+pub(super) async fn read_body(
+    headers: &HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<Bytes, WebhookRejection> {
+    use http_body::Body as _;
+    let too_large = WebhookRejection::TooLarge { limit };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large);
+    }
+    let mut body = std::pin::pin!(body);
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = frame.map_err(|e| {
+            WebhookRejection::MalformedBody(format!("the body could not be read: {e}"))
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(too_large);
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// The tokens a delivery presents: `Authorization: Bearer <token>`, then
+/// `X-A2A-Notification-Token` (once, if both carry the same).
+pub(super) fn presented_tokens(headers: &HeaderMap) -> Vec<&str> {
+    let mut tokens: Vec<&str> = bearer_token(headers).into_iter().collect();
+    if let Some(t) = notification_token(headers).filter(|t| !tokens.contains(t)) {
+        tokens.push(t);
+    }
+    tokens
+}
+
+/// The token of `X-A2A-Notification-Token` (what a2a-kit's sender and v0.3 senders send).
+pub(super) fn notification_token(headers: &HeaderMap) -> Option<&str> {
+    let token = headers
+        .get(a2a_kit::push::NOTIFICATION_TOKEN_HEADER)?
+        .to_str()
+        .ok()?
+        .trim();
+    (!token.is_empty()).then_some(token)
 }
 
 /// The token of `Authorization: Bearer <token>` (scheme case-insensitive).
@@ -515,8 +636,9 @@ where
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let receiver = WebhookReceiver::from_ref(state);
-        let headers = req.headers().clone();
-        let body = Bytes::from_request(req, state)
+        let (parts, body) = req.into_parts();
+        let headers = parts.headers;
+        let body = read_body(&headers, body, receiver.body_limit)
             .await
             .map_err(IntoResponse::into_response)?;
         receiver

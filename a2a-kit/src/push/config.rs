@@ -35,6 +35,27 @@ pub(super) fn is_settled(state: Option<TaskState>) -> bool {
     state.is_some_and(|s| s.is_terminal() || s.is_interrupted())
 }
 
+/// What the body of a delivery is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PushBody {
+    /// A terminal or interrupted state is sent as the task itself (`{"task": ...}`: status,
+    /// artifacts, history, as GetTask shows it), so the receiver has the answer without
+    /// asking; other pushed events (with [`PushTriggers::Every`]) as themselves.
+    ///
+    /// The snapshot is the task as of the event delivered: when the task has moved on by the
+    /// time the body is built (an INPUT_REQUIRED answered meanwhile, while earlier deliveries
+    /// were slow), the event's status update is sent instead, never a task whose status is
+    /// another. A snapshot larger than [`PushConfig::max_task_body`] is trimmed.
+    #[default]
+    Task,
+    /// Each pushed event as its own `StreamResponse`, a terminal or interrupted state as its
+    /// status update.
+    Events,
+}
+
+/// The default [`PushConfig::max_task_body`]: 1 MiB.
+pub const DEFAULT_MAX_TASK_BODY: usize = 1024 * 1024;
+
 /// How failed deliveries are retried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
@@ -130,10 +151,21 @@ pub struct PushConfig {
     pub connect_timeout: Duration,
     /// Which destinations may be dialled (default: [`SsrfPolicy::Strict`]).
     pub ssrf: SsrfPolicy,
-    /// For terminal and interrupted states, send the whole task (`{"task": ...}`, with its
-    /// artifacts) instead of the status update, when the task has not moved on since. Default
-    /// off.
-    pub task_snapshot_on_settle: bool,
+    /// What a delivery's body is (default [`PushBody::Task`]: a terminal or interrupted state
+    /// is sent as the whole task, with its artifacts; [`per_event_bodies`](Self::per_event_bodies)
+    /// sends each event as itself).
+    pub body: PushBody,
+    /// The largest task snapshot sent whole, in bytes of JSON (default
+    /// [`DEFAULT_MAX_TASK_BODY`], 1 MiB, half of a2a-kit-axum's `WebhookReceiver` default
+    /// body limit). A larger one is [trimmed](TrimmedSnapshot): history first, then the
+    /// largest artifacts, each dropped whole and named in the marker, so the receiver knows to
+    /// call GetTask; if even the bare task is larger, its status update is sent instead.
+    pub max_task_body: usize,
+    /// Also send a config's `token` as `Authorization: Bearer <token>` (besides
+    /// `X-A2A-Notification-Token`), for receivers that read only `Authorization`. Default off.
+    /// A config with an `authentication` keeps its `Authorization` header from that
+    /// (`<scheme> <credentials>`): the token then goes only in `X-A2A-Notification-Token`.
+    pub token_as_bearer: bool,
     /// Suspend a config after this many consecutive events could not be delivered (`None`:
     /// never). Default 5.
     pub suspend_after: Option<u32>,
@@ -174,7 +206,9 @@ impl Default for PushConfig {
             timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
             ssrf: SsrfPolicy::Strict,
-            task_snapshot_on_settle: false,
+            body: PushBody::default(),
+            max_task_body: DEFAULT_MAX_TASK_BODY,
+            token_as_bearer: false,
             suspend_after: Some(5),
             late_config_window: Duration::from_secs(1),
             max_statuses: 10_000,
@@ -193,6 +227,25 @@ impl PushConfig {
     /// Push every event, not only terminal and interrupted states.
     pub fn every_event(mut self) -> Self {
         self.triggers = PushTriggers::Every;
+        self
+    }
+    /// Send each pushed event as its own `StreamResponse`: a terminal or interrupted state as
+    /// its status update (the artifacts only through GetTask, or, with
+    /// [`every_event`](Self::every_event), as the artifact updates before it), instead of the
+    /// task with its artifacts ([`PushBody::Events`]).
+    pub fn per_event_bodies(mut self) -> Self {
+        self.body = PushBody::Events;
+        self
+    }
+    /// The largest task snapshot sent whole (see [`max_task_body`](Self::max_task_body)).
+    pub fn max_task_body(mut self, bytes: usize) -> Self {
+        self.max_task_body = bytes;
+        self
+    }
+    /// Also send a config's `token` as `Authorization: Bearer <token>`, unless the config has
+    /// an `authentication` of its own (see [`token_as_bearer`](Self::token_as_bearer)).
+    pub fn token_as_bearer(mut self) -> Self {
+        self.token_as_bearer = true;
         self
     }
     /// The SSRF policy.

@@ -78,7 +78,7 @@ pub(super) async fn send_with_retries(
         Ok(url) => url,
         Err(outcome) => return (0, outcome),
     };
-    let headers = match push_headers(config) {
+    let headers = match push_headers(config, cfg.token_as_bearer) {
         Ok(h) => h,
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
     };
@@ -191,8 +191,12 @@ fn attempt_headers(
     Some(headers)
 }
 
+/// The headers of every attempt to `config`: the content type, `Authorization` from its
+/// `authentication` (or, with `token_as_bearer` and no `authentication`, its token as a
+/// bearer token), and its token in [`NOTIFICATION_TOKEN_HEADER`].
 pub(super) fn push_headers(
     config: &TaskPushNotificationConfig,
+    token_as_bearer: bool,
 ) -> Result<reqwest::header::HeaderMap, String> {
     use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
     let mut h = HeaderMap::new();
@@ -216,6 +220,12 @@ pub(super) fn push_headers(
         let mut v = HeaderValue::from_str(token)
             .map_err(|_| "the token is not a valid header value".to_string())?;
         v.set_sensitive(true);
+        if token_as_bearer && !h.contains_key(AUTHORIZATION) {
+            let mut bearer = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| "the token is not a valid header value".to_string())?;
+            bearer.set_sensitive(true);
+            h.insert(AUTHORIZATION, bearer);
+        }
         h.insert(NOTIFICATION_TOKEN_HEADER, v);
     }
     Ok(h)
@@ -365,14 +375,39 @@ mod tests {
             }),
             ..Default::default()
         };
-        let h = push_headers(&config).unwrap();
-        assert_eq!(h["authorization"], "Bearer secret");
+        // The config's `authentication` keeps `Authorization`, bearer token or not.
+        for token_as_bearer in [false, true] {
+            let h = push_headers(&config, token_as_bearer).unwrap();
+            assert_eq!(h["authorization"], "Bearer secret");
+            assert_eq!(h[NOTIFICATION_TOKEN_HEADER], "tok");
+            assert_eq!(h["content-type"], PUSH_CONTENT_TYPE);
+        }
+        // `{url, token}`: the token in its own header, and as a bearer token when asked.
+        let plain = TaskPushNotificationConfig {
+            authentication: None,
+            ..config.clone()
+        };
+        let h = push_headers(&plain, false).unwrap();
+        assert!(!h.contains_key("authorization"));
         assert_eq!(h[NOTIFICATION_TOKEN_HEADER], "tok");
-        assert_eq!(h["content-type"], PUSH_CONTENT_TYPE);
+        let h = push_headers(&plain, true).unwrap();
+        assert_eq!(h["authorization"], "Bearer tok");
+        assert_eq!(h[NOTIFICATION_TOKEN_HEADER], "tok");
+        // No token, no bearer.
+        let none = TaskPushNotificationConfig {
+            token: None,
+            ..plain
+        };
+        assert!(
+            !push_headers(&none, true)
+                .unwrap()
+                .contains_key("authorization")
+        );
         let bad = TaskPushNotificationConfig {
             token: Some("a\nb".into()),
             ..config
         };
-        assert!(push_headers(&bad).is_err());
+        assert!(push_headers(&bad, false).is_err());
+        assert!(push_headers(&bad, true).is_err());
     }
 }

@@ -18,7 +18,7 @@ use super::{config::*, report::*, state::*, worker::*, *};
 /// clone (all clones share one outbox). Use one dispatcher per service.
 #[derive(Clone)]
 pub struct PushDispatcher {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for PushDispatcher {

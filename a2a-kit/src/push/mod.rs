@@ -25,19 +25,43 @@
 //! slow or dead webhook delays only its own task.
 //!
 //! **What is sent.** For each event matching the [triggers](PushTriggers) (by default terminal
-//! and interrupted states), each of the task's configs gets a `POST` of the event as a
-//! `StreamResponse` JSON body (`Content-Type: application/a2a+json`), with
-//! `Authorization: <scheme> <credentials>` from the config's `authentication` and the config's
-//! `token`, if any, in `X-A2A-Notification-Token` (v0.3 receivers read it there; v1 defines no
-//! header for it). A config receives the events handled after it was stored. A config stored
-//! within [`PushConfig::late_config_window`] after its task reached a terminal or interrupted
-//! state (for example one sent inline with a SendMessage whose task settled at once, before
-//! the config was stored) still gets that state, unless the task has moved on meanwhile.
+//! and interrupted states), each of the task's configs gets a `POST` with a `StreamResponse`
+//! JSON body (`Content-Type: application/a2a+json`):
+//!
+//! - a terminal or interrupted state is sent as the task itself, `{"task": ...}`, with its
+//!   artifacts and history as GetTask shows them ([`PushBody::Task`], the default), so the
+//!   receiver has the answer without asking. The snapshot is the task as of that event: when
+//!   the task has moved on by the time the body is built (an INPUT_REQUIRED answered while
+//!   earlier deliveries were slow), the status update is sent instead, never a task whose
+//!   status is another. A snapshot larger than [`PushConfig::max_task_body`] (1 MiB) loses
+//!   its history, then its largest artifacts, whole, and says so in its metadata
+//!   ([`TrimmedSnapshot`]): GetTask has the rest. A task too large even then is sent as its
+//!   status update;
+//! - any other pushed event (with [`PushTriggers::Every`]) is sent as itself;
+//! - with [`PushConfig::per_event_bodies`] ([`PushBody::Events`]), every pushed event is sent
+//!   as itself, a settled state as its status update.
+//!
+//! **Credentials.** `Authorization: <scheme> <credentials>` from the config's
+//! `authentication`, and the config's `token`, if any, in [`NOTIFICATION_TOKEN_HEADER`] (v0.3
+//! receivers read it there; v1 defines no header for it). With
+//! [`PushConfig::token_as_bearer`], a config with a token and no `authentication` (the common
+//! `{url, token}`) also sends `Authorization: Bearer <token>`; one with an `authentication`
+//! keeps that in `Authorization`.
+//!
+//! **Late configs.** A config receives the events handled after it was stored. A config
+//! stored within [`PushConfig::late_config_window`] after its task reached a terminal or
+//! interrupted state (for example one sent inline with a SendMessage whose task settled at
+//! once, before the config was stored) still gets that state, with the body the others got,
+//! unless the task has moved on meanwhile.
 //!
 //! **Retries.** Each attempt has a [timeout](PushConfig::timeout). Connection errors,
 //! timeouts, `5xx` and `429` are retried with exponential backoff and jitter, honouring
 //! `Retry-After`, up to [`RetryPolicy::max_attempts`]; any other answer outside `2xx` (other
-//! `4xx`, and `3xx`, since redirects are not followed) is final. Every outcome is logged
+//! `4xx`, and `3xx`, since redirects are not followed) is final. A retry sends the same body
+//! bytes (signed anew, with [`PushConfig::sign`]: the signature covers the body sent). A retry
+//! resumed from a durable outbox (after a restart, or by another replica) builds the body
+//! again from the store: the same task for a terminal state, which never changes; for an
+//! interrupted state the task has left since, its status update. Every outcome is logged
 //! through `tracing` (target `a2a_kit::push`) and kept as a [`DeliveryStatus`] per config.
 //! After [`PushConfig::suspend_after`] consecutive failed events, a config is suspended.
 //!
@@ -66,6 +90,7 @@
 //! web's root certificates). Built without it, deliveries to `https` URLs fail as
 //! [`DeliveryOutcome::Invalid`].
 
+mod body;
 mod config;
 mod deliver;
 mod dispatcher;
@@ -74,7 +99,8 @@ mod ssrf;
 mod state;
 mod worker;
 
-pub use config::{PushConfig, PushTriggers, RetryPolicy};
+pub use body::{TRIMMED_KEY, TrimmedSnapshot};
+pub use config::{DEFAULT_MAX_TASK_BODY, PushBody, PushConfig, PushTriggers, RetryPolicy};
 pub use dispatcher::PushDispatcher;
 pub use report::{DeliveryOutcome, DeliveryReport, DeliveryStatus};
 pub use ssrf::{

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use crate::protocol::{StreamResponse, TaskPushNotificationConfig, Timestamp};
 use crate::store::{EventRecord, PushLane, PushOutbox, Seq, StoreError, TaskManager, TaskView};
 
-use super::{config::*, deliver::*, report::*, state::*};
+use super::{body::*, config::*, deliver::*, report::*, state::*};
 
 pub(super) struct Worker {
     pub(super) inner: Arc<Inner>,
@@ -430,17 +430,35 @@ impl Worker {
         }
     }
 
+    /// The body of `event` (number `seq`): with [`PushBody::Task`], a terminal or interrupted
+    /// state as the task as of it (bounded by [`PushConfig::max_task_body`]), if the task has
+    /// not moved on; else the event itself.
     async fn body_for(&self, seq: Seq, event: &StreamResponse) -> Outgoing {
-        if is_settled(event.state()) && self.inner.config.task_snapshot_on_settle {
-            if let Ok(Some(rec)) = self.store.get_task(&self.task_id, TaskView::FULL).await {
-                if rec.last_seq == seq {
-                    let body =
-                        serde_json::to_vec(&StreamResponse::Task(rec.task)).unwrap_or_default();
-                    return Outgoing {
-                        seq,
-                        body: Bytes::from(body),
-                    };
+        let cfg = &self.inner.config;
+        let task_id = self.task_id.as_str();
+        if cfg.body == PushBody::Task && is_settled(event.state()) {
+            match self.store.get_task(task_id, TaskView::FULL).await {
+                Ok(Some(rec)) if rec.last_seq == seq => {
+                    if let Some(body) = task_body(rec.task, cfg.max_task_body) {
+                        return Outgoing {
+                            seq,
+                            body: Bytes::from(body),
+                        };
+                    }
+                    tracing::warn!(
+                        target: "a2a_kit::push", task_id, seq, limit = cfg.max_task_body,
+                        "the task is larger than max_task_body even without its history and artifacts; pushing its status update"
+                    );
                 }
+                Ok(Some(rec)) => tracing::debug!(
+                    target: "a2a_kit::push", task_id, seq, now = rec.last_seq,
+                    "the task moved on since this state; pushing its status update"
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(
+                    target: "a2a_kit::push", task_id, seq, error = %e,
+                    "could not read the task; pushing its status update"
+                ),
             }
         }
         Outgoing {
@@ -630,5 +648,103 @@ impl Drop for ClaimGuard {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus};
+    use crate::protocol::{Message, TaskStatusUpdateEvent};
+    use crate::push::{PushConfig, PushDispatcher};
+    use crate::store::InMemoryTaskManager;
+
+    fn status(state: TaskState) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(state),
+            metadata: None,
+        })
+    }
+
+    fn worker(config: PushConfig, store: &Arc<dyn TaskManager>) -> Worker {
+        Worker {
+            inner: PushDispatcher::new(config).inner,
+            store: store.clone(),
+            task_id: "t".into(),
+        }
+    }
+
+    fn parse(out: &Outgoing) -> StreamResponse {
+        serde_json::from_slice(&out.body).unwrap()
+    }
+
+    /// An INPUT_REQUIRED answered before its body was built goes as its status update; the
+    /// final state goes as the task, artifacts included; per-event bodies are the events.
+    #[tokio::test]
+    async fn a_snapshot_is_the_task_as_of_the_event_or_the_event() {
+        let store: Arc<dyn TaskManager> = Arc::new(InMemoryTaskManager::default());
+        let task = Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            status: TaskStatus::new(TaskState::Working),
+            history: vec![Message::user_text("hi")],
+            ..Default::default()
+        };
+        store.create_task(task, None, None).await.unwrap();
+        let asked = store
+            .append_event("t", status(TaskState::InputRequired))
+            .await
+            .unwrap();
+        let w = worker(PushConfig::default(), &store);
+        match parse(&w.body_for(asked, &status(TaskState::InputRequired)).await) {
+            StreamResponse::Task(t) => assert_eq!(t.status.state, TaskState::InputRequired),
+            other => panic!("expected the task: {other:?}"),
+        }
+        store
+            .append_event("t", status(TaskState::Working))
+            .await
+            .unwrap();
+        let artifact = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+            task_id: "t".into(),
+            context_id: "c".into(),
+            artifact: Artifact {
+                artifact_id: "a".into(),
+                parts: vec![Part::text("the answer")],
+                ..Default::default()
+            },
+            append: false,
+            last_chunk: true,
+            metadata: None,
+        });
+        store.append_event("t", artifact).await.unwrap();
+        let done = store
+            .append_event("t", status(TaskState::Completed))
+            .await
+            .unwrap();
+        // The task has moved past INPUT_REQUIRED: its status update, not a WORKING task.
+        match parse(&w.body_for(asked, &status(TaskState::InputRequired)).await) {
+            StreamResponse::StatusUpdate(u) => assert_eq!(u.status.state, TaskState::InputRequired),
+            other => panic!("expected the status update: {other:?}"),
+        }
+        match parse(&w.body_for(done, &status(TaskState::Completed)).await) {
+            StreamResponse::Task(t) => {
+                assert_eq!(t.status.state, TaskState::Completed);
+                assert_eq!(t.artifacts[0].parts[0].as_text(), Some("the answer"));
+            }
+            other => panic!("expected the task: {other:?}"),
+        }
+        // A task too large even bare: its status update.
+        let tiny = worker(PushConfig::default().max_task_body(10), &store);
+        assert!(matches!(
+            parse(&tiny.body_for(done, &status(TaskState::Completed)).await),
+            StreamResponse::StatusUpdate(_)
+        ));
+        let events = worker(PushConfig::default().per_event_bodies(), &store);
+        assert!(matches!(
+            parse(&events.body_for(done, &status(TaskState::Completed)).await),
+            StreamResponse::StatusUpdate(_)
+        ));
     }
 }
