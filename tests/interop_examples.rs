@@ -1,5 +1,5 @@
 //! The official clients call every skill of every example agent (examples/src: hello, travel,
-//! workshop, streaming, worker, planner, conformance, llm_agent, llm_orchestrator) over
+//! workshop, streaming, worker, planner, push_worker, conformance, llm_agent, llm_orchestrator) over
 //! JSON-RPC, and each reply is checked:
 //! the Python `a2a-sdk` 1.3.0 (PyPI) and `@a2a-js/sdk` 1.3.0 (npm), pinned and installed from
 //! the registries on first use under the target directory. Data skills get a data part built
@@ -29,7 +29,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use a2a_examples::{
-    conformance, hello, llm_agent, llm_orchestrator, planner, streaming, travel, worker, workshop,
+    conformance, hello, llm_agent, llm_orchestrator, planner, push_worker, streaming, travel,
+    worker, workshop,
 };
 use a2a_kit::server::AgentServiceBuilder;
 use a2a_tests::{TestServer, serve};
@@ -93,6 +94,10 @@ async fn example_agents() -> (Vec<(&'static str, TestServer, Vec<String>)>, Fake
         ("streaming", streaming::a2a()),
         ("planner", planner::a2a(&worker.base)),
         (
+            "push_worker",
+            push_worker::a2a(step, push_worker::push_config(false)),
+        ),
+        (
             "conformance",
             conformance::a2a_with(
                 conformance::ConformanceAgent::default(),
@@ -143,6 +148,7 @@ fn calls() -> Value {
         {"agent": "worker", "skill": "clarify", "text": "a product launch", "reply": "engineers"},
         {"agent": "planner", "skill": "plan", "text": "launch a newsletter"},
         {"agent": "planner", "skill": "brief", "text": "a product launch", "reply": "engineers"},
+        {"agent": "push_worker", "skill": "summarise", "text": "The quick brown fox"},
         {"agent": "conformance", "skill": "tck", "text": "hi", "message_id": "tck-complete-task"},
         {"agent": "conformance", "skill": "respond", "text": "hi", "message_id": "tck-message-response"},
         {"agent": "llm_agent", "skill": "write", "text": "Write a line about the sea"},
@@ -162,11 +168,9 @@ fn check(agent: &str, skill: &str, r: &Value) -> Result<(), String> {
     let completed = r["kind"] == "task" && state == "TASK_STATE_COMPLETED";
     let data = &r["data"][0];
     let ok = match (agent, skill) {
-        // A task's artifact, or (hello answering directly) a message: either shape.
-        ("hello", "greet") => {
-            (completed || r["kind"] == "message")
-                && (text == "Hello, Alice!" || status == "Hello, Alice!")
-        }
+        // A direct message, no task (`#[skill(message)]`).
+        ("hello", "greet") => r["kind"] == "message" && text == "Hello, Alice!",
+        ("push_worker", "summarise") => completed && text == "4 word(s), starting with \"The\"",
         // The SDKs send a dict's numbers as doubles (`2.0`): the u8 field still books.
         ("travel", "book-flight") => {
             completed

@@ -19,6 +19,7 @@ pub mod llm_agent;
 #[cfg(feature = "llm")]
 pub mod llm_orchestrator;
 pub mod planner;
+pub mod push_worker;
 pub mod streaming;
 pub mod travel;
 pub mod worker;

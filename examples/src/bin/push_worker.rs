@@ -13,30 +13,8 @@
 
 use std::time::Duration;
 
-use a2a_kit::prelude::*;
-use a2a_kit::push::{PushConfig, SsrfPolicy};
-use a2a_kit::server::AgentService;
+use a2a_examples::push_worker;
 use clap::Parser;
-
-/// The worker: its skill sleeps, then answers.
-#[derive(Clone)]
-struct Worker {
-    work: Duration,
-}
-
-/// Summarises texts, slowly, and reports back by push notification.
-#[a2a_agent(name = "Push Worker", push_notifications = true)]
-impl Worker {
-    /// Count the words of a text and quote its first one (after some "work").
-    #[skill(tags = ["demo", "push"], examples = ["The quick brown fox"])]
-    async fn summarise(&self, ctx: TaskContext, Text(text): Text) -> Result<String, SkillError> {
-        ctx.status("Reading the text").await?;
-        tokio::time::sleep(self.work).await;
-        let words = text.split_whitespace().count();
-        let first = text.split_whitespace().next().unwrap_or("");
-        Ok(format!("{words} word(s), starting with \"{first}\""))
-    }
-}
 
 /// A slow agent that reports completion by push notification (the orchestrator example's
 /// worker).
@@ -57,21 +35,8 @@ struct Args {
 async fn main() -> Result<(), a2a_examples::Error> {
     a2a_examples::init_tracing();
     let args = Args::parse();
-    let push = if args.allow_private_webhooks {
-        tracing::warn!(
-            "push notifications may go to loopback and private-network webhooks (--allow-private-webhooks): development only"
-        );
-        PushConfig::default().allow_private_networks()
-    } else {
-        tracing::info!(
-            "push notifications may go to loopback webhooks (127.0.0.0/8, ::1): this demo allows them so that a caller on this machine hears back; a deployed agent should not"
-        );
-        PushConfig::default().ssrf(SsrfPolicy::allowlist(["127.0.0.0/8", "::1"])?)
-    };
-    let agent = Worker {
-        work: Duration::from_millis(args.work_ms),
-    };
-    let a2a = AgentService::builder(agent).push_delivery(push);
+    let push = push_worker::push_config(args.allow_private_webhooks);
+    let a2a = push_worker::a2a(Duration::from_millis(args.work_ms), push);
     let service = args.common.configure(a2a).await?.build()?;
     a2a_examples::print_card_or_serve(&args.common, service).await
 }
