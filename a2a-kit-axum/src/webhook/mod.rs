@@ -45,6 +45,18 @@
 //! GetTask has. Raise [`body_limit`](WebhookReceiver::body_limit) along with a sender's
 //! `max_task_body`.
 //!
+//! **Across restarts and replicas.** [`PushTokens::open`] and [`RemoteTasks::open`] keep the
+//! tokens (as their SHA-256) and the remote tasks in a store of the kit's (SQLite or
+//! PostgreSQL; [`new`](RemoteTasks::new) keeps them in memory): a webhook posted after your
+//! app restarted, or to another replica on the same database, is checked and applied the
+//! same way. A store error answers **503**, so the sender retries; nothing is lost.
+//!
+//! **When no webhook comes.** Track a task with a deadline ([`RemoteTasks::track`]) and run
+//! [`RemoteTasks::watch`]: past the deadline it asks the agent (GetTask, [`PollPolicy`]), and
+//! if the agent still says nothing conclusive the task is marked timed out, with a reason
+//! ([`a2a_kit::store::RemoteTaskRecord::timed_out`]), for your app to show, [retry](RemoteTasks::retry)
+//! or [cancel](RemoteTasks::cancel).
+//!
 //! A notification can arrive before your app has seen the acknowledgement (the remote task may
 //! finish at once). A token issued but not bound yet is therefore accepted for a task id the
 //! app does not know, once, and bound to it then; the later [`bind`](PushTokens::bind) agrees.
