@@ -341,17 +341,7 @@ impl RemoteTasks {
                 {
                     return None;
                 }
-                r.polls += 1;
-                if r.polls >= policy.attempts.max(1) {
-                    r.next_poll_ms = None;
-                    r.timed_out = Some(TimedOut {
-                        at_ms: now,
-                        reason: timed_out_reason(&r, answer.as_ref().err()),
-                    });
-                } else {
-                    r.next_poll_ms =
-                        Some(now.saturating_add(policy.wait_after(r.polls).as_millis() as u64));
-                }
+                count_poll(&mut r, policy, now, answer.as_ref().err());
                 Some(r)
             })
             .await?;
@@ -457,17 +447,7 @@ impl RemoteTasks {
         let now = now_ms();
         self.update(task_id, |record| {
             let mut r = record?;
-            r.polls += 1;
-            if r.polls >= policy.attempts.max(1) {
-                r.next_poll_ms = None;
-                r.timed_out = Some(TimedOut {
-                    at_ms: now,
-                    reason: timed_out_reason(&r, Some(&error)),
-                });
-            } else {
-                r.next_poll_ms =
-                    Some(now.saturating_add(policy.wait_after(r.polls).as_millis() as u64));
-            }
+            count_poll(&mut r, policy, now, Some(&error));
             Some(r)
         })
         .await?;
@@ -524,6 +504,26 @@ pub struct DeadlineWatch(tokio::task::JoinHandle<()>);
 impl Drop for DeadlineWatch {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// One more inconclusive poll of `r` at `now`: the next one scheduled, or, after the last, the
+/// task timed out.
+fn count_poll(
+    r: &mut RemoteTaskRecord,
+    policy: &PollPolicy,
+    now: u64,
+    error: Option<&ClientError>,
+) {
+    r.polls += 1;
+    if r.polls >= policy.attempts.max(1) {
+        r.next_poll_ms = None;
+        r.timed_out = Some(TimedOut {
+            at_ms: now,
+            reason: timed_out_reason(r, error),
+        });
+    } else {
+        r.next_poll_ms = Some(now.saturating_add(policy.wait_after(r.polls).as_millis() as u64));
     }
 }
 

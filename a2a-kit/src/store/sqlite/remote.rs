@@ -17,6 +17,17 @@ fn revised(record: String, revision: i64) -> Result<Revised, StoreError> {
     })
 }
 
+/// The records a query of `(record, revision)` finds.
+fn rows(conn: &rusqlite::Connection, sql: &str) -> Result<Vec<Revised>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).db()?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .db()?
+        .collect::<Result<Vec<(String, i64)>, _>>()
+        .db()?;
+    rows.into_iter().map(|(b, r)| revised(b, r)).collect()
+}
+
 fn ms(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -76,32 +87,17 @@ impl RemoteTaskStore for SqliteTaskManager {
 
     async fn unsettled(&self) -> Result<Vec<Revised>, StoreError> {
         self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT record, revision FROM remote_tasks WHERE settled = 0")
-                .db()?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .db()?
-                .collect::<Result<Vec<(String, i64)>, _>>()
-                .db()?;
-            rows.into_iter().map(|(b, r)| revised(b, r)).collect()
+            rows(
+                conn,
+                "SELECT record, revision FROM remote_tasks WHERE settled = 0",
+            )
         })
         .await
     }
 
     async fn all_remote(&self) -> Result<Vec<Revised>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT record, revision FROM remote_tasks")
-                .db()?;
-            let rows = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .db()?
-                .collect::<Result<Vec<(String, i64)>, _>>()
-                .db()?;
-            rows.into_iter().map(|(b, r)| revised(b, r)).collect()
-        })
-        .await
+        self.read(|conn| rows(conn, "SELECT record, revision FROM remote_tasks"))
+            .await
     }
 
     async fn remove(&self, task_id: &str) -> Result<bool, StoreError> {
