@@ -411,6 +411,8 @@ async fn migrations_are_versioned_and_idempotent() {
             "messages",
             "push_configs",
             "push_lanes",
+            "remote_tasks",
+            "remote_tokens",
             "tasks"
         ]
     );
@@ -499,6 +501,7 @@ async fn streamed_chunks_are_rows_and_read_back_in_order() {
          CREATE INDEX tasks_by_context ON tasks (context_id, status_ts, id); \
          DROP TABLE artifact_chunks; DROP TABLE push_lanes; ALTER TABLE tasks DROP COLUMN body; \
          DROP INDEX tasks_by_owner; ALTER TABLE tasks DROP COLUMN owned_by; \
+         DROP TABLE remote_tasks; DROP TABLE remote_tokens; \
          PRAGMA user_version = 1;",
     )
     .expect("downgrade");
