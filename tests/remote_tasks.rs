@@ -520,3 +520,46 @@ async fn a_message_joins_the_history_once() {
     );
     assert_eq!(tasks.get("m").await.unwrap().unwrap().history.len(), 1);
 }
+
+/// Finished tasks older than the age given are forgotten with their tokens; the others stay.
+#[tokio::test]
+async fn finished_tasks_are_purged_by_age_in_sqlite() {
+    let dir = TempDir::new();
+    let store: Arc<dyn TaskManager> = Arc::new(
+        SqliteTaskManager::open(dir.0.join("caller.db"))
+            .await
+            .unwrap(),
+    );
+    let tasks = RemoteTasks::open(store.clone()).unwrap();
+    let tokens = PushTokens::open(store).unwrap();
+    let (_, done) = history("done");
+    tasks.insert(done).await.unwrap();
+    tasks
+        .insert(task("working", status(TaskState::Working, 0)))
+        .await
+        .unwrap();
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("done", &token).await.unwrap();
+    assert_eq!(
+        tasks
+            .purge_finished(Duration::from_secs(3600))
+            .await
+            .unwrap(),
+        0
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(
+        tasks
+            .purge_finished(Duration::from_millis(10))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(tasks.get("done").await.unwrap(), None);
+    assert!(tasks.get("working").await.unwrap().is_some());
+    assert_eq!(
+        tokens.check("done", &token).await.unwrap(),
+        TokenCheck::UnknownTask,
+        "its token went with it"
+    );
+}

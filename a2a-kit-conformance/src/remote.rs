@@ -285,6 +285,75 @@ pub async fn remote_record_fidelity(s: Store) {
     assert_eq!(load(r, "remote-2").await, Some(revised(&history, 1)));
 }
 
+/// Purging finished records: `purge_finished_before` drops the records whose task is terminal,
+/// with their tokens, and counts them; it keeps those not finished (working, waiting for
+/// input, timed out), those finished after the cutoff, and a record that finished and then
+/// was saved unfinished again is no longer a finished one. The time that counts is when the
+/// store first saw the record terminal (its own clock), so the check brackets "now".
+///
+/// ```
+/// # use a2a_kit::store::{InMemoryConfig, InMemoryTaskManager};
+/// # use a2a_kit_conformance as conformance;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// conformance::remote_finished_purge(std::sync::Arc::new(InMemoryTaskManager::new(InMemoryConfig { max_tasks: 1000, terminal_ttl: None }))).await;
+/// # });
+/// ```
+pub async fn remote_finished_purge(s: Store) {
+    let r = remote_of(&s);
+    let clock = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("a clock after 1970")
+            .as_millis() as u64
+    };
+    let before = clock();
+    for (id, state) in [
+        ("done", TaskState::Completed),
+        ("failed", TaskState::Failed),
+        ("working", TaskState::Working),
+        ("asking", TaskState::InputRequired),
+    ] {
+        assert_eq!(r.save(&record(id, state), None).await, Ok(Some(1)), "{id}");
+    }
+    bind(r, hash(1), "done", None).await;
+    bind(r, hash(2), "working", None).await;
+    // Finished, then (a stale view replaced by a fuller one) not finished any more.
+    let mut back = record("back", TaskState::Completed);
+    assert_eq!(r.save(&back, None).await, Ok(Some(1)));
+    back.task.status.state = TaskState::Working;
+    assert_eq!(r.save(&back, Some(1)).await, Ok(Some(2)));
+
+    assert_eq!(
+        r.purge_finished_before(before.saturating_sub(60_000)).await,
+        Ok(0),
+        "nothing finished before the check began"
+    );
+    assert_eq!(all_remote(r).await.len(), 5, "nothing purged");
+    let after = clock() + 60_000;
+    assert_eq!(
+        r.purge_finished_before(after).await,
+        Ok(2),
+        "the two finished records"
+    );
+    let left: Vec<String> = all_remote(r)
+        .await
+        .into_iter()
+        .map(|x| x.record.task.id)
+        .collect();
+    assert_eq!(left, ["asking", "back", "working"]);
+    assert_eq!(
+        token_of(r, "done", NOW).await,
+        None,
+        "its token went with it"
+    );
+    assert_eq!(
+        token_of(r, "working", NOW).await,
+        Some(Some(hash(2))),
+        "another task's token stays"
+    );
+    assert_eq!(r.purge_finished_before(after).await, Ok(0), "once");
+}
+
 /// `unsettled` returns exactly the records whose task is neither terminal nor interrupted
 /// (timed-out ones included), following each save; `all_remote` returns every record; each
 /// with its current revision. `remove` drops a record and its token (`true`), and reports a

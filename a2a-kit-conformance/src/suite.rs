@@ -53,6 +53,7 @@ macro_rules! __with_checks {
                 remote_concurrent_saves,
                 remote_record_fidelity,
                 remote_unsettled_all_and_remove,
+                remote_finished_purge,
                 remote_token_claims,
                 remote_token_binding,
                 remote_token_purge,

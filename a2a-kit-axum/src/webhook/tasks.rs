@@ -228,6 +228,14 @@ impl RemoteTasks {
             .collect())
     }
 
+    /// Stop tracking the tasks that finished (terminal) more than `age` ago, with their
+    /// tokens; how many. Run it now and then (at start-up, daily): without it a caller's store
+    /// keeps every task it ever delegated.
+    pub async fn purge_finished(&self, age: Duration) -> Result<u64, StoreError> {
+        let before = now_ms().saturating_sub(age.as_millis() as u64);
+        self.store().purge_finished_before(before).await
+    }
+
     /// Stop tracking a task (its record and its webhook token go).
     pub async fn remove(&self, task_id: &str) -> Result<bool, StoreError> {
         self.store().remove(task_id).await

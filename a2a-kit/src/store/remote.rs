@@ -8,6 +8,14 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+
+/// Now, in Unix milliseconds: when a store saw a record finish.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
 use crate::protocol::Task;
 
 /// A webhook token as a store keeps it: its SHA-256, never the token itself, so a copy of the
@@ -38,6 +46,12 @@ pub struct RemoteTaskRecord {
 }
 
 impl RemoteTaskRecord {
+    /// Whether the remote task is terminal (what [`RemoteTaskStore::purge_finished_before`]
+    /// may drop).
+    pub fn is_finished(&self) -> bool {
+        self.task.status.state.is_terminal()
+    }
+
     /// A record of `task`, nothing scheduled.
     pub fn new(task: Task) -> Self {
         RemoteTaskRecord {
@@ -119,6 +133,11 @@ pub trait RemoteTaskStore: Send + Sync {
 
     /// Drop a record and its token; `true` if there was a record.
     async fn remove(&self, task_id: &str) -> Result<bool, StoreError>;
+
+    /// Drop the records whose task is terminal and was first saved so before `before_ms`
+    /// (Unix milliseconds, this process's clock), with their tokens; how many. What keeps a
+    /// long-running caller's store from growing with every task it ever delegated.
+    async fn purge_finished_before(&self, before_ms: u64) -> Result<u64, StoreError>;
 
     /// Keep a token issued and not yet tied to a task, until `expires_ms`.
     async fn issue_token(&self, hash: TokenHash, expires_ms: u64) -> Result<(), StoreError>;

@@ -89,6 +89,13 @@ async fn main() -> Result<(), a2a_examples::Error> {
     let store = open_store(&args.store).await?;
     let tokens = PushTokens::open(store.clone())?;
     let tasks = RemoteTasks::open(store)?;
+    // A week is long enough to read a finished task back at /tasks.
+    let purged = tasks
+        .purge_finished(Duration::from_secs(7 * 24 * 3600))
+        .await?;
+    if purged > 0 {
+        eprintln!("forgot {purged} remote task(s) finished over a week ago");
+    }
     let (receiver, mut updates) = WebhookReceiver::new(tokens.clone())
         .store(tasks.clone())
         .channel(64);

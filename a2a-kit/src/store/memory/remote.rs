@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use async_trait::async_trait;
 
 use super::InMemoryTaskManager;
+use crate::store::remote::now_ms;
 use crate::store::{RemoteTaskRecord, RemoteTaskStore, Revised, StoreError, TokenHash};
 
 /// Pending tokens kept at most; the oldest beyond go (each is a webhook URL handed out and
@@ -14,6 +15,8 @@ const MAX_PENDING: usize = 10_000;
 #[derive(Debug, Default)]
 pub(super) struct Remote {
     records: HashMap<String, Revised>,
+    /// When each finished record was first saved finished (Unix millis).
+    finished: HashMap<String, u64>,
     /// Bound tokens: task id → (hash, expiry).
     bound: HashMap<String, (TokenHash, Option<u64>)>,
     /// The task each bound token is bound to: a token opens one task only, as in the SQL
@@ -67,6 +70,14 @@ impl RemoteTaskStore for InMemoryTaskManager {
             return Ok(None);
         }
         let revision = current.unwrap_or(0) + 1;
+        if record.is_finished() {
+            remote
+                .finished
+                .entry(record.task.id.clone())
+                .or_insert_with(now_ms);
+        } else {
+            remote.finished.remove(&record.task.id);
+        }
         remote.records.insert(
             record.task.id.clone(),
             Revised {
@@ -93,8 +104,25 @@ impl RemoteTaskStore for InMemoryTaskManager {
 
     async fn remove(&self, task_id: &str) -> Result<bool, StoreError> {
         let mut remote = self.remote();
+        remote.finished.remove(task_id);
         remote.unbind(task_id);
         Ok(remote.records.remove(task_id).is_some())
+    }
+
+    async fn purge_finished_before(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let mut remote = self.remote();
+        let old: Vec<String> = remote
+            .finished
+            .iter()
+            .filter(|(_, at)| **at < before_ms)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &old {
+            remote.finished.remove(id);
+            remote.unbind(id);
+            remote.records.remove(id);
+        }
+        Ok(old.len() as u64)
     }
 
     async fn issue_token(&self, hash: TokenHash, expires_ms: u64) -> Result<(), StoreError> {

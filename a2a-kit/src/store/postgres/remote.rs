@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use sqlx::Row;
 
 use super::{PostgresTaskManager, db, from_json, to_json};
+use crate::store::remote::now_ms;
 use crate::store::{RemoteTaskRecord, RemoteTaskStore, Revised, StoreError, TokenHash};
 
 fn ms(v: u64) -> i64 {
@@ -54,25 +55,29 @@ impl RemoteTaskStore for PostgresTaskManager {
     ) -> Result<Option<u64>, StoreError> {
         let body = to_json(record)?;
         let settled = record.is_settled();
+        let finished = record.is_finished().then(|| ms(now_ms()));
         let written = match expected {
             None => sqlx::query(
-                "INSERT INTO remote_tasks (task_id, record, revision, settled) \
-                 VALUES ($1, $2, 1, $3) ON CONFLICT DO NOTHING",
+                "INSERT INTO remote_tasks (task_id, record, revision, settled, finished_ms) \
+                 VALUES ($1, $2, 1, $3, $4) ON CONFLICT DO NOTHING",
             )
             .bind(&record.task.id)
             .bind(&body)
             .bind(settled)
+            .bind(finished)
             .execute(self.pool())
             .await
             .map_err(db)?,
             Some(rev) => sqlx::query(
-                "UPDATE remote_tasks SET record = $2, revision = revision + 1, settled = $3 \
+                "UPDATE remote_tasks SET record = $2, revision = revision + 1, settled = $3, \
+                 finished_ms = CASE WHEN $5::bigint IS NULL THEN NULL ELSE COALESCE(finished_ms, $5) END \
                  WHERE task_id = $1 AND revision = $4",
             )
             .bind(&record.task.id)
             .bind(&body)
             .bind(settled)
             .bind(ms(rev))
+            .bind(finished)
             .execute(self.pool())
             .await
             .map_err(db)?,
@@ -105,6 +110,26 @@ impl RemoteTaskStore for PostgresTaskManager {
             .rows_affected();
         tx.commit().await.map_err(db)?;
         Ok(n > 0)
+    }
+
+    async fn purge_finished_before(&self, before_ms: u64) -> Result<u64, StoreError> {
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "DELETE FROM remote_tokens WHERE task_id IN \
+             (SELECT task_id FROM remote_tasks WHERE finished_ms < $1)",
+        )
+        .bind(ms(before_ms))
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        let n = sqlx::query("DELETE FROM remote_tasks WHERE finished_ms < $1")
+            .bind(ms(before_ms))
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?
+            .rows_affected();
+        tx.commit().await.map_err(db)?;
+        Ok(n)
     }
 
     async fn issue_token(&self, hash: TokenHash, expires_ms: u64) -> Result<(), StoreError> {

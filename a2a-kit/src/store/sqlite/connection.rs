@@ -212,8 +212,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
         task_id  TEXT    NOT NULL PRIMARY KEY,
         record   TEXT    NOT NULL,   -- RemoteTaskRecord JSON
         revision INTEGER NOT NULL,
-        settled  INTEGER NOT NULL    -- 1: terminal or interrupted
+        settled  INTEGER NOT NULL,   -- 1: terminal or interrupted
+        finished_ms INTEGER          -- when first saved terminal (Unix millis), else NULL
     );
+    CREATE INDEX remote_tasks_finished ON remote_tasks (finished_ms) WHERE finished_ms IS NOT NULL;
     CREATE INDEX remote_tasks_unsettled ON remote_tasks (settled);
     CREATE TABLE remote_tokens (
         hash       BLOB    NOT NULL PRIMARY KEY,   -- SHA-256 of the token

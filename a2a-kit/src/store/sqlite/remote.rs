@@ -8,6 +8,7 @@ use rusqlite::{OptionalExtension, params};
 use super::SqliteTaskManager;
 use super::connection::Db;
 use super::rows::{from_json, to_json};
+use crate::store::remote::now_ms;
 use crate::store::{RemoteTaskRecord, RemoteTaskStore, Revised, StoreError, TokenHash};
 
 fn revised(record: String, revision: i64) -> Result<Revised, StoreError> {
@@ -61,23 +62,25 @@ impl RemoteTaskStore for SqliteTaskManager {
         let body = to_json(record)?;
         let task_id = record.task.id.clone();
         let settled = record.is_settled();
+        let finished = record.is_finished().then(|| ms(now_ms()));
         self.write_one_statement(move |conn| {
             let written = match expected {
                 None => conn
                     .prepare_cached(
-                        "INSERT OR IGNORE INTO remote_tasks (task_id, record, revision, settled) \
-                         VALUES (?1, ?2, 1, ?3)",
+                        "INSERT OR IGNORE INTO remote_tasks (task_id, record, revision, settled, finished_ms) \
+                         VALUES (?1, ?2, 1, ?3, ?4)",
                     )
                     .db()?
-                    .execute(params![task_id, body, settled])
+                    .execute(params![task_id, body, settled, finished])
                     .db()?,
                 Some(rev) => conn
                     .prepare_cached(
-                        "UPDATE remote_tasks SET record = ?2, revision = revision + 1, settled = ?3 \
+                        "UPDATE remote_tasks SET record = ?2, revision = revision + 1, settled = ?3, \
+                         finished_ms = CASE WHEN ?5 IS NULL THEN NULL ELSE COALESCE(finished_ms, ?5) END \
                          WHERE task_id = ?1 AND revision = ?4",
                     )
                     .db()?
-                    .execute(params![task_id, body, settled, ms(rev)])
+                    .execute(params![task_id, body, settled, ms(rev), finished])
                     .db()?,
             };
             Ok((written == 1).then(|| expected.unwrap_or(0) + 1))
@@ -113,6 +116,25 @@ impl RemoteTaskStore for SqliteTaskManager {
                 .execute([&task_id])
                 .db()?;
             Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn purge_finished_before(&self, before_ms: u64) -> Result<u64, StoreError> {
+        self.write(move |conn| {
+            conn.prepare_cached(
+                "DELETE FROM remote_tokens WHERE task_id IN \
+                 (SELECT task_id FROM remote_tasks WHERE finished_ms < ?1)",
+            )
+            .db()?
+            .execute([ms(before_ms)])
+            .db()?;
+            let n = conn
+                .prepare_cached("DELETE FROM remote_tasks WHERE finished_ms < ?1")
+                .db()?
+                .execute([ms(before_ms)])
+                .db()?;
+            Ok(n as u64)
         })
         .await
     }
