@@ -29,6 +29,17 @@ pub enum Applied {
     Unchanged,
 }
 
+impl From<bool> for Applied {
+    /// `true`: changed.
+    fn from(changed: bool) -> Self {
+        if changed {
+            Applied::Changed
+        } else {
+            Applied::Unchanged
+        }
+    }
+}
+
 /// Why a poll or a cancel of a remote task failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteTaskError {
@@ -188,11 +199,7 @@ impl RemoteTasks {
                 Some(record)
             })
             .await?;
-        Ok(if changed.is_some() {
-            Applied::Changed
-        } else {
-            Applied::Unchanged
-        })
+        Ok(Applied::from(changed.is_some()))
     }
 
     /// The local copy of a task.
@@ -261,11 +268,7 @@ impl RemoteTasks {
                 Some(record)
             })
             .await?;
-        Ok(if changed.is_some() {
-            Applied::Changed
-        } else {
-            Applied::Unchanged
-        })
+        Ok(Applied::from(changed.is_some()))
     }
 
     /// Read, change and write back one record, again if another writer got there first.

@@ -2,6 +2,7 @@
 //! in a store.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use a2a_kit::protocol::{AuthenticationInfo, TaskPushNotificationConfig};
@@ -18,12 +19,27 @@ pub struct PushTokens {
     inner: Arc<TokensInner>,
 }
 
-#[derive(Clone)]
 struct TokensInner {
     store: Arc<dyn TaskManager>,
     pending_ttl: Duration,
     token_ttl: Option<Duration>,
+    /// When `issue` last purged expired tokens (Unix millis).
+    purged_at: AtomicU64,
 }
+
+impl Clone for TokensInner {
+    fn clone(&self) -> Self {
+        TokensInner {
+            store: self.store.clone(),
+            pending_ttl: self.pending_ttl,
+            token_ttl: self.token_ttl,
+            purged_at: AtomicU64::new(self.purged_at.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// How often `issue` purges expired tokens.
+const PURGE_EVERY_MS: u64 = 60_000;
 
 impl std::fmt::Debug for PushTokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +112,7 @@ impl PushTokens {
                 store,
                 pending_ttl: Duration::from_secs(600),
                 token_ttl: None,
+                purged_at: AtomicU64::new(0),
             }),
         }
     }
@@ -128,11 +145,21 @@ impl PushTokens {
     }
 
     /// A new random token (256 bits, base64url), remembered (hashed) as pending until
-    /// [`bind`](Self::bind) ties it to a task. Expired tokens are purged on the way.
+    /// [`bind`](Self::bind) ties it to a task. Expired tokens are purged on the way, at most
+    /// once a minute (an expired token is refused whether purged or not).
     pub async fn issue(&self) -> Result<String, StoreError> {
         let token = random_token();
         let now = now_ms();
-        self.store().purge_expired_tokens(now).await?;
+        let last = self.inner.purged_at.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= PURGE_EVERY_MS
+            && self
+                .inner
+                .purged_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.store().purge_expired_tokens(now).await?;
+        }
         let expires = now.saturating_add(self.inner.pending_ttl.as_millis() as u64);
         self.store().issue_token(hash(&token), expires).await?;
         Ok(token)
