@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::*;
 
 /// A base instant a few minutes before now, at whole seconds (so offsets stay readable).
+/// Read it once per check: two readings differ when a second boundary falls between them.
 pub(crate) fn base() -> i64 {
     let now = Timestamp::now().0.timestamp_millis();
     now - now % 1000 - 600_000

@@ -104,7 +104,9 @@ pub async fn create_and_get(s: Store) {
 /// # });
 /// ```
 pub async fn task_views(s: Store) {
-    let mut t = new_task("v", "c", TaskState::Working, base());
+    // One clock reading: `base()` moves when a second boundary passes between two calls.
+    let b = base();
+    let mut t = new_task("v", "c", TaskState::Working, b);
     for i in 1..5 {
         t.history.push(msg(
             if i % 2 == 0 { Role::User } else { Role::Agent },
@@ -124,19 +126,13 @@ pub async fn task_views(s: Store) {
     append(
         &s,
         "v",
-        status_ev(
-            "v",
-            "c",
-            TaskState::Completed,
-            base() + 1,
-            Some(done.clone()),
-        ),
+        status_ev("v", "c", TaskState::Completed, b + 1, Some(done.clone())),
     )
     .await;
     t.status = TaskStatus {
         state: TaskState::Completed,
         message: Some(done.clone()),
-        timestamp: Some(ts(base() + 1)),
+        timestamp: Some(ts(b + 1)),
     };
     t.history.push(done);
     check_views(&s, &t, 2).await;
