@@ -46,6 +46,8 @@
 //! ```
 
 mod card;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub(crate) mod json_write;
 mod message;
 mod part;
