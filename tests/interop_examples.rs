@@ -368,13 +368,13 @@ async fn official_clients_call_every_example_skill() {
                 "the Python run parsed every response strictly: {parsed}"
             );
         }
-        if let Some(violations) = summary["strict"]["violations"].as_array() {
-            if !violations.is_empty() {
-                failures.push(format!(
-                    "{label}: wire deviations found by strict ProtoJSON parsing:\n{}",
-                    serde_json::to_string_pretty(violations).unwrap()
-                ));
-            }
+        if let Some(violations) = summary["strict"]["violations"].as_array()
+            && !violations.is_empty()
+        {
+            failures.push(format!(
+                "{label}: wire deviations found by strict ProtoJSON parsing:\n{}",
+                serde_json::to_string_pretty(violations).unwrap()
+            ));
         }
     }
     assert!(

@@ -168,14 +168,14 @@ fn no_floor_imports_a_higher_one() {
             continue;
         };
         for to in targets {
-            if let Some(high) = to.first().and_then(|m| floor(m)) {
-                if high > low {
-                    wrong.push(format!(
-                        "{} (floor {low}) -> {} (floor {high})",
-                        from.join("::"),
-                        to.join("::")
-                    ));
-                }
+            if let Some(high) = to.first().and_then(|m| floor(m))
+                && high > low
+            {
+                wrong.push(format!(
+                    "{} (floor {low}) -> {} (floor {high})",
+                    from.join("::"),
+                    to.join("::")
+                ));
             }
         }
     }

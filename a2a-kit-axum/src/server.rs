@@ -150,12 +150,12 @@ impl ServerLimits {
         if self.http2_max_concurrent_streams == 0 {
             return Err("http2_max_concurrent_streams must be at least 1".into());
         }
-        if let Some(r) = self.rate_limit_per_ip {
-            if r.per_second == 0 || r.burst == 0 {
-                return Err(format!(
-                    "rate_limit_per_ip needs per_second and burst of at least 1, not {r:?}"
-                ));
-            }
+        if let Some(r) = self.rate_limit_per_ip
+            && (r.per_second == 0 || r.burst == 0)
+        {
+            return Err(format!(
+                "rate_limit_per_ip needs per_second and burst of at least 1, not {r:?}"
+            ));
         }
         Ok(())
     }

@@ -280,17 +280,17 @@ impl A2aError {
             "domain": ERROR_DOMAIN,
             "metadata": self.metadata(),
         })];
-        if let A2aError::InvalidParams { violations, .. } = self {
-            if !violations.is_empty() {
-                let fv: Vec<Value> = violations
-                    .iter()
-                    .map(|v| json!({"field": v.field, "description": v.description}))
-                    .collect();
-                details.push(json!({
-                    "@type": "type.googleapis.com/google.rpc.BadRequest",
-                    "fieldViolations": fv,
-                }));
-            }
+        if let A2aError::InvalidParams { violations, .. } = self
+            && !violations.is_empty()
+        {
+            let fv: Vec<Value> = violations
+                .iter()
+                .map(|v| json!({"field": v.field, "description": v.description}))
+                .collect();
+            details.push(json!({
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": fv,
+            }));
         }
         details
     }

@@ -192,10 +192,10 @@ fn skill_set_name(e: &crate::args::Entry, errors: &mut Errors) -> Option<syn::Id
         syn::Meta::NameValue(nv) => Some(&nv.value),
         _ => None,
     };
-    if let Some(syn::Expr::Path(p)) = value {
-        if let (None, Some(ident)) = (&p.qself, p.path.get_ident()) {
-            return Some(ident.clone());
-        }
+    if let Some(syn::Expr::Path(p)) = value
+        && let (None, Some(ident)) = (&p.qself, p.path.get_ident())
+    {
+        return Some(ident.clone());
     }
     errors.spanned(
         &e.meta,
@@ -325,16 +325,16 @@ fn check_skill_ids(skills: &[Skill], errors: &mut Errors) {
                 ),
             );
         }
-        if let Some(span) = s.default {
-            if let Some(first) = skills[..i].iter().find(|o| o.default.is_some()) {
-                errors.at(
-                    span,
-                    format!(
-                        "only one skill can be the default, and `{}` already is: remove one `default`",
-                        first.id
-                    ),
-                );
-            }
+        if let Some(span) = s.default
+            && let Some(first) = skills[..i].iter().find(|o| o.default.is_some())
+        {
+            errors.at(
+                span,
+                format!(
+                    "only one skill can be the default, and `{}` already is: remove one `default`",
+                    first.id
+                ),
+            );
         }
     }
 }

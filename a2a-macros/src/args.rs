@@ -301,15 +301,14 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
         if !attr.path().is_ident("doc") {
             continue;
         }
-        if let Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(ExprLit {
+        if let Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
             }) = &nv.value
-            {
-                for line in s.value().split('\n') {
-                    let line = line.strip_prefix(' ').unwrap_or(line);
-                    lines.push(line.trim_end().to_string());
-                }
+        {
+            for line in s.value().split('\n') {
+                let line = line.strip_prefix(' ').unwrap_or(line);
+                lines.push(line.trim_end().to_string());
             }
         }
     }

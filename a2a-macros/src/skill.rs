@@ -500,25 +500,24 @@ fn return_type(sig: &syn::Signature, streaming: bool, errors: &mut Errors) -> Op
         ReturnType::Default => None,
         ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
-    if !streaming {
-        if let Some(ty) = &ret {
-            if contains_impl_trait(ty) {
-                let hint = if mentions(quote!(#ty), "Stream") {
-                    "; to answer with a stream (each item one artifact chunk), mark the skill \
+    if !streaming
+        && let Some(ty) = &ret
+        && contains_impl_trait(ty)
+    {
+        let hint = if mentions(quote!(#ty), "Stream") {
+            "; to answer with a stream (each item one artifact chunk), mark the skill \
                      `#[streaming]` below `#[skill]` and make it a plain `fn` (not `async`)"
-                } else {
-                    ""
-                };
-                errors.spanned(
-                    ty,
-                    format!(
-                        "a skill's return type must be a named type, not `impl Trait`: the kit \
+        } else {
+            ""
+        };
+        errors.spanned(
+            ty,
+            format!(
+                "a skill's return type must be a named type, not `impl Trait`: the kit \
                          reads from it whether the skill answers with a Message and its output \
                          schema{hint}"
-                    ),
-                );
-            }
-        }
+            ),
+        );
     }
     ret
 }

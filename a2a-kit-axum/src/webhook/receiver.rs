@@ -461,11 +461,11 @@ impl WebhookReceiver {
         body: &[u8],
     ) -> Result<Notification, WebhookRejection> {
         let (n, digest) = self.verify_inner(headers, body).await?;
-        if let Some(tx) = &self.sender {
-            if tx.send(n.clone()).await.is_err() {
-                lock(&self.seen).remove(&n.task_id, digest);
-                return Err(WebhookRejection::Unavailable);
-            }
+        if let Some(tx) = &self.sender
+            && tx.send(n.clone()).await.is_err()
+        {
+            lock(&self.seen).remove(&n.task_id, digest);
+            return Err(WebhookRejection::Unavailable);
         }
         if let Some(cb) = &self.callback {
             cb(n.clone());

@@ -63,10 +63,10 @@ fn key_of(value: serde_json::Value, secrets: bool) -> Result<VerifyKey, String> 
     if matches!(&jwk.common.public_key_use, Some(u) if *u != PublicKeyUse::Signature) {
         return Err("not a signature key (`use`)".into());
     }
-    if let Some(ops) = &jwk.common.key_operations {
-        if !ops.contains(&KeyOperations::Verify) {
-            return Err("not a verification key (`key_ops`)".into());
-        }
+    if let Some(ops) = &jwk.common.key_operations
+        && !ops.contains(&KeyOperations::Verify)
+    {
+        return Err("not a verification key (`key_ops`)".into());
     }
     let algs = match &jwk.algorithm {
         AlgorithmParameters::RSA(_) => family_algs(AlgorithmFamily::Rsa),

@@ -115,10 +115,10 @@ pub(super) fn with_extensions(
     mut resp: http::Response<A2aBody>,
     meta: &RequestMeta,
 ) -> http::Response<A2aBody> {
-    if !meta.extensions.is_empty() {
-        if let Ok(v) = http::HeaderValue::from_str(&meta.extensions.join(", ")) {
-            resp.headers_mut().insert(EXTENSIONS_HEADER, v);
-        }
+    if !meta.extensions.is_empty()
+        && let Ok(v) = http::HeaderValue::from_str(&meta.extensions.join(", "))
+    {
+        resp.headers_mut().insert(EXTENSIONS_HEADER, v);
     }
     resp
 }

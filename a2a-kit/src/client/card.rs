@@ -84,15 +84,16 @@ impl CardCache {
         force: bool,
     ) -> Result<FetchedCard, ClientError> {
         let cached = self.lock().get(base).cloned();
-        if let Some(c) = &cached {
-            if !force && Instant::now() < c.fresh_until {
-                return Ok(FetchedCard {
-                    card: c.card.clone(),
-                    raw: c.raw.clone(),
-                    url: c.url.clone(),
-                    changed: false,
-                });
-            }
+        if let Some(c) = &cached
+            && !force
+            && Instant::now() < c.fresh_until
+        {
+            return Ok(FetchedCard {
+                card: c.card.clone(),
+                raw: c.raw.clone(),
+                url: c.url.clone(),
+                changed: false,
+            });
         }
         let candidates = match &cached {
             Some(c) => vec![c.url.clone()],
@@ -147,19 +148,19 @@ impl CardCache {
         let status = resp.status();
         let headers = resp.headers().clone();
         let fresh_until = Instant::now() + freshness(&headers, ttl);
-        if status == reqwest::StatusCode::NOT_MODIFIED {
-            if let Some(c) = cached {
-                let mut c = c.clone();
-                c.fresh_until = fresh_until;
-                let out = FetchedCard {
-                    card: c.card.clone(),
-                    raw: c.raw.clone(),
-                    url: c.url.clone(),
-                    changed: false,
-                };
-                self.lock().insert(base.to_string(), c);
-                return Ok(out);
-            }
+        if status == reqwest::StatusCode::NOT_MODIFIED
+            && let Some(c) = cached
+        {
+            let mut c = c.clone();
+            c.fresh_until = fresh_until;
+            let out = FetchedCard {
+                card: c.card.clone(),
+                raw: c.raw.clone(),
+                url: c.url.clone(),
+                changed: false,
+            };
+            self.lock().insert(base.to_string(), c);
+            return Ok(out);
         }
         let body = resp
             .bytes()

@@ -553,11 +553,10 @@ impl RemoteAgent {
                 biased;
                 () = ctx.cancelled() => {
                     // Learn the remote task id if it is not known yet, so it can be canceled.
-                    if fwd.acc.task().is_none() {
-                        if let Ok(Some(Ok(ev))) = tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+                    if fwd.acc.task().is_none()
+                        && let Ok(Some(Ok(ev))) = tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
                             fwd.acc.apply(&ev);
                         }
-                    }
                     return Ok(Leg::Canceled);
                 }
                 next = stream.next() => next,

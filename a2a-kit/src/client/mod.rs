@@ -315,10 +315,10 @@ impl A2aClient {
             stream,
             post_sub,
         )?;
-        if let Some(last) = last_event_id {
-            if let Ok(v) = reqwest::header::HeaderValue::from_str(last) {
-                req.headers_mut().insert("Last-Event-ID", v);
-            }
+        if let Some(last) = last_event_id
+            && let Ok(v) = reqwest::header::HeaderValue::from_str(last)
+        {
+            req.headers_mut().insert("Last-Event-ID", v);
         }
         let timeout = if stream { None } else { self.timeout };
         let resp = self

@@ -83,10 +83,10 @@ impl Http {
     ) -> Result<reqwest::Response, ClientError> {
         let headers = req.headers_mut();
         headers.insert("A2A-Version", HeaderValue::from_static(PROTOCOL_VERSION));
-        if !self.extensions.is_empty() {
-            if let Ok(v) = HeaderValue::from_str(&self.extensions.join(",")) {
-                headers.insert("A2A-Extensions", v);
-            }
+        if !self.extensions.is_empty()
+            && let Ok(v) = HeaderValue::from_str(&self.extensions.join(","))
+        {
+            headers.insert("A2A-Extensions", v);
         }
         if timeout.is_some() {
             *req.timeout_mut() = timeout;

@@ -209,11 +209,11 @@ impl Model {
             return Ok(Model::openai_compatible(base_url, key, name));
         }
         let claude = name.as_deref().is_some_and(|n| n.starts_with("claude"));
-        if claude || (anthropic_key.is_some() && settings.api_key.is_none()) {
-            if let Some(key) = settings.api_key.clone().or(anthropic_key) {
-                let name = name.unwrap_or_else(|| "claude-sonnet-4-5".into());
-                return Ok(Model::anthropic(key, name));
-            }
+        if (claude || (anthropic_key.is_some() && settings.api_key.is_none()))
+            && let Some(key) = settings.api_key.clone().or(anthropic_key)
+        {
+            let name = name.unwrap_or_else(|| "claude-sonnet-4-5".into());
+            return Ok(Model::anthropic(key, name));
         }
         match settings.api_key.clone().or_else(|| env("OPENAI_API_KEY")) {
             Some(key) => Ok(Model::openai(

@@ -113,13 +113,14 @@ impl SkillRouter for ModelRouter {
         let auto = self.auto_choice.load(Ordering::Relaxed);
         let request = self.request(req.message, req.skills, auto);
         let mut answer = self.model.ask(request, self.timeout).await;
-        if let Err(e) = &answer {
-            if !auto && e.status.is_some_and(|s| s == 400 || s == 422 || s >= 500) {
-                tracing::info!(error = %e, "the model server refused a required tool choice; leaving the choice to the model");
-                self.auto_choice.store(true, Ordering::Relaxed);
-                let request = self.request(req.message, req.skills, true);
-                answer = self.model.ask(request, self.timeout).await;
-            }
+        if let Err(e) = &answer
+            && !auto
+            && e.status.is_some_and(|s| s == 400 || s == 422 || s >= 500)
+        {
+            tracing::info!(error = %e, "the model server refused a required tool choice; leaving the choice to the model");
+            self.auto_choice.store(true, Ordering::Relaxed);
+            let request = self.request(req.message, req.skills, true);
+            answer = self.model.ask(request, self.timeout).await;
         }
         let response = match answer {
             Ok(r) => r,

@@ -551,10 +551,10 @@ impl GuardedResolver {
 
     /// `host`'s addresses: pinned, else from the system resolver.
     async fn lookup(&self, host: &str) -> std::io::Result<Vec<SocketAddr>> {
-        if !self.pinned.is_empty() {
-            if let Some(addrs) = self.pinned.get(&normal_host(host)) {
-                return Ok(addrs.iter().map(|ip| SocketAddr::new(*ip, 0)).collect());
-            }
+        if !self.pinned.is_empty()
+            && let Some(addrs) = self.pinned.get(&normal_host(host))
+        {
+            return Ok(addrs.iter().map(|ip| SocketAddr::new(*ip, 0)).collect());
         }
         Ok(tokio::net::lookup_host((host, 0)).await?.collect())
     }

@@ -363,14 +363,13 @@ impl Worker {
         moved: HashSet<String>,
     ) -> Result<(), Stop> {
         for id in moved {
-            if let Some(lane) = lanes.get(&id) {
-                if !outbox
+            if let Some(lane) = lanes.get(&id)
+                && !outbox
                     .save_push_lane(&self.task_id, lane)
                     .await
                     .map_err(Stop::Store)?
-                {
-                    return Err(Stop::Lost);
-                }
+            {
+                return Err(Stop::Lost);
             }
         }
         Ok(())
@@ -626,10 +625,10 @@ pub(super) struct ClaimGuard {
 
 impl ClaimGuard {
     async fn release(&mut self) {
-        if let Some(outbox) = self.store.push_outbox() {
-            if let Err(e) = outbox.release_push_claim(&self.task_id).await {
-                tracing::warn!(target: "a2a_kit::push", task_id = %self.task_id, error = %e, "could not let go of a push claim; it runs out with the lease");
-            }
+        if let Some(outbox) = self.store.push_outbox()
+            && let Err(e) = outbox.release_push_claim(&self.task_id).await
+        {
+            tracing::warn!(target: "a2a_kit::push", task_id = %self.task_id, error = %e, "could not let go of a push claim; it runs out with the lease");
         }
         self.held = false;
     }

@@ -271,10 +271,10 @@ impl Runtime {
         // that reacts to INPUT_REQUIRED never races with this run's bookkeeping; likewise a
         // task left waiting for the user keeps its live task for the run its reply starts.
         rt.forget(&run.task_id, generation);
-        if ended_in.is_some_and(|s| s.is_interrupted()) {
-            if let Some(live) = run.live_again() {
-                rt.park(&run.task_id, live);
-            }
+        if ended_in.is_some_and(|s| s.is_interrupted())
+            && let Some(live) = run.live_again()
+        {
+            rt.park(&run.task_id, live);
         }
         run.give_turn_up();
         run.finish(ending).await;
@@ -440,13 +440,12 @@ impl Runtime {
                 tick,
                 recent_statuses: recent.clone(),
             };
-            if let Some(text) = narrator.narrate(&n).await {
-                if !recent.contains(&text)
-                    && !run.produced_artifact()
-                    && run.report_status(text).await.is_err()
-                {
-                    return;
-                }
+            if let Some(text) = narrator.narrate(&n).await
+                && !recent.contains(&text)
+                && !run.produced_artifact()
+                && run.report_status(text).await.is_err()
+            {
+                return;
             }
         }
     }

@@ -318,10 +318,10 @@ impl TaskRun {
                 // Content returned without an artifact produced goes through the same
                 // artifact path a streaming skill uses.
                 let mut ok = true;
-                if let Some(a) = artifact {
-                    if !self.produced_artifact() || !a.parts.is_empty() {
-                        ok = self.emit_artifact(a, false, true).await.is_ok();
-                    }
+                if let Some(a) = artifact
+                    && (!self.produced_artifact() || !a.parts.is_empty())
+                {
+                    ok = self.emit_artifact(a, false, true).await.is_ok();
                 }
                 if ok {
                     let message = message.map(|m| self.stamp(m));

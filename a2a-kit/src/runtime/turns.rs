@@ -70,10 +70,10 @@ impl Turns {
 
     /// A free turn for `share`'s caller if it is under its share, both counted.
     fn try_take(&self, share: Option<&Arc<Share>>) -> bool {
-        if let Some(s) = share {
-            if !Share::try_add(&s.running, self.per_caller) {
-                return false;
-            }
+        if let Some(s) = share
+            && !Share::try_add(&s.running, self.per_caller)
+        {
+            return false;
         }
         if self.try_take_free() {
             return true;
@@ -204,19 +204,19 @@ impl Drop for Waiting<'_> {
         };
         let turns = self.turns;
         let mut q = turns.queue();
-        if let Some(lane) = q.lanes.get_mut(&self.key) {
-            if let Some(at) = lane.waiters.iter().position(|(id, _)| *id == self.id) {
-                lane.waiters.remove(at);
-                turns.waiting.fetch_sub(1, Ordering::SeqCst);
-                if let Some(s) = &lane.share {
-                    s.waiting.fetch_sub(1, Ordering::SeqCst);
-                }
-                if lane.waiters.is_empty() {
-                    q.lanes.remove(&self.key);
-                    q.ring.retain(|k| *k != self.key);
-                }
-                return;
+        if let Some(lane) = q.lanes.get_mut(&self.key)
+            && let Some(at) = lane.waiters.iter().position(|(id, _)| *id == self.id)
+        {
+            lane.waiters.remove(at);
+            turns.waiting.fetch_sub(1, Ordering::SeqCst);
+            if let Some(s) = &lane.share {
+                s.waiting.fetch_sub(1, Ordering::SeqCst);
             }
+            if lane.waiters.is_empty() {
+                q.lanes.remove(&self.key);
+                q.ring.retain(|k| *k != self.key);
+            }
+            return;
         }
         // Served under the lock before this drop took it: the turn is this run's to give back.
         if rx.try_recv().is_ok() {

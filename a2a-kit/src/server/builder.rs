@@ -427,10 +427,10 @@ impl AgentServiceBuilder {
         let skill_sets = std::mem::take(&mut self.skill_sets);
         let skills = SkillTable::new(self.agent.clone(), info, self.type_name, skill_sets)
             .map_err(BuildError::Skills)?;
-        if self.authenticator.is_none() {
-            if let Some(s) = skills.skills().iter().find(|s| !s.scopes.is_empty()) {
-                return Err(BuildError::ScopesWithoutAuthenticator(s.id.to_string()));
-            }
+        if self.authenticator.is_none()
+            && let Some(s) = skills.skills().iter().find(|s| !s.scopes.is_empty())
+        {
+            return Err(BuildError::ScopesWithoutAuthenticator(s.id.to_string()));
         }
         let cards = self.cards(info, &skills)?;
         let service = self.service(skills, cards)?;

@@ -192,17 +192,17 @@ impl SkillTable {
                         block.origin
                     ));
                 }
-                if skill.default {
-                    if let Some(at) = skills.iter().position(|s| s.default) {
-                        return Err(format!(
-                            "agent `{type_name}`: two default skills, `{}` in {} and `{}` in {}; \
+                if skill.default
+                    && let Some(at) = skills.iter().position(|s| s.default)
+                {
+                    return Err(format!(
+                        "agent `{type_name}`: two default skills, `{}` in {} and `{}` in {}; \
                              an agent has at most one: remove one `default`",
-                            skills[at].id,
-                            origin(owners[at], &blocks),
-                            skill.id,
-                            block.origin
-                        ));
-                    }
+                        skills[at].id,
+                        origin(owners[at], &blocks),
+                        skill.id,
+                        block.origin
+                    ));
                 }
                 skills.push(*skill);
                 owners.push(Owner::Block(i));
@@ -227,15 +227,14 @@ impl SkillTable {
         skill_id: &str,
         req: &SkillRequest,
     ) -> Result<SkillCall, A2aError> {
-        if !self.blocks.is_empty() {
-            if let Some(Owner::Block(i)) = self
+        if !self.blocks.is_empty()
+            && let Some(Owner::Block(i)) = self
                 .skills
                 .iter()
                 .position(|s| s.id == skill_id)
                 .map(|at| self.owners[at])
-            {
-                return (self.blocks[i].prepare)(skill_id, req);
-            }
+        {
+            return (self.blocks[i].prepare)(skill_id, req);
         }
         self.agent.clone().prepare(skill_id, req)
     }

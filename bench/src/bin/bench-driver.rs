@@ -375,10 +375,10 @@ impl Env {
         let deadline =
             Instant::now() + Duration::from_secs(if callgrind.is_some() { 300 } else { 60 });
         loop {
-            if let Ok(r) = self.client.get(&card).send().await {
-                if r.status().is_success() {
-                    break;
-                }
+            if let Ok(r) = self.client.get(&card).send().await
+                && r.status().is_success()
+            {
+                break;
             }
             if Instant::now() > deadline {
                 panic!(
@@ -885,10 +885,10 @@ async fn follow_on_other_replica(
         else {
             continue;
         };
-        if let Ok(sent) = text.trim().parse::<u128>() {
-            if sent > since {
-                out.push(now.saturating_sub(sent) as f64 / 1e3);
-            }
+        if let Ok(sent) = text.trim().parse::<u128>()
+            && sent > since
+        {
+            out.push(now.saturating_sub(sent) as f64 / 1e3);
         }
     }
     let _ = drain.await;

@@ -727,16 +727,15 @@ pub(super) fn materialize(events: &mut [Logged], refs: &mut u32, index: usize, c
             last_chunk,
             metadata,
         } = logged
+            && *at == index
         {
-            if *at == index {
-                *logged = Logged::Artifact {
-                    artifact: Box::new(current.clone()),
-                    append: *append,
-                    last_chunk: *last_chunk,
-                    metadata: metadata.take(),
-                };
-                *refs -= 1;
-            }
+            *logged = Logged::Artifact {
+                artifact: Box::new(current.clone()),
+                append: *append,
+                last_chunk: *last_chunk,
+                metadata: metadata.take(),
+            };
+            *refs -= 1;
         }
     }
 }

@@ -180,10 +180,10 @@ impl InMemoryTaskManager {
                         break;
                     }
                     at = Some(key);
-                    if let Some(e) = inner.tasks.get(&key.1) {
-                        if !visit(key, e)? {
-                            break;
-                        }
+                    if let Some(e) = inner.tasks.get(&key.1)
+                        && !visit(key, e)?
+                    {
+                        break;
                     }
                 }
                 resume = at.cloned();
@@ -502,13 +502,13 @@ impl TaskManager for InMemoryTaskManager {
 
     fn release_log(&self, task_id: &str) {
         let mut inner = self.lock();
-        if let Some(e) = inner.tasks.get_mut(task_id) {
-            if e.body.state().is_terminal() {
-                e.log_released = true;
-                // Past the hot window already: nothing keeps the log any more.
-                if !e.hot {
-                    e.events = Vec::new();
-                }
+        if let Some(e) = inner.tasks.get_mut(task_id)
+            && e.body.state().is_terminal()
+        {
+            e.log_released = true;
+            // Past the hot window already: nothing keeps the log any more.
+            if !e.hot {
+                e.events = Vec::new();
             }
         }
     }

@@ -536,7 +536,7 @@ fn list_tasks_walks_only_the_callers_own_tasks() {
         let base = 1_700_000_000_000;
         // user-k owns tasks k, k + 1000, ...: 100 each, a third of them WORKING.
         let state = |i: usize| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 TaskState::Working
             } else {
                 TaskState::Completed
