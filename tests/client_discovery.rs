@@ -119,6 +119,7 @@ async fn every_request_carries_the_version_and_credentials() {
         match b {
             Binding::JsonRpc => assert_eq!(send.rpc_method().as_deref(), Some("SendMessage")),
             Binding::HttpJson => assert_eq!(send.path, "/message:send"),
+            Binding::Grpc => unreachable!("the proxy carries HTTP/1.1 only"),
         }
     }
 }
@@ -190,6 +191,7 @@ async fn tenant_is_echoed_from_the_interface() {
                         r.body
                     );
                 }
+                Binding::Grpc => unreachable!("the proxy carries HTTP/1.1 only"),
             }
         }
     }

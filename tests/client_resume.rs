@@ -82,6 +82,7 @@ async fn a_broken_stream_resumes_without_gaps_or_duplicates() {
                 a2a_kit::client::Binding::HttpJson => {
                     assert!(resumed.path.ends_with(":subscribe"), "{}", resumed.path)
                 }
+                a2a_kit::client::Binding::Grpc => unreachable!("the proxy carries HTTP/1.1 only"),
             }
         }
     }

@@ -147,12 +147,7 @@ async fn every_reachable_error_through_both_bindings() {
             "UnsupportedOperation",
             ("SubscribeToTask", json!({"id": done})),
             (M::GET, format!("/tasks/{done}:subscribe"), None),
-            (
-                -32004,
-                400,
-                "FAILED_PRECONDITION",
-                Some("UNSUPPORTED_OPERATION"),
-            ),
+            (-32004, 400, "UNIMPLEMENTED", Some("UNSUPPORTED_OPERATION")),
         ),
         case(
             "InvalidParams",
@@ -184,12 +179,7 @@ async fn every_reachable_error_through_both_bindings() {
         "VersionNotSupported",
         ("GetTask", json!({"id": "x"})),
         (M::GET, "/tasks/x".into(), None),
-        (
-            -32009,
-            400,
-            "FAILED_PRECONDITION",
-            Some("VERSION_NOT_SUPPORTED"),
-        ),
+        (-32009, 400, "UNIMPLEMENTED", Some("VERSION_NOT_SUPPORTED")),
     );
     version.no_version = true;
     cases.push(version);
@@ -221,7 +211,7 @@ async fn every_reachable_error_through_both_bindings() {
             (
                 -32003,
                 400,
-                "FAILED_PRECONDITION",
+                "UNIMPLEMENTED",
                 Some("PUSH_NOTIFICATION_NOT_SUPPORTED"),
             ),
         ),
@@ -314,14 +304,9 @@ fn the_mapping_table() {
             A2aError::PushNotificationNotSupported,
             -32003,
             400,
-            "FAILED_PRECONDITION",
+            "UNIMPLEMENTED",
         ),
-        (
-            A2aError::unsupported("x"),
-            -32004,
-            400,
-            "FAILED_PRECONDITION",
-        ),
+        (A2aError::unsupported("x"), -32004, 400, "UNIMPLEMENTED"),
         (
             A2aError::ContentTypeNotSupported("x".into()),
             -32005,
@@ -353,7 +338,7 @@ fn the_mapping_table() {
             },
             -32009,
             400,
-            "FAILED_PRECONDITION",
+            "UNIMPLEMENTED",
         ),
     ];
     for (err, code, http, grpc) in table {

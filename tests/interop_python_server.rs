@@ -64,6 +64,7 @@ async fn our_client_against_the_python_sdk_server() {
         let path = match binding {
             Binding::JsonRpc => "/a2a/jsonrpc",
             Binding::HttpJson => "/a2a/rest",
+            Binding::Grpc => unreachable!("this loop is over the HTTP bindings"),
         };
         assert_eq!(c.endpoint().path(), path, "{b}");
         // The card is revalidated with its (weak) ETag.

@@ -254,5 +254,8 @@ pub async fn client(url: &str, binding: Binding) -> A2aClient {
         .unwrap_or_else(|e| panic!("connect {url} over {binding}: {e}"))
 }
 
-/// Both bindings.
+/// Both HTTP bindings (what the proxy carries).
 pub const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
+
+/// Every binding, gRPC too (for a client talking to the agent directly).
+pub const ALL_BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];

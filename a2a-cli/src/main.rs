@@ -85,7 +85,8 @@ struct Global {
     /// Print JSON (one object per line for streams) instead of human-readable output.
     #[arg(long, global = true)]
     json: bool,
-    /// Use this binding instead of the agent's preferred one: jsonrpc or rest (HTTP+JSON).
+    /// Use this binding instead of the agent's preferred one: jsonrpc, rest (HTTP+JSON) or
+    /// grpc.
     #[arg(long, global = true, value_name = "BINDING")]
     binding: Option<Binding>,
     /// Bearer token sent as `Authorization: Bearer TOKEN`.

@@ -697,7 +697,7 @@ fn hint(e: &ClientError) -> Option<&'static str> {
             "this client speaks A2A 1.0 only; the agent must list a 1.0 interface"
         }
         ClientError::NoSupportedInterface { .. } => {
-            "this client speaks JSONRPC and HTTP+JSON; drop --binding to let it choose"
+            "this client speaks JSONRPC, HTTP+JSON and GRPC (plain HTTP/2); drop --binding to let it choose"
         }
         ClientError::Http { status: 401, .. } => {
             "the agent wants credentials: --token or --api-key"

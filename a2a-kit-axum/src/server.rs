@@ -442,9 +442,13 @@ impl PerIp {
 }
 
 /// 429 with `Retry-After`, as the agent's own edge refusals (a JSON-RPC client shows it as an
-/// HTTP error).
-fn too_many_requests(wait: Duration) -> http::Response<axum::body::Body> {
-    a2a_kit::binding::edge_refusal(
+/// HTTP error; a gRPC call gets `RESOURCE_EXHAUSTED`).
+fn too_many_requests(
+    request: &http::HeaderMap,
+    wait: Duration,
+) -> http::Response<axum::body::Body> {
+    a2a_kit::binding::edge_refusal_for(
+        request,
         http::StatusCode::TOO_MANY_REQUESTS,
         "RESOURCE_EXHAUSTED",
         "too many requests from this address",
@@ -492,7 +496,7 @@ where
                 inner: None,
                 refused: Some((
                     Box::pin(tokio::time::sleep(wait.min(Duration::from_secs(1)))),
-                    too_many_requests(wait),
+                    too_many_requests(req.headers(), wait),
                 )),
                 under_way,
                 peer: self.peer.0,

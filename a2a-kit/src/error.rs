@@ -230,14 +230,22 @@ impl A2aError {
         }
     }
 
-    /// The gRPC status name, used as `error.status` in HTTP+JSON bodies.
+    /// The gRPC status name: the gRPC binding's status and `error.status` in HTTP+JSON bodies.
+    ///
+    /// The table of A2A v1.0.0, as for [`http_status`](Self::http_status) and as the
+    /// conformance suite (a2a-tck 1.0, `GRPC-ERR-002`) tests it: PushNotificationNotSupported,
+    /// UnsupportedOperation and VersionNotSupported are `UNIMPLEMENTED`, where v1.0.1 says
+    /// `FAILED_PRECONDITION`. `ErrorInfo.reason` tells them apart either way.
     pub fn grpc_status(&self) -> &'static str {
         match self {
             A2aError::JsonParse(_)
             | A2aError::InvalidRequest(_)
             | A2aError::InvalidParams { .. }
             | A2aError::ContentTypeNotSupported(_) => "INVALID_ARGUMENT",
-            A2aError::MethodNotFound(_) => "UNIMPLEMENTED",
+            A2aError::MethodNotFound(_)
+            | A2aError::PushNotificationNotSupported
+            | A2aError::UnsupportedOperation(_)
+            | A2aError::VersionNotSupported { .. } => "UNIMPLEMENTED",
             A2aError::Internal(_) | A2aError::InvalidAgentResponse(_) => "INTERNAL",
             A2aError::Unavailable(_) => "UNAVAILABLE",
             A2aError::TaskNotFound { .. } => "NOT_FOUND",
@@ -246,7 +254,8 @@ impl A2aError {
         }
     }
 
-    fn metadata(&self) -> Map<String, Value> {
+    /// `ErrorInfo.metadata`: the ids and values the error is about.
+    pub(crate) fn metadata(&self) -> Map<String, Value> {
         let mut m = Map::new();
         match self {
             A2aError::TaskNotFound { task_id } => {

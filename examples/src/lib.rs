@@ -84,6 +84,16 @@ pub struct Cli {
     /// Without it, `aud` is not checked.
     #[arg(long, value_name = "AUD")]
     pub jwt_audience: Option<String>,
+    /// Also listen here, for gRPC clients that want a port of their own (the card's `GRPC`
+    /// interface names it; every binding is served on both). Without it gRPC is served on
+    /// `--bind` with the others.
+    #[cfg(feature = "grpc")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "no_grpc")]
+    pub grpc_bind: Option<SocketAddr>,
+    /// Do not serve gRPC (the card lists JSON-RPC and HTTP+JSON only).
+    #[cfg(feature = "grpc")]
+    #[arg(long)]
+    pub no_grpc: bool,
 }
 
 /// The address an example listens on unless told otherwise.
@@ -204,6 +214,12 @@ impl Cli {
             Some((auth, _)) => a2a.authenticate(auth),
             None => a2a,
         };
+        #[cfg(feature = "grpc")]
+        let a2a = match (self.no_grpc, self.grpc_address()?) {
+            (true, _) => a2a.grpc(false),
+            (false, Some(address)) => a2a.grpc_address(address),
+            (false, None) => a2a,
+        };
         match &self.store {
             // Printing the card needs no tasks: no database is opened for it.
             _ if self.print_card => Ok(a2a),
@@ -215,6 +231,31 @@ impl Cli {
 }
 
 impl Cli {
+    /// The `host:port` the card names for `--grpc-bind`: the public URL's host (else the
+    /// bound address, `localhost` for an unspecified one) and that port.
+    #[cfg(feature = "grpc")]
+    pub fn grpc_address(&self) -> Result<Option<String>, Box<dyn std::error::Error>> {
+        let Some(bind) = self.grpc_bind else {
+            return Ok(None);
+        };
+        if bind.port() == 0 {
+            return Err("--grpc-bind needs a fixed port: the card names it".into());
+        }
+        let host = match &self.public_url {
+            Some(url) => {
+                let authority = a2a_kit::server::authority_of(url);
+                let host = authority.rsplit_once(':').map(|(h, _)| h.to_string());
+                host.unwrap_or(authority)
+            }
+            None if bind.ip().is_unspecified() => "localhost".to_string(),
+            None => match bind.ip() {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            },
+        };
+        Ok(Some(format!("{host}:{}", bind.port())))
+    }
+
     /// The authenticator the options ask for (API keys, a JWT key source, or both, any one
     /// accepted) and a description of it for the log; `None` for an open agent. An error
     /// names a bad combination or a key that cannot be used.
@@ -552,6 +593,23 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         rate_limit_per_ip: cli.rate_limit.map(a2a_kit_axum::RateLimit::per_second),
         ..Default::default()
     };
+    #[cfg(feature = "grpc")]
+    if let Some(bind) = cli.grpc_bind {
+        let grpc = listen(bind).await?;
+        tracing::info!("gRPC also on {} (h2c)", grpc.local_addr()?);
+        let (service, limits) = (service.clone(), limits.clone());
+        tokio::spawn(async move {
+            let served = a2a_kit_axum::serve_service_with(
+                service,
+                grpc,
+                a2a_kit_axum::shutdown_signal(),
+                limits,
+            );
+            if let Err(e) = served.await {
+                tracing::error!("the --grpc-bind listener stopped: {e}");
+            }
+        });
+    }
     a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)
         .await?;
     Ok(())

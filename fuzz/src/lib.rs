@@ -699,3 +699,100 @@ pub fn bearer_jwt(data: &[u8]) {
         Err(other) => panic!("a bad token is 401, not {other:?}"),
     }
 }
+
+/// The gRPC methods the `grpc` case calls, the first input byte picking one.
+const GRPC_METHODS: [&str; 11] = [
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "GetExtendedAgentCard",
+    "DeleteTaskPushNotificationConfig",
+];
+
+/// gRPC: the first byte picks the method (its top bit: the rest is the whole body, framing
+/// and all; else it is one message, framed here), the rest is protobuf as a client could send
+/// it. Every answer is a gRPC answer (HTTP 200, `application/grpc`, a `grpc-status`), never
+/// INTERNAL or UNKNOWN (a client's bytes are its mistake), and OK only for what decodes.
+pub fn grpc(data: &[u8]) {
+    let Some((&pick, message)) = data.split_first() else {
+        return;
+    };
+    let method = GRPC_METHODS[usize::from(pick & 0x7f) % GRPC_METHODS.len()];
+    let body = if pick & 0x80 != 0 {
+        Bytes::copy_from_slice(message)
+    } else {
+        let mut framed = Vec::with_capacity(message.len() + 5);
+        framed.push(0);
+        framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+        framed.extend_from_slice(message);
+        Bytes::from(framed)
+    };
+    let h = harness();
+    let mut req = http::Request::post(format!("/lf.a2a.v1.A2AService/{method}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(Full::new(body))
+        .expect("a request");
+    *req.version_mut() = http::Version::HTTP_2;
+    let (status, headers, trailers) = h.runtime.block_on(async {
+        let resp = h.http.handle(req).await;
+        let (parts, mut body) = resp.into_parts();
+        let mut trailers = None;
+        let deadline = tokio::time::sleep(Duration::from_millis(300));
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                frame = body.frame() => match frame {
+                    Some(Ok(f)) => {
+                        if let Ok(t) = f.into_trailers() {
+                            trailers = Some(t);
+                        }
+                    }
+                    Some(Err(e)) => panic!("the response body failed: {e}"),
+                    None => break,
+                },
+                // A stream of a task still running: what came so far is enough.
+                _ = &mut deadline => break,
+            }
+        }
+        (parts.status, parts.headers, trailers)
+    });
+    assert_eq!(
+        status,
+        http::StatusCode::OK,
+        "{method}: gRPC answers are HTTP 200"
+    );
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    assert!(
+        content_type.starts_with("application/grpc"),
+        "{method}: {content_type}"
+    );
+    // Trailers-Only answers carry the status in the headers.
+    let code = trailers
+        .as_ref()
+        .and_then(|t| t.get("grpc-status"))
+        .or_else(|| headers.get("grpc-status"))
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.parse::<i32>().expect("a numeric grpc-status"));
+    if let Some(code) = code {
+        // 2 UNKNOWN, 13 INTERNAL: a fault of the agent's, never the answer to bytes.
+        assert!(
+            !matches!(code, 2 | 13),
+            "{method}: grpc-status {code} for {message:?}: {:?}",
+            trailers
+                .as_ref()
+                .or(Some(&headers))
+                .and_then(|t| t.get("grpc-message"))
+        );
+    }
+}

@@ -31,6 +31,11 @@ fn jsonrpc() {
 }
 
 #[test]
+fn grpc() {
+    replay("grpc", a2a_fuzz::grpc);
+}
+
+#[test]
 fn rest() {
     replay("rest", a2a_fuzz::rest);
 }

@@ -210,6 +210,41 @@ where
     }
 }
 
+/// [`edge_refusal`] in the form of the request it refuses: a gRPC call (feature `grpc`) gets
+/// a gRPC status (Trailers-Only: HTTP 200, `grpc-status`, `grpc-message`), any other request
+/// the JSON body.
+pub fn edge_refusal_for(
+    request: &http::HeaderMap,
+    status: http::StatusCode,
+    grpc_status: &str,
+    message: &str,
+    retry_after: Option<std::time::Duration>,
+) -> http::Response<A2aBody> {
+    as_binding(
+        request,
+        edge_refusal(status, grpc_status, message, retry_after),
+    )
+}
+
+/// An edge refusal in the form of the request it refuses (see [`edge_refusal_for`]).
+pub(super) fn as_binding(
+    request: &http::HeaderMap,
+    refusal: http::Response<A2aBody>,
+) -> http::Response<A2aBody> {
+    #[cfg(feature = "grpc")]
+    if super::grpc::is_grpc(request)
+        && let Some(r) = refusal
+            .extensions()
+            .get::<super::response::RefusalStatus>()
+            .cloned()
+    {
+        return super::grpc::refusal_as_grpc(refusal.headers(), &r.code, &r.message);
+    }
+    #[cfg(not(feature = "grpc"))]
+    let _ = request;
+    refusal
+}
+
 // ----- 2. Who is calling -----
 
 /// Runs the service's [`Authenticator`](crate::auth::Authenticator) and per-caller quota
@@ -291,7 +326,7 @@ where
                     }
                 }
                 Err(refusal) => {
-                    let mut refusal = *refusal;
+                    let mut refusal = as_binding(&parts.headers, *refusal);
                     close_if_unread(&mut refusal, parts.version);
                     AuthFuture::Refused {
                         response: Some(refusal),
@@ -428,7 +463,7 @@ where
                     };
                     match verdict {
                         Err(refusal) => {
-                            let mut refusal = *refusal;
+                            let mut refusal = as_binding(&parts.headers, *refusal);
                             close_if_unread(&mut refusal, parts.version);
                             return Poll::Ready(Ok(refusal));
                         }
@@ -531,6 +566,15 @@ fn too_large(limit: usize) -> (http::StatusCode, A2aError) {
 
 /// A refusal of a request whose body was not read, in its binding's error format.
 fn refusal(parts: &http::request::Parts, status: http::StatusCode, err: &A2aError) -> Response {
+    #[cfg(feature = "grpc")]
+    if super::grpc::is_grpc(&parts.headers) {
+        let code = match status {
+            http::StatusCode::PAYLOAD_TOO_LARGE => "RESOURCE_EXHAUSTED",
+            http::StatusCode::REQUEST_TIMEOUT => "DEADLINE_EXCEEDED",
+            _ => err.grpc_status(),
+        };
+        return super::grpc::refusal_as_grpc(&http::HeaderMap::new(), code, &err.to_string());
+    }
     let body = if matches!(parts.uri.path(), "" | "/") {
         jsonrpc::failure(&serde_json::Value::Null, err)
     } else {
@@ -654,6 +698,9 @@ pub struct Codec {
     service: AgentService,
     trust_forwarded: bool,
     client_addr_from: Option<ClientAddrFrom>,
+    /// The gRPC binding, unless the service turned it off.
+    #[cfg(feature = "grpc")]
+    grpc: Option<super::grpc::GrpcBinding>,
 }
 
 /// Where a host's server leaves a request's client address when it puts no
@@ -664,6 +711,10 @@ impl Codec {
     /// The operations of `service`, with the card URLs `config` allows.
     pub fn new(service: AgentService, config: &HttpConfig) -> Self {
         Codec {
+            #[cfg(feature = "grpc")]
+            grpc: service
+                .serves_grpc()
+                .then(|| super::grpc::GrpcBinding::new(service.clone(), config.body_limit)),
             service,
             trust_forwarded: config.trust_forwarded_headers,
             client_addr_from: None,
@@ -729,7 +780,8 @@ impl Codec {
                     "a request reached an authenticating agent without a caller: \
                      put an AuthLayer in front of the Codec"
                 );
-                return edge_refusal(
+                return edge_refusal_for(
+                    &parts.headers,
                     http::StatusCode::INTERNAL_SERVER_ERROR,
                     "INTERNAL",
                     "the agent's edge is misconfigured",
@@ -748,6 +800,13 @@ impl Codec {
             parts: &parts,
             trust_forwarded: self.trust_forwarded,
         };
+        #[cfg(feature = "grpc")]
+        if super::grpc::is_grpc(&parts.headers) {
+            return match &self.grpc {
+                Some(grpc) => grpc.handle(&self.service, edge, cx, body).await,
+                None => super::grpc::turned_off(),
+            };
+        }
         if matches!(parts.uri.path(), "" | "/") {
             jsonrpc::handle(&self.service, edge, &cx, &body).await
         } else {

@@ -1,5 +1,6 @@
-//! The HTTP bindings: JSON-RPC 2.0 and HTTP+JSON (REST), with SSE for the two streaming
-//! operations, served by one [`tower::Service`](tower_service::Service):
+//! The bindings: JSON-RPC 2.0 and HTTP+JSON (REST), with SSE for the two streaming
+//! operations, and with feature `grpc` gRPC (`lf.a2a.v1.A2AService`, dispatched by its
+//! `application/grpc` content type), served by one [`tower::Service`](tower_service::Service):
 //! [`A2aHttpService`]. axum, plain hyper or any tower-based server mount the same service.
 //!
 //! Every request first crosses the [`edge`]: the card, authentication and quotas, the body's
@@ -13,6 +14,8 @@
 mod card;
 mod dispatch;
 pub mod edge;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod jsonrpc;
 pub mod params;
 mod response;
@@ -26,6 +29,7 @@ pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_b
 pub use dispatch::A2aMethod;
 pub use edge::{
     ClientAddrFrom, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, HttpConfig, InvalidHttpConfig,
+    edge_refusal_for,
 };
 pub use params::RequestMeta;
 pub use response::{A2aBody, SseFrames, edge_refusal};

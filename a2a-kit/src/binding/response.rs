@@ -53,7 +53,19 @@ pub fn edge_refusal(
         resp.headers_mut()
             .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
     }
+    // What a gRPC call's form of the refusal is made of (see `as_binding`).
+    resp.extensions_mut().insert(RefusalStatus {
+        code: grpc_status.to_string(),
+        message,
+    });
     resp
+}
+
+/// The gRPC status of an [`edge_refusal`], for a gRPC call's form of it.
+#[derive(Clone, Debug)]
+pub(super) struct RefusalStatus {
+    pub code: String,
+    pub message: String,
 }
 
 /// What is left of a request body that was never read cannot be skipped: on HTTP/1 the

@@ -17,6 +17,8 @@ pub(super) struct Config {
     pub(super) stream_idle_timeout: Option<Duration>,
     pub(super) resume: ResumePolicy,
     pub(super) card_ttl: Duration,
+    /// How long a connection may take (HTTP, and the gRPC channel's).
+    pub(super) connect_timeout: Duration,
     #[cfg(feature = "jose")]
     pub(super) card_verifier: Option<crate::signing::Verifier>,
 }
@@ -29,7 +31,6 @@ pub struct ClientBuilder {
     trusted_origins: Vec<Url>,
     extensions: Vec<String>,
     config: Config,
-    connect_timeout: Duration,
     cache: CardCache,
     user_agent: String,
     #[cfg(feature = "rustls")]
@@ -50,10 +51,10 @@ impl Default for ClientBuilder {
                 stream_idle_timeout: Some(Duration::from_secs(120)),
                 resume: ResumePolicy::default(),
                 card_ttl: Duration::from_secs(300),
+                connect_timeout: Duration::from_secs(10),
                 #[cfg(feature = "jose")]
                 card_verifier: None,
             },
-            connect_timeout: Duration::from_secs(10),
             cache: CardCache::default(),
             user_agent: format!("a2a-kit/{}", env!("CARGO_PKG_VERSION")),
             #[cfg(feature = "rustls")]
@@ -63,7 +64,8 @@ impl Default for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// Use only this binding (JSON-RPC or HTTP+JSON); the card must offer it.
+    /// Use only this binding (JSON-RPC, HTTP+JSON, or gRPC with feature `grpc`); the card
+    /// must offer it.
     pub fn binding(mut self, binding: Binding) -> Self {
         self.config.bindings = vec![binding];
         self
@@ -140,7 +142,7 @@ impl ClientBuilder {
 
     /// Time limit for establishing a connection (default 10 s).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.config.connect_timeout = timeout;
         self
     }
 
@@ -216,7 +218,7 @@ impl ClientBuilder {
             Some(c) => c.clone(),
             None => {
                 let builder = reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout)
+                    .connect_timeout(self.config.connect_timeout)
                     .user_agent(self.user_agent.clone())
                     .redirect(same_origin_redirects());
                 #[cfg(feature = "rustls")]
@@ -302,6 +304,8 @@ impl ClientBuilder {
                     binding: s.binding,
                     endpoint: s.endpoint,
                     verified_by,
+                    #[cfg(feature = "grpc")]
+                    grpc: Default::default(),
                 })),
                 next_id: AtomicU64::new(1),
                 rest_subscribe_post: AtomicBool::new(false),
@@ -348,6 +352,9 @@ pub(super) struct Resolved {
     pub(super) endpoint: Url,
     /// The `kid` of the key that verified the card, when the client verifies cards.
     pub(super) verified_by: Option<String>,
+    /// The gRPC channel to `endpoint`, made on first use (for the gRPC binding).
+    #[cfg(feature = "grpc")]
+    pub(super) grpc: std::sync::OnceLock<tonic::transport::Channel>,
 }
 
 impl Config {

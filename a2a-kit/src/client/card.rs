@@ -321,6 +321,17 @@ pub(crate) struct Selected {
 /// Pick the interface: the card's order (first = the agent's preference) among those with a
 /// binding in `prefs` (all supported bindings when empty), or `prefs`' order when
 /// `client_order` is set. Relative URLs are resolved against the card's URL.
+/// Where a gRPC interface is dialled (`None`: not by this client, or not built with `grpc`).
+fn grpc_endpoint(url: &str) -> Option<Url> {
+    #[cfg(feature = "grpc")]
+    return super::grpc::endpoint(url);
+    #[cfg(not(feature = "grpc"))]
+    {
+        let _ = url;
+        None
+    }
+}
+
 pub(crate) fn select_interface(
     card: &AgentCard,
     card_url: &Url,
@@ -349,6 +360,8 @@ pub(crate) fn select_interface(
         .enumerate()
         .filter_map(|(i, iface)| Binding::parse(&iface.protocol_binding).map(|b| (i, b, iface)))
         .filter(|(_, b, _)| allowed(*b))
+        // gRPC with feature `grpc`, to an interface it can dial (plain HTTP/2, no TLS).
+        .filter(|(_, b, i)| *b != Binding::Grpc || grpc_endpoint(&i.url).is_some())
         .collect();
     let versioned: Vec<&(usize, Binding, &AgentInterface)> = usable
         .iter()
@@ -368,9 +381,14 @@ pub(crate) fn select_interface(
             ClientError::UnsupportedVersion { offered }
         });
     };
-    let endpoint = card_url
-        .join(iface.url.trim())
-        .map_err(|e| ClientError::InvalidUrl(format!("interface URL `{}`: {e}", iface.url)))?;
+    let endpoint = match binding {
+        // `host:port`, not a URL the card's could resolve.
+        Binding::Grpc => grpc_endpoint(&iface.url)
+            .ok_or_else(|| ClientError::InvalidUrl(format!("gRPC interface `{}`", iface.url)))?,
+        _ => card_url
+            .join(iface.url.trim())
+            .map_err(|e| ClientError::InvalidUrl(format!("interface URL `{}`: {e}", iface.url)))?,
+    };
     Ok(Selected {
         interface: (*iface).clone(),
         binding: *binding,
@@ -430,7 +448,8 @@ mod tests {
     fn picks_first_supported_interface_in_card_order() {
         let base = Url::parse("http://h/.well-known/agent-card.json").unwrap();
         let c = card(&[
-            ("h:1", "GRPC", "1.0"),
+            // gRPC over TLS: not one this client dials.
+            ("https://h:443", "GRPC", "1.0"),
             ("http://h/rpc", "JSONRPC", "0.3"),
             ("http://h/rest", "HTTP+JSON", "1.0"),
             ("/rpc", "JSONRPC", "1.0"),
@@ -456,10 +475,34 @@ mod tests {
             select_interface(&old, &base, &[], false),
             Err(ClientError::UnsupportedVersion { .. })
         ));
-        let grpc = card(&[("h:1", "GRPC", "1.0")]);
+        let grpc = card(&[("https://h:443", "GRPC", "1.0")]);
         let e = select_interface(&grpc, &base, &[], false).unwrap_err();
         assert!(matches!(e, ClientError::NoSupportedInterface { .. }));
         assert!(e.to_string().contains("GRPC 1.0"), "{e}");
+    }
+
+    #[test]
+    fn grpc_is_picked_in_card_order_or_when_asked() {
+        let base = Url::parse("http://h/.well-known/agent-card.json").unwrap();
+        let c = card(&[
+            ("http://h/rpc", "JSONRPC", "1.0"),
+            ("h:50051", "GRPC", "1.0"),
+        ]);
+        let first = select_interface(&c, &base, &[], false).unwrap();
+        assert_eq!(first.binding, Binding::JsonRpc);
+        let asked = select_interface(&c, &base, &[Binding::Grpc], false);
+        if cfg!(feature = "grpc") {
+            let s = asked.unwrap();
+            assert_eq!(
+                (s.binding, s.endpoint.as_str()),
+                (Binding::Grpc, "http://h:50051/")
+            );
+        } else {
+            assert!(matches!(
+                asked,
+                Err(ClientError::NoSupportedInterface { .. })
+            ));
+        }
     }
 
     #[test]

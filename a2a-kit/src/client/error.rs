@@ -293,6 +293,10 @@ pub enum ClientError {
     /// A URL could not be parsed or built.
     #[error("invalid URL: {0}")]
     InvalidUrl(String),
+    /// The call cannot be made over the binding in use (e.g. resuming a stream from an
+    /// event id over gRPC, which numbers no events).
+    #[error("not possible over this binding: {0}")]
+    Unsupported(String),
     /// A request interceptor refused the call.
     #[error("request interceptor failed: {0}")]
     Interceptor(String),

@@ -1,5 +1,5 @@
-//! An A2A 1.0 client: discovery, every operation over JSON-RPC or HTTP+JSON, streams that
-//! resume, and delegation from a running skill to another agent.
+//! An A2A 1.0 client: discovery, every operation over JSON-RPC, HTTP+JSON or (feature
+//! `grpc`) gRPC, streams that resume, and delegation from a running skill to another agent.
 //!
 //! Enabled by the `client` cargo feature (on by default). Plain `http://` only by default:
 //! enable the opt-in **`rustls`** feature for `https://` agents (it is left out of the default
@@ -53,6 +53,8 @@ mod builder;
 mod card;
 mod delegate;
 mod error;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod request;
 mod stream;
 mod transport;
@@ -278,6 +280,8 @@ impl A2aClient {
             binding: s.binding,
             endpoint: s.endpoint,
             verified_by,
+            #[cfg(feature = "grpc")]
+            grpc: Default::default(),
         };
         *self
             .inner
@@ -330,8 +334,30 @@ impl A2aClient {
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, ClientError> {
+        #[cfg(feature = "grpc")]
+        if let Some((r, channel)) = self.grpc()? {
+            let http = &self.inner.http;
+            return grpc::unary(http, &r.card, &r.endpoint, channel, &call, self.timeout).await;
+        }
         let (resp, binding) = self.send_call(&call, false, None).await?;
         transport::unary(binding, resp).await
+    }
+
+    /// The resolved interface and its channel, when the client speaks gRPC to the agent.
+    #[cfg(feature = "grpc")]
+    fn grpc(&self) -> Result<Option<(Arc<Resolved>, tonic::transport::Channel)>, ClientError> {
+        let r = self.resolved();
+        if r.binding != Binding::Grpc {
+            return Ok(None);
+        }
+        let channel = match r.grpc.get() {
+            Some(channel) => channel.clone(),
+            None => {
+                let channel = grpc::channel(&r.endpoint, self.config().connect_timeout)?;
+                r.grpc.get_or_init(|| channel).clone()
+            }
+        };
+        Ok(Some((r, channel)))
     }
 
     async fn open_stream(
@@ -340,6 +366,18 @@ impl A2aClient {
         last_event_id: Option<&str>,
     ) -> Result<stream::RawEvents, ClientError> {
         let idle = self.config().stream_idle_timeout;
+        #[cfg(feature = "grpc")]
+        if let Some((r, channel)) = self.grpc()? {
+            if last_event_id.is_some() {
+                return Err(ClientError::Unsupported(
+                    "resuming from an event id: gRPC streams number no events (subscribe \
+                     without one, or use JSON-RPC or HTTP+JSON)"
+                        .into(),
+                ));
+            }
+            let http = &self.inner.http;
+            return grpc::stream(http, &r.card, &r.endpoint, channel, &call, idle).await;
+        }
         let (resp, binding) = self.send_call(&call, true, last_event_id).await?;
         // The proto maps `:subscribe` to GET, the spec's tables to POST: fall back once.
         let retry_with_post = binding == Binding::HttpJson

@@ -22,6 +22,9 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON / REST (`HTTP+JSON`).
     HttpJson,
+    /// gRPC (`GRPC`), with feature `grpc`: HTTP/2 with prior knowledge to the interface's
+    /// `host:port`.
+    Grpc,
 }
 
 impl Binding {
@@ -30,6 +33,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => AgentInterface::JSONRPC,
             Binding::HttpJson => AgentInterface::HTTP_JSON,
+            Binding::Grpc => AgentInterface::GRPC,
         }
     }
 
@@ -38,6 +42,7 @@ impl Binding {
         match s.trim().to_ascii_uppercase().as_str() {
             "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
             "HTTP+JSON" | "REST" | "HTTP" | "HTTP_JSON" => Some(Binding::HttpJson),
+            "GRPC" => Some(Binding::Grpc),
             _ => None,
         }
     }
@@ -53,7 +58,7 @@ impl std::str::FromStr for Binding {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         Binding::parse(s).ok_or_else(|| {
-            format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON)")
+            format!("`{s}` is not a binding this client speaks (JSONRPC, HTTP+JSON, GRPC)")
         })
     }
 }
@@ -81,15 +86,31 @@ impl Http {
         mut req: reqwest::Request,
         timeout: Option<Duration>,
     ) -> Result<reqwest::Response, ClientError> {
+        if timeout.is_some() {
+            *req.timeout_mut() = timeout;
+        }
+        let req = self.prepare(operation, card, req).await?;
+        let url = req.url().to_string();
+        self.client
+            .execute(req)
+            .await
+            .map_err(|e| ClientError::from_reqwest(&url, &e))
+    }
+
+    /// Add service parameters and run the interceptors (for the agent's origins only): what
+    /// every binding sends, as headers or as gRPC metadata.
+    pub async fn prepare(
+        &self,
+        operation: &str,
+        card: Option<&AgentCard>,
+        mut req: reqwest::Request,
+    ) -> Result<reqwest::Request, ClientError> {
         let headers = req.headers_mut();
         headers.insert("A2A-Version", HeaderValue::from_static(PROTOCOL_VERSION));
         if !self.extensions.is_empty()
             && let Ok(v) = HeaderValue::from_str(&self.extensions.join(","))
         {
             headers.insert("A2A-Extensions", v);
-        }
-        if timeout.is_some() {
-            *req.timeout_mut() = timeout;
         }
         let call = CallInfo { operation, card };
         if self
@@ -107,11 +128,7 @@ impl Http {
                 "not sending credentials to an origin other than the agent's (trust it with ClientBuilder::trust_origin)"
             );
         }
-        let url = req.url().to_string();
-        self.client
-            .execute(req)
-            .await
-            .map_err(|e| ClientError::from_reqwest(&url, &e))
+        Ok(req)
     }
 }
 
@@ -215,6 +232,11 @@ pub(crate) fn build(
         "application/json"
     };
     let req = match binding {
+        Binding::Grpc => {
+            return Err(ClientError::InvalidUrl(
+                "gRPC calls are not HTTP requests (client::grpc makes them)".into(),
+            ));
+        }
         Binding::JsonRpc => {
             let body =
                 json!({"jsonrpc": "2.0", "id": id, "method": call.method, "params": call.params});
@@ -343,7 +365,8 @@ async fn read_body(binding: Binding, resp: reqwest::Response) -> Result<Body, Cl
                 ))),
             }
         }
-        Binding::HttpJson => match http_status {
+        // (gRPC answers never reach here: `client::grpc` reads them.)
+        Binding::HttpJson | Binding::Grpc => match http_status {
             Some(status) => Ok(Body::Error(
                 AgentError::from_rest(&value, status).map_or_else(http_error, ClientError::from),
             )),

@@ -26,6 +26,9 @@ pub enum BuildError {
     /// A required extension has an empty URI.
     #[error("require_extension: an extension URI must not be empty")]
     EmptyExtensionUri,
+    /// The gRPC address is not a `host:port`.
+    #[error("grpc_address `{0}` is not a host:port (e.g. `agent.example:50051`)")]
+    GrpcAddress(String),
     /// A narrator is set with a zero narration interval.
     #[error("execution: narration_interval must be greater than zero when a narrator is set")]
     ZeroNarrationInterval,
@@ -145,6 +148,10 @@ pub struct AgentServiceBuilder {
     card_signers: Vec<crate::signing::Signer>,
     #[cfg(feature = "jose")]
     published_keys: Vec<crate::signing::Signer>,
+    /// Where the gRPC binding is served: `Some(None)` where the public URL (or each
+    /// request) is, `Some(Some(host_port))` there, `None` not at all.
+    #[cfg(feature = "grpc")]
+    grpc: Option<Option<String>>,
 }
 
 impl AgentServiceBuilder {
@@ -176,6 +183,8 @@ impl AgentServiceBuilder {
             card_signers: Vec::new(),
             #[cfg(feature = "jose")]
             published_keys: Vec::new(),
+            #[cfg(feature = "grpc")]
+            grpc: Some(None),
         }
     }
 
@@ -274,6 +283,23 @@ impl AgentServiceBuilder {
     /// that terminates TLS, set one or trust the proxy's headers.
     pub fn public_url(mut self, url: impl Into<String>) -> Self {
         self.public_url = Some(url.into());
+        self
+    }
+
+    /// Serve the gRPC binding (feature `grpc`: on by default, on the same port as the
+    /// others). `false` turns it off: the card no longer lists a `GRPC` interface and a gRPC
+    /// call is answered `UNIMPLEMENTED`.
+    #[cfg(feature = "grpc")]
+    pub fn grpc(mut self, on: bool) -> Self {
+        self.grpc = on.then_some(None);
+        self
+    }
+
+    /// The `host:port` gRPC clients dial, when it is not the public URL's (a port of its
+    /// own): the card's `GRPC` interface names it. Turns the binding on.
+    #[cfg(feature = "grpc")]
+    pub fn grpc_address(mut self, host_port: impl Into<String>) -> Self {
+        self.grpc = Some(Some(host_port.into()));
         self
     }
 
@@ -499,12 +525,18 @@ impl AgentServiceBuilder {
             .collect();
         let has_extended_skills = public_skills.len() < skills.skills().len();
         let mut card = info.card_with(&public_skills, base_url);
+        #[cfg(feature = "grpc")]
+        let grpc = self.grpc_interface()?;
+        #[cfg(feature = "grpc")]
+        card.supported_interfaces.extend(grpc.clone());
         // The extended card: as configured, else this agent's own card with every skill.
         let own_extended_card = self.extended_card.is_none();
         let mut extended_card = match self.extended_card.take() {
             Some(card) => Some(card),
             None if has_extended_skills || self.extended_card_for.is_some() => {
                 let mut full = info.card_with(skills.skills(), base_url);
+                #[cfg(feature = "grpc")]
+                full.supported_interfaces.extend(grpc);
                 self.agent.customize_card(&mut full);
                 Some(full)
             }
@@ -652,8 +684,37 @@ impl AgentServiceBuilder {
                 },
                 #[cfg(feature = "jose")]
                 jwks,
+                #[cfg(feature = "grpc")]
+                grpc: self.grpc.is_some(),
             }),
         })
+    }
+}
+
+impl AgentServiceBuilder {
+    /// The card's `GRPC` interface: `host:port`, the public URL's or each request's unless
+    /// configured.
+    #[cfg(feature = "grpc")]
+    fn grpc_interface(&self) -> Result<Option<crate::protocol::AgentInterface>, BuildError> {
+        use crate::protocol::AgentInterface;
+        let Some(at) = &self.grpc else {
+            return Ok(None);
+        };
+        let authority = match (at, &self.public_url) {
+            (Some(host_port), _) => {
+                let valid = host_port
+                    .rsplit_once(':')
+                    .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+                    && !host_port.contains(['/', ' ']);
+                if !valid {
+                    return Err(BuildError::GrpcAddress(host_port.clone()));
+                }
+                host_port.clone()
+            }
+            (None, Some(url)) => super::authority_of(url),
+            (None, None) => super::PER_REQUEST_AUTHORITY.to_string(),
+        };
+        Ok(Some(AgentInterface::new(authority, AgentInterface::GRPC)))
     }
 }
 

@@ -17,10 +17,19 @@ use crate::request::RequestContext;
 /// prefix in the card (a URL derived from it in a `card` edit too) is replaced.
 pub const PER_REQUEST_URL: &str = "http://per-request-url.invalid";
 
-/// The public card as JSON: fixed, or split where the request's URL goes.
+/// The `host:port` of an agent built without a public URL, where its card names the gRPC
+/// interface (gRPC dials an authority, not a URL); served cards name each request's.
+pub const PER_REQUEST_AUTHORITY: &str = "per-request-url.invalid:0";
+
+/// The public card as JSON: fixed, or split where the request's URL or authority goes.
 pub(super) enum CardJson {
-    Fixed { json: Bytes },
-    PerRequest { pieces: Vec<Bytes> },
+    Fixed {
+        json: Bytes,
+    },
+    /// Each piece but the last is followed by the request's URL (`false`) or authority.
+    PerRequest {
+        pieces: Vec<(Bytes, bool)>,
+    },
 }
 
 impl CardJson {
@@ -32,12 +41,53 @@ impl CardJson {
             });
         }
         let text = String::from_utf8(json).unwrap_or_default();
-        Ok(CardJson::PerRequest {
-            pieces: text
-                .split(PER_REQUEST_URL)
-                .map(|p| Bytes::copy_from_slice(p.as_bytes()))
-                .collect(),
-        })
+        let mut pieces = Vec::new();
+        let mut rest = text.as_str();
+        loop {
+            let url = rest.find(PER_REQUEST_URL);
+            let authority = rest.find(PER_REQUEST_AUTHORITY);
+            let (at, len, is_authority) = match (url, authority) {
+                (Some(u), Some(a)) if a < u => (a, PER_REQUEST_AUTHORITY.len(), true),
+                (Some(u), _) => (u, PER_REQUEST_URL.len(), false),
+                (None, Some(a)) => (a, PER_REQUEST_AUTHORITY.len(), true),
+                (None, None) => {
+                    pieces.push((Bytes::copy_from_slice(rest.as_bytes()), false));
+                    break;
+                }
+            };
+            pieces.push((Bytes::copy_from_slice(&rest.as_bytes()[..at]), is_authority));
+            rest = &rest[at + len..];
+        }
+        Ok(CardJson::PerRequest { pieces })
+    }
+}
+
+/// The `host:port` of a URL (its scheme's port when it names none): what a gRPC client
+/// dials for an agent at `url`.
+///
+/// ```
+/// use a2a_kit::server::authority_of;
+/// assert_eq!(authority_of("http://127.0.0.1:3000/a2a"), "127.0.0.1:3000");
+/// assert_eq!(authority_of("https://agent.example"), "agent.example:443");
+/// assert_eq!(authority_of("http://[::1]/"), "[::1]:80");
+/// ```
+pub fn authority_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    let has_port = match authority.rfind(']') {
+        Some(end) => authority[end..].contains(':'),
+        None => authority.contains(':'),
+    };
+    if has_port {
+        authority.to_string()
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        format!("{authority}:{port}")
     }
 }
 
@@ -51,14 +101,26 @@ impl AgentService {
             CardJson::PerRequest { pieces } => {
                 let base = base_url.trim_end_matches('/');
                 // The URL goes inside JSON strings: escaped as JSON would escape it.
-                let escaped = serde_json::to_string(base).unwrap_or_default();
-                let escaped = &escaped[1..escaped.len() - 1];
+                let escape = |s: &str| {
+                    let quoted = serde_json::to_string(s).unwrap_or_default();
+                    quoted[1..quoted.len().max(2) - 1].to_string()
+                };
+                let url = escape(base);
+                let mut authority = None;
                 let mut out = BytesMut::new();
-                for (i, piece) in pieces.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(escaped.as_bytes());
-                    }
+                let last = pieces.len().saturating_sub(1);
+                for (i, (piece, is_authority)) in pieces.iter().enumerate() {
                     out.extend_from_slice(piece);
+                    if i == last {
+                        break;
+                    }
+                    if *is_authority {
+                        let authority =
+                            authority.get_or_insert_with(|| escape(&authority_of(base)));
+                        out.extend_from_slice(authority.as_bytes());
+                    } else {
+                        out.extend_from_slice(url.as_bytes());
+                    }
                 }
                 out.freeze()
             }
@@ -86,6 +148,12 @@ impl AgentService {
     #[cfg(feature = "jose")]
     pub fn jwks_document(&self) -> Option<Bytes> {
         self.inner.jwks.clone()
+    }
+
+    /// Whether the gRPC binding is served (feature `grpc`, unless the builder turned it off).
+    #[cfg(feature = "grpc")]
+    pub fn serves_grpc(&self) -> bool {
+        self.inner.grpc
     }
 
     /// The configured public URL; `None` when each request's own URL is served instead.

@@ -17,7 +17,7 @@ pub use builder::{
     AgentServiceBuilder, BuildError, DEFAULT_PUSH_CONFIGS_PER_TASK, WebhookHostCheck,
     WebhookValidator, check_webhook_url,
 };
-pub use card::PER_REQUEST_URL;
+pub use card::{PER_REQUEST_AUTHORITY, PER_REQUEST_URL, authority_of};
 pub use ownership::TaskOwnership;
 
 use std::sync::Arc;
@@ -90,6 +90,9 @@ struct ServiceInner {
     /// The published public keys, served at `signing::JWKS_PATH`.
     #[cfg(feature = "jose")]
     jwks: Option<bytes::Bytes>,
+    /// Whether the gRPC binding is served.
+    #[cfg(feature = "grpc")]
+    grpc: bool,
 }
 
 impl std::fmt::Debug for AgentService {
