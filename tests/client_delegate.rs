@@ -135,6 +135,37 @@ async fn planner_streams_the_workers_progress_and_report() {
 }
 
 #[tokio::test]
+async fn the_planner_delegates_over_grpc() {
+    let w = serve(worker::a2a_with(Duration::from_millis(20))).await;
+    let p = serve(planner::a2a_over(&w.base, Binding::Grpc)).await;
+    let c = A2aClient::connect(&p.base).await.unwrap();
+    let t = task(
+        c.send(SendRequest::text("ship the release").skill("plan"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::Completed, "{t:?}");
+    assert!(
+        !texts(&t, "report").is_empty(),
+        "the worker's report: {t:?}"
+    );
+    // The planner reaches the worker over gRPC only (a card without it fails the task): the
+    // worker lists the task it made like any other.
+    let wc = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .connect(&w.base)
+        .await
+        .unwrap();
+    let worker_tasks = wc
+        .list_tasks(ListTasksRequest::default())
+        .await
+        .unwrap()
+        .tasks;
+    assert_eq!(worker_tasks.len(), 1);
+    assert_eq!(worker_tasks[0].status.state, TaskState::Completed);
+}
+
+#[tokio::test]
 async fn canceling_the_planner_cancels_the_worker() {
     let (w, p) = pair(Duration::from_secs(20), true).await;
     let c = A2aClient::connect(&p.base).await.unwrap();

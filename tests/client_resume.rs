@@ -1,4 +1,5 @@
-//! Streams that lose their connection resume with `Last-Event-ID`: no event lost, none twice.
+//! Streams that lose their connection resume: with `Last-Event-ID` over HTTP (no event lost,
+//! none twice), by subscribing again over gRPC (the task as it stands, then what follows).
 
 #[path = "support_proxy.rs"]
 mod proxy;
@@ -139,4 +140,102 @@ async fn without_resume_a_broken_stream_is_an_error() {
         .try_collect()
         .await;
     assert!(matches!(r, Err(ClientError::Connection(_))), "{r:?}");
+}
+
+/// A TCP forwarder to `target` that cuts its first connection once the agent has sent it
+/// `cut_after` bytes (both ways, at once, as a dropped network does); later connections pass.
+async fn cutting_tcp_proxy(target: String, cut_after: usize) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let Ok((mut client, _)) = listener.accept().await else {
+                return;
+            };
+            let target = target.clone();
+            let cut = std::mem::take(&mut first).then_some(cut_after);
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let Ok(mut server) = tokio::net::TcpStream::connect(&target).await else {
+                    return;
+                };
+                let (mut cr, mut cw) = client.split();
+                let (mut sr, mut sw) = server.split();
+                let up = tokio::io::copy(&mut cr, &mut sw);
+                let down = async {
+                    let mut sent = 0usize;
+                    let mut buf = vec![0u8; 512];
+                    loop {
+                        let n = sr.read(&mut buf).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        if cut.is_some_and(|c| sent + n > c) {
+                            return; // dropped: both halves close with this task
+                        }
+                        sent += n;
+                        if cw.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                };
+                tokio::select! {
+                    _ = up => {}
+                    _ = down => {}
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_broken_grpc_stream_resumes_by_subscribing_again() {
+    use a2a_kit::client::{Binding, TaskAccumulator};
+    let s = serve_test_agent().await;
+    let agent = s.base.trim_start_matches("http://").to_string();
+    // Cut a few kilobytes into the first connection: after the task's first events.
+    let proxy = cutting_tcp_proxy(agent, 4096).await;
+    let mut card = s.service.card().clone();
+    for i in &mut card.supported_interfaces {
+        if i.protocol_binding == "GRPC" {
+            i.url = proxy.clone();
+        }
+    }
+    let c = A2aClient::builder()
+        .binding(Binding::Grpc)
+        .resume(ResumePolicy {
+            max_attempts: 5,
+            initial_backoff: std::time::Duration::from_millis(20),
+        })
+        .from_card(card, &format!("{}/.well-known/agent-card.json", s.base))
+        .unwrap();
+    let n = 400;
+    let mut stream = c
+        .send_streaming(SendRequest::text(n.to_string()).skill("chunks"))
+        .await
+        .unwrap();
+    let mut acc = TaskAccumulator::default();
+    let mut events = Vec::new();
+    while let Some(ev) = stream.try_next().await.unwrap() {
+        acc.apply(&ev);
+        events.push(ev);
+    }
+    assert!(
+        stream.reconnects() >= 1,
+        "the stream was cut: {:?}",
+        trace(&events)
+    );
+    assert_eq!(stream.state(), Some(TaskState::Completed));
+    // The snapshot a resubscription starts with carries what the cut lost: the assembled
+    // artifact is whole, every chunk once.
+    let task = acc.task().expect("a task");
+    let text: String = task.artifacts[0]
+        .parts
+        .iter()
+        .filter_map(|p| p.as_text())
+        .collect();
+    let want: String = (0..n).map(|i| format!("c{i} ")).collect();
+    assert_eq!(text, want);
 }

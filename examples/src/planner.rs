@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use a2a_kit::client::{A2aClient, ClientError, DelegateOptions, RemoteAgent, SendRequest};
+use a2a_kit::client::{A2aClient, Binding, ClientError, DelegateOptions, RemoteAgent, SendRequest};
 use a2a_kit::prelude::*;
 use a2a_kit::protocol::TaskState;
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
@@ -21,6 +21,8 @@ pub const DEFAULT_WORKER_URL: &str = "http://127.0.0.1:3001";
 #[derive(Clone)]
 pub struct PlannerAgent {
     worker_url: String,
+    /// The binding to reach the worker over (default: the worker card's preferred one).
+    binding: Option<Binding>,
     worker: Arc<OnceCell<RemoteAgent>>,
 }
 
@@ -29,14 +31,27 @@ impl PlannerAgent {
     pub fn new(worker_url: impl Into<String>) -> Self {
         PlannerAgent {
             worker_url: worker_url.into(),
+            binding: None,
             worker: Arc::new(OnceCell::new()),
         }
+    }
+
+    /// Reach the worker over `binding` (JSON-RPC, HTTP+JSON or gRPC) rather than its card's
+    /// first choice.
+    pub fn over(mut self, binding: Binding) -> Self {
+        self.binding = Some(binding);
+        self
     }
 
     async fn worker(&self) -> Result<&RemoteAgent, SkillError> {
         self.worker
             .get_or_try_init(|| async {
-                let client = A2aClient::connect(&self.worker_url).await?;
+                let builder = A2aClient::builder();
+                let builder = match self.binding {
+                    Some(binding) => builder.binding(binding),
+                    None => builder,
+                };
+                let client = builder.connect(&self.worker_url).await?;
                 let options = DelegateOptions {
                     status_prefix: "worker: ".into(),
                     ..DelegateOptions::default()
@@ -91,6 +106,11 @@ impl PlannerAgent {
 /// The agent delegating to `worker_url`.
 pub fn a2a(worker_url: &str) -> AgentServiceBuilder {
     AgentService::builder(PlannerAgent::new(worker_url))
+}
+
+/// The agent delegating to `worker_url` over `binding`.
+pub fn a2a_over(worker_url: &str, binding: Binding) -> AgentServiceBuilder {
+    AgentService::builder(PlannerAgent::new(worker_url).over(binding))
 }
 
 /// A complete axum app serving the agent and its card.

@@ -18,6 +18,10 @@ struct PlannerCli {
     /// The worker agent's URL (where `cargo run --bin worker` listens by default).
     #[arg(long, default_value = planner::DEFAULT_WORKER_URL)]
     worker: String,
+    /// Reach the worker over this binding (jsonrpc, rest or grpc) instead of the one its card
+    /// prefers.
+    #[arg(long, value_name = "BINDING")]
+    worker_binding: Option<a2a_kit::client::Binding>,
 }
 
 #[tokio::main]
@@ -26,11 +30,17 @@ async fn main() -> Result<(), a2a_examples::Error> {
     let cli = PlannerCli::parse();
     let service = cli
         .common
-        .configure(planner::a2a(&cli.worker))
+        .configure(match cli.worker_binding {
+            Some(binding) => planner::a2a_over(&cli.worker, binding),
+            None => planner::a2a(&cli.worker),
+        })
         .await?
         .build()?;
     if !cli.common.print_card {
-        tracing::info!("delegating to {}", cli.worker);
+        match cli.worker_binding {
+            Some(binding) => tracing::info!("delegating to {} over {binding}", cli.worker),
+            None => tracing::info!("delegating to {}", cli.worker),
+        }
     }
     a2a_examples::print_card_or_serve(&cli.common, service).await
 }
