@@ -596,6 +596,20 @@ async fn invalid_requests_name_the_field_and_store_nothing() {
 /// A ListTasks call as a plain HTTP/2 request with these extra headers: its `grpc-status`
 /// and `grpc-message` (from the trailers, or the headers of a Trailers-Only answer).
 async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (String, String) {
+    h2_call_method(s, "ListTasks", headers, message).await
+}
+
+fn pb_bytes(m: &impl prost::Message) -> Bytes {
+    Bytes::from(m.encode_to_vec())
+}
+
+/// A call of `method` as a plain HTTP/2 request (see [`h2_call`]).
+async fn h2_call_method(
+    s: &Served,
+    method: &str,
+    headers: &[(&str, &str)],
+    message: Bytes,
+) -> (String, String) {
     use http_body_util::BodyExt;
     use hyper_util::rt::{TokioExecutor, TokioIo};
     let tcp = tokio::net::TcpStream::connect(&s.authority).await.unwrap();
@@ -608,7 +622,7 @@ async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (Strin
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
     framed.extend_from_slice(&message);
     let mut req = http::Request::post(format!(
-        "http://{}/lf.a2a.v1.A2AService/ListTasks",
+        "http://{}/lf.a2a.v1.A2AService/{method}",
         s.authority
     ))
     .header("content-type", "application/grpc")
@@ -628,6 +642,15 @@ async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (Strin
         .unwrap();
     assert_eq!(resp.status(), 200, "gRPC answers are HTTP 200");
     let (parts, body) = resp.into_parts();
+    if parts.headers.contains_key("grpc-status") {
+        // Trailers-Only: the headers end the stream (grpcio reads a status that comes any
+        // other way as UNKNOWN).
+        use http_body::Body as _;
+        assert!(
+            body.is_end_stream(),
+            "a Trailers-Only answer carries END_STREAM"
+        );
+    }
     let collected = body.collect().await.unwrap();
     let trailers = collected.trailers().cloned().unwrap_or_default();
     let get = |name: &str| {
@@ -755,6 +778,13 @@ async fn malformed_protobuf_is_invalid_argument() {
             .unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{garbage:?}: {err:?}");
     }
+    // An A2A error from an operation is Trailers-Only too.
+    let missing = pb::GetTaskRequest {
+        id: "missing".into(),
+        ..Default::default()
+    };
+    let (status, message) = h2_call_method(&s, "GetTask", &[], pb_bytes(&missing)).await;
+    assert_eq!(status, "5", "NOT_FOUND: {message}");
     let err = raw_call(&s, "NoSuchMethod", Bytes::new())
         .await
         .unwrap_err();

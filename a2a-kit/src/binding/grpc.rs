@@ -147,9 +147,15 @@ impl GrpcBinding {
     }
 }
 
-/// A tonic response as the edge's body type: its frames, trailers last.
+/// A tonic response as the edge's body type: its frames, trailers last. An empty body (a
+/// Trailers-Only answer: the status in the headers) stays one the server sees as ended, so
+/// the headers go with END_STREAM, as gRPC clients such as grpcio require.
 fn into_a2a_body(resp: http::Response<tonic::body::Body>) -> Response {
+    use http_body::Body as _;
     resp.map(|body| {
+        if body.is_end_stream() {
+            return Either::Left(Full::new(Bytes::new()));
+        }
         let frames = BodyStream::new(body).map(|frame| match frame {
             Ok(frame) => Ok(frame),
             // tonic ends a body with its status; an error here is one it could not frame.
