@@ -593,10 +593,14 @@ async fn invalid_requests_name_the_field_and_store_nothing() {
     assert!(list_all(&mut client).await.is_empty(), "nothing stored");
 }
 
-/// A ListTasks call as a plain HTTP/2 request with these extra headers: its `grpc-status`
-/// and `grpc-message` (from the trailers, or the headers of a Trailers-Only answer).
-async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (String, String) {
-    use http_body_util::BodyExt;
+/// A call to `method` as a plain HTTP/2 request (hyper's client, no gRPC library) with these
+/// extra headers and `message` framed as gRPC frames it; the response as it arrived.
+async fn h2_request(
+    s: &Served,
+    method: &str,
+    headers: &[(&str, &str)],
+    message: Bytes,
+) -> http::Response<hyper::body::Incoming> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     let tcp = tokio::net::TcpStream::connect(&s.authority).await.unwrap();
     let (mut send, conn) =
@@ -608,7 +612,7 @@ async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (Strin
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
     framed.extend_from_slice(&message);
     let mut req = http::Request::post(format!(
-        "http://{}/lf.a2a.v1.A2AService/ListTasks",
+        "http://{}/lf.a2a.v1.A2AService/{method}",
         s.authority
     ))
     .header("content-type", "application/grpc")
@@ -627,7 +631,16 @@ async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (Strin
         .await
         .unwrap();
     assert_eq!(resp.status(), 200, "gRPC answers are HTTP 200");
-    let (parts, body) = resp.into_parts();
+    resp
+}
+
+/// A ListTasks call as a plain HTTP/2 request with these extra headers: its `grpc-status`
+/// and `grpc-message` (from the trailers, or the headers of a Trailers-Only answer).
+async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (String, String) {
+    use http_body_util::BodyExt;
+    let (parts, body) = h2_request(s, "ListTasks", headers, message)
+        .await
+        .into_parts();
     let collected = body.collect().await.unwrap();
     let trailers = collected.trailers().cloned().unwrap_or_default();
     let get = |name: &str| {
@@ -638,6 +651,39 @@ async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (Strin
             .unwrap_or_default()
     };
     (get("grpc-status"), get("grpc-message"))
+}
+
+/// An A2A error before any message is Trailers-Only, as the gRPC protocol has it: the status
+/// in the response's one HEADERS frame, which ends the stream. Clients on gRPC's C core
+/// (Python's grpcio) and grpc-js take an empty DATA frame ending the stream without trailers
+/// for a broken call (`UNKNOWN`: "Stream removed"), and lose the status and its details.
+#[tokio::test]
+async fn errors_before_any_message_are_trailers_only() {
+    use hyper::body::Body as _;
+    let s = serve(test_agent()).await;
+    // GetTaskRequest / SubscribeToTaskRequest { id (field 2) = "no-such-task" }.
+    let missing = Bytes::from_static(b"\x12\x0cno-such-task");
+    for method in ["GetTask", "SubscribeToTask"] {
+        let resp = h2_request(&s, method, &[], missing.clone()).await;
+        let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap());
+        assert_eq!(header("grpc-status"), Some("5"), "{method}: NOT_FOUND");
+        assert!(
+            header("grpc-status-details-bin").is_some(),
+            "{method}: the status's details are in the headers too"
+        );
+        assert!(
+            resp.body().is_end_stream(),
+            "{method}: the HEADERS frame ends the stream, no DATA frame follows"
+        );
+    }
+    // A refusal on the way (here: a version this agent does not speak) is the same.
+    let resp = h2_request(&s, "GetTask", &[("a2a-version", "9.9")], missing).await;
+    assert!(resp.headers().contains_key("grpc-status"));
+    assert!(resp.body().is_end_stream(), "a Trailers-Only refusal");
+    // A call that succeeds sends its message, then the status in trailers.
+    let resp = h2_request(&s, "ListTasks", &[], Bytes::new()).await;
+    assert!(!resp.headers().contains_key("grpc-status"));
+    assert!(!resp.body().is_end_stream());
 }
 
 #[tokio::test]
