@@ -593,24 +593,14 @@ async fn invalid_requests_name_the_field_and_store_nothing() {
     assert!(list_all(&mut client).await.is_empty(), "nothing stored");
 }
 
-/// A ListTasks call as a plain HTTP/2 request with these extra headers: its `grpc-status`
-/// and `grpc-message` (from the trailers, or the headers of a Trailers-Only answer).
-async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (String, String) {
-    h2_call_method(s, "ListTasks", headers, message).await
-}
-
-fn pb_bytes(m: &impl prost::Message) -> Bytes {
-    Bytes::from(m.encode_to_vec())
-}
-
-/// A call of `method` as a plain HTTP/2 request (see [`h2_call`]).
-async fn h2_call_method(
+/// A call to `method` as a plain HTTP/2 request (hyper's client, no gRPC library) with these
+/// extra headers and `message` framed as gRPC frames it; the response as it arrived.
+async fn h2_request(
     s: &Served,
     method: &str,
     headers: &[(&str, &str)],
     message: Bytes,
-) -> (String, String) {
-    use http_body_util::BodyExt;
+) -> http::Response<hyper::body::Incoming> {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     let tcp = tokio::net::TcpStream::connect(&s.authority).await.unwrap();
     let (mut send, conn) =
@@ -641,16 +631,16 @@ async fn h2_call_method(
         .await
         .unwrap();
     assert_eq!(resp.status(), 200, "gRPC answers are HTTP 200");
-    let (parts, body) = resp.into_parts();
-    if parts.headers.contains_key("grpc-status") {
-        // Trailers-Only: the headers end the stream (grpcio reads a status that comes any
-        // other way as UNKNOWN).
-        use http_body::Body as _;
-        assert!(
-            body.is_end_stream(),
-            "a Trailers-Only answer carries END_STREAM"
-        );
-    }
+    resp
+}
+
+/// A ListTasks call as a plain HTTP/2 request with these extra headers: its `grpc-status`
+/// and `grpc-message` (from the trailers, or the headers of a Trailers-Only answer).
+async fn h2_call(s: &Served, headers: &[(&str, &str)], message: Bytes) -> (String, String) {
+    use http_body_util::BodyExt;
+    let (parts, body) = h2_request(s, "ListTasks", headers, message)
+        .await
+        .into_parts();
     let collected = body.collect().await.unwrap();
     let trailers = collected.trailers().cloned().unwrap_or_default();
     let get = |name: &str| {
@@ -661,6 +651,39 @@ async fn h2_call_method(
             .unwrap_or_default()
     };
     (get("grpc-status"), get("grpc-message"))
+}
+
+/// An A2A error before any message is Trailers-Only, as the gRPC protocol has it: the status
+/// in the response's one HEADERS frame, which ends the stream. Clients on gRPC's C core
+/// (Python's grpcio) and grpc-js take an empty DATA frame ending the stream without trailers
+/// for a broken call (`UNKNOWN`: "Stream removed"), and lose the status and its details.
+#[tokio::test]
+async fn errors_before_any_message_are_trailers_only() {
+    use hyper::body::Body as _;
+    let s = serve(test_agent()).await;
+    // GetTaskRequest / SubscribeToTaskRequest { id (field 2) = "no-such-task" }.
+    let missing = Bytes::from_static(b"\x12\x0cno-such-task");
+    for method in ["GetTask", "SubscribeToTask"] {
+        let resp = h2_request(&s, method, &[], missing.clone()).await;
+        let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap());
+        assert_eq!(header("grpc-status"), Some("5"), "{method}: NOT_FOUND");
+        assert!(
+            header("grpc-status-details-bin").is_some(),
+            "{method}: the status's details are in the headers too"
+        );
+        assert!(
+            resp.body().is_end_stream(),
+            "{method}: the HEADERS frame ends the stream, no DATA frame follows"
+        );
+    }
+    // A refusal on the way (here: a version this agent does not speak) is the same.
+    let resp = h2_request(&s, "GetTask", &[("a2a-version", "9.9")], missing).await;
+    assert!(resp.headers().contains_key("grpc-status"));
+    assert!(resp.body().is_end_stream(), "a Trailers-Only refusal");
+    // A call that succeeds sends its message, then the status in trailers.
+    let resp = h2_request(&s, "ListTasks", &[], Bytes::new()).await;
+    assert!(!resp.headers().contains_key("grpc-status"));
+    assert!(!resp.body().is_end_stream());
 }
 
 #[tokio::test]
@@ -778,13 +801,6 @@ async fn malformed_protobuf_is_invalid_argument() {
             .unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{garbage:?}: {err:?}");
     }
-    // An A2A error from an operation is Trailers-Only too.
-    let missing = pb::GetTaskRequest {
-        id: "missing".into(),
-        ..Default::default()
-    };
-    let (status, message) = h2_call_method(&s, "GetTask", &[], pb_bytes(&missing)).await;
-    assert_eq!(status, "5", "NOT_FOUND: {message}");
     let err = raw_call(&s, "NoSuchMethod", Bytes::new())
         .await
         .unwrap_err();

@@ -1,6 +1,10 @@
 //! The official clients against the conformance agent (examples/src/conformance.rs), over
-//! JSON-RPC and HTTP+JSON: the Python `a2a-sdk` 1.3.0 (PyPI) and `@a2a-js/sdk` 1.3.0 (npm), both
-//! pinned and installed from the registries on first use under the target directory.
+//! JSON-RPC, HTTP+JSON and gRPC: the Python `a2a-sdk` 1.3.0 (PyPI, with its `grpc` extra) and
+//! `@a2a-js/sdk` 1.3.0 (npm, with `@grpc/grpc-js` and `@bufbuild/protobuf` for its gRPC
+//! transport), all pinned and installed from the registries on first use under the target
+//! directory. Over gRPC each SDK uses its own gRPC transport, picked from the card's `GRPC`
+//! interface (`host:port`): the agents' listener speaks h2c (the tests crate's axum has its
+//! `http2` feature), and a2a-kit serves gRPC there beside the HTTP bindings.
 //!
 //! The agent runs in-process twice: with push notifications (delivered to a webhook receiver
 //! this test runs on 127.0.0.1) and an extended card, and with `--no-streaming`. Each client
@@ -18,8 +22,12 @@
 //!
 //! The Python script also parses every response body, SSE event and pushed body strictly into
 //! the SDK's protobuf types (`json_format.Parse(..., ignore_unknown_fields=False)`): any wire
-//! deviation fails its `strict_wire` check. Every check must pass, except those listed in
-//! [`KNOWN_DEVIATIONS`].
+//! deviation fails its `strict_wire` check. Over gRPC the messages are protobuf already: there
+//! it checks every response message for fields and enum values the SDK's schema does not
+//! know, and every error status for a `google.rpc.Status` in `grpc-status-details-bin` that
+//! matches the call and carries an `ErrorInfo` (tests/interop/python/strict_wire.py). Every
+//! check runs over every binding, gRPC included ([`GRPC_OVER_HTTP`] names the parts of a check
+//! that stay HTTP there), and must pass, except those listed in [`KNOWN_DEVIATIONS`].
 //!
 //! A half is skipped, with a printed note, only when its toolchain is missing (`python3 -m venv`,
 //! or `node` >= 20 with `npm`), and never in CI (`CI` set: a missing toolchain fails); when
@@ -52,6 +60,26 @@ use serde_json::{Value, json};
 /// later goes here with the exact request, response and what the client expected, and a
 /// "Known gaps" bullet in CONFORMANCE.md.
 const KNOWN_DEVIATIONS: &[(&str, &str, &str, &str)] = &[];
+
+/// The parts of a check that stay HTTP when the binding is gRPC, as `(check, what)`: the
+/// check still runs over gRPC for the rest, and says so in its detail.
+const GRPC_OVER_HTTP: &[(&str, &str)] = &[
+    (
+        "card",
+        "the public card is fetched with HTTP GET /.well-known/agent-card.json (A2A has no gRPC \
+         method for it); the SDK then picks its gRPC transport from the card's GRPC interface",
+    ),
+    (
+        "push_delivery",
+        "the config is registered over gRPC; the delivery is the agent's HTTP POST to the \
+         webhook, as over every binding",
+    ),
+    (
+        "strict_wire",
+        "the card and the pushed bodies are HTTP and parsed as strict ProtoJSON; the gRPC \
+         messages and statuses are checked as protobuf",
+    ),
+];
 
 /// The checks every run must report, per agent.
 const MAIN_CHECKS: &[&str] = &[
@@ -334,11 +362,46 @@ fn judge(
             ));
         }
     }
+    // What the transport was and what strict checking saw, so a run shows it used the binding.
+    let transport = by_name
+        .get("card")
+        .map(|c| c["detail"]["transport"].as_str().unwrap_or("?"))
+        .unwrap_or("?");
+    let parsed = by_name
+        .get("strict_wire")
+        .map(|c| format!(", strict_wire parsed {}", c["detail"]["parsed"]))
+        .unwrap_or_default();
     format!(
-        "{label}: {ok}/{} checks ok ({:.1} s)",
+        "{label}: {ok}/{} checks ok ({:.1} s; {transport}{parsed})",
         expected.len(),
         outcome.seconds
     )
+}
+
+/// The card at `base` lists one `GRPC` interface, on the same listener (`host:port`), so the
+/// clients' gRPC runs reach this agent and not another.
+async fn assert_lists_grpc(base: &str) {
+    let card: Value = a2a_tests::client()
+        .get(format!("{base}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .expect("the card")
+        .json()
+        .await
+        .expect("a JSON card");
+    let grpc: Vec<&Value> = card["supportedInterfaces"]
+        .as_array()
+        .expect("supportedInterfaces")
+        .iter()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .map(|i| &i["url"])
+        .collect();
+    let authority = base.trim_start_matches("http://");
+    assert_eq!(
+        grpc,
+        [authority],
+        "the conformance agent's card lists its gRPC interface: {card}"
+    );
 }
 
 async fn conformance_agent(flags: ConformanceFlags) -> TestServer {
@@ -377,13 +440,16 @@ async fn official_clients_against_the_conformance_agent() {
     })
     .await;
     let (hook, hook_task) = webhook().await;
+    for agent in [&main, &off] {
+        assert_lists_grpc(&agent.base).await;
+    }
 
     let mut runs = Vec::new();
     for client in ["py", "js"] {
         if (client == "py" && py.is_none()) || (client == "js" && js.is_none()) {
             continue;
         }
-        for binding in ["jsonrpc", "rest"] {
+        for binding in ["jsonrpc", "rest", "grpc"] {
             for no_streaming in [false, true] {
                 runs.push(Run {
                     client,
@@ -416,6 +482,9 @@ async fn official_clients_against_the_conformance_agent() {
     println!("setup (venv / npm, cached after the first run): {setup:.1} s");
     for line in &lines {
         println!("{line}");
+    }
+    for (check, what) in GRPC_OVER_HTTP {
+        println!("grpc: `{check}`: {what}");
     }
     for k in &known {
         println!("{k}");
@@ -450,17 +519,22 @@ async fn js_auth_summary(
         .summary
         .unwrap_or_else(|| panic!("{}", outcome.error.unwrap_or_default()));
     println!("{}", serde_json::to_string_pretty(&summary).unwrap());
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let r = &summary["bindings"][binding];
         assert_eq!(
             r["with_key"]["state"], "TASK_STATE_COMPLETED",
             "{binding}: {r}"
         );
-        // JSON-RPC reports the HTTP status, HTTP+JSON the error body's message.
         let refused = r["without_key"].to_string();
+        let why = if binding == "GRPC" {
+            // gRPC: the status UNAUTHENTICATED (16), its message the refusal's.
+            r["without_key"]["status"] == 16 && refused.contains("authentication required")
+        } else {
+            // JSON-RPC reports the HTTP status, HTTP+JSON the error body's message.
+            refused.contains("401") || refused.contains("authentication required")
+        };
         assert!(
-            r["without_key"].get("exception").is_some()
-                && (refused.contains("401") || refused.contains("authentication required")),
+            r["without_key"].get("exception").is_some() && why,
             "{binding}: {r}"
         );
     }
@@ -468,8 +542,10 @@ async fn js_auth_summary(
 }
 
 /// The JS SDK's own credential support (a fetch that carries the key, through
-/// `createAuthenticatingFetchWithRetry`) reaches an agent that takes API keys, and its card
-/// resolver reads the card's security fields; without credentials it is refused.
+/// `createAuthenticatingFetchWithRetry`; over gRPC, which has no fetch, the key as a service
+/// parameter set by an SDK `CallInterceptor`, sent as call metadata) reaches an agent that
+/// takes API keys over JSON-RPC, HTTP+JSON and gRPC, and its card resolver reads the card's
+/// security fields; without credentials it is refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_js_sdk_client_authenticates_with_an_api_key() {
     let keys = a2a_kit::auth::ApiKeys::header("X-API-Key").key("js-key", "js");
@@ -489,7 +565,7 @@ async fn the_js_sdk_client_authenticates_with_an_api_key() {
 }
 
 /// The same with a bearer JWT: the SDK's card resolver reads the bearer scheme, and its
-/// authenticating fetch sends the token.
+/// authenticating fetch (over gRPC: its call metadata) sends the token.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_js_sdk_client_authenticates_with_a_bearer_jwt() {
     let secret = b"interop-secret-of-at-least-32-bytes!";

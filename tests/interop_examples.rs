@@ -1,10 +1,14 @@
 //! The official clients call every skill of every example agent (examples/src: hello, travel,
 //! workshop, streaming, worker, planner, push_worker, conformance, llm_agent, llm_orchestrator) over
-//! JSON-RPC, and each reply is checked:
-//! the Python `a2a-sdk` 1.3.0 (PyPI) and `@a2a-js/sdk` 1.3.0 (npm), pinned and installed from
-//! the registries on first use under the target directory. Data skills get a data part built
-//! the way each SDK's users build one; the streaming skill is called through the streaming
-//! API; skills that ask a question get their answer on the same task.
+//! JSON-RPC and over gRPC, and each reply is checked:
+//! the Python `a2a-sdk` 1.3.0 (PyPI, with its `grpc` extra) and `@a2a-js/sdk` 1.3.0 (npm, with
+//! `@grpc/grpc-js` and `@bufbuild/protobuf`), pinned and installed from the registries on first
+//! use under the target directory. Over gRPC each SDK uses its own gRPC transport, picked from
+//! the card's `GRPC` interface (`host:port`, the agent's listener speaking h2c); the cards are
+//! read over HTTP whatever the binding (A2A has no gRPC method for the public card). Data
+//! skills get a data part built the way each SDK's users build one; the streaming skill is
+//! called through the streaming API; skills that ask a question get their answer on the same
+//! task.
 //!
 //! The agents run in-process on random ports, the planner delegating to the worker; the
 //! model-driven ones on a scripted model server (support_model.rs), the orchestrator asking
@@ -36,6 +40,9 @@ use a2a_kit::server::AgentServiceBuilder;
 use a2a_tests::{TestServer, serve};
 use serde_json::{Value, json};
 use support_model::{FakeModel, Reply, dynamic, text, tool};
+
+/// The bindings every call goes over, as `(script argument, the card's protocolBinding)`.
+const BINDINGS: &[(&str, &str)] = &[("jsonrpc", "JSONRPC"), ("grpc", "GRPC")];
 
 /// One script run must finish within this.
 const RUN_TIMEOUT: Duration = Duration::from_secs(180);
@@ -315,29 +322,58 @@ async fn official_clients_call_every_example_skill() {
         }
     }
 
+    // Every agent's card lists its gRPC interface on its own listener.
+    for (name, server, _) in &agents {
+        let card: Value = a2a_tests::client()
+            .get(format!("{}/.well-known/agent-card.json", server.base))
+            .send()
+            .await
+            .expect("the card")
+            .json()
+            .await
+            .expect("a JSON card");
+        let grpc: Vec<&Value> = card["supportedInterfaces"]
+            .as_array()
+            .expect("supportedInterfaces")
+            .iter()
+            .filter(|i| i["protocolBinding"] == "GRPC")
+            .map(|i| &i["url"])
+            .collect();
+        assert_eq!(
+            grpc,
+            [server.base.trim_start_matches("http://")],
+            "the {name} example's card lists its gRPC interface: {card}"
+        );
+    }
+
     let calls_arg = calls.to_string();
     let mut runs = Vec::new();
-    if let Some(py) = &py {
-        let mut cmd = Command::new(py);
-        cmd.arg(python_sdk::script("examples_client.py"))
-            .args([&urls, &calls_arg])
-            .env("PYTHONDONTWRITEBYTECODE", "1");
-        runs.push(("python", cmd));
+    for &(binding, protocol) in BINDINGS {
+        if let Some(py) = &py {
+            let mut cmd = Command::new(py);
+            cmd.arg(python_sdk::script("examples_client.py"))
+                .args([&urls, &calls_arg, binding])
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            runs.push((format!("python-{binding}"), protocol, cmd));
+        }
+        if let Some(js) = &js {
+            let mut cmd = Command::new("node");
+            cmd.arg(js.join("js_examples_client.mjs"))
+                .current_dir(js)
+                .args([&urls, &calls_arg, binding]);
+            runs.push((format!("js-{binding}"), protocol, cmd));
+        }
     }
-    if let Some(js) = &js {
-        let mut cmd = Command::new("node");
-        cmd.arg(js.join("js_examples_client.mjs"))
-            .current_dir(js)
-            .args([&urls, &calls_arg]);
-        runs.push(("js", cmd));
-    }
-    let labels: Vec<&str> = runs.iter().map(|(l, _)| *l).collect();
-    let outcomes =
-        futures::future::join_all(runs.into_iter().map(|(label, cmd)| run_script(cmd, label)))
-            .await;
+    let labels: Vec<(String, &str)> = runs.iter().map(|(l, p, _)| (l.clone(), *p)).collect();
+    let outcomes = futures::future::join_all(
+        runs.into_iter()
+            .map(|(label, _, cmd)| async move { run_script(cmd, &label).await }),
+    )
+    .await;
 
     let mut failures = Vec::new();
-    for (label, outcome) in labels.iter().zip(outcomes) {
+    let mut passed = Vec::new();
+    for ((label, protocol), outcome) in labels.iter().zip(outcomes) {
         let summary = match outcome {
             Ok(summary) => summary,
             Err(e) => {
@@ -345,22 +381,45 @@ async fn official_clients_call_every_example_skill() {
                 continue;
             }
         };
+        // The SDK picked the binding's transport for every agent.
+        let want = if label.starts_with("python") {
+            match *protocol {
+                "GRPC" => "GrpcTransport",
+                _ => "JsonRpcTransport",
+            }
+        } else {
+            protocol
+        };
+        let transports = summary["transports"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        if transports.len() != agents.len() || transports.values().any(|t| t != want) {
+            failures.push(format!(
+                "{label}: the client did not use {want} for every agent: {}",
+                summary["transports"]
+            ));
+        }
         let results = summary["calls"].as_array().cloned().unwrap_or_default();
         assert_eq!(
             results.len(),
             called.len(),
             "{label}: one result per call: {summary}"
         );
+        let mut ok = 0;
         for ((agent, skill), r) in called.iter().zip(&results) {
             match check(agent, skill, r) {
-                Ok(()) => println!("{label}: {agent} {skill}: ok"),
+                Ok(()) => {
+                    ok += 1;
+                    println!("{label}: {agent} {skill}: ok");
+                }
                 Err(why) => failures.push(format!(
                     "{label}: {agent} {skill}: {why}:\n{}",
                     serde_json::to_string_pretty(r).unwrap()
                 )),
             }
         }
-        if *label == "python" {
+        if label.starts_with("python") {
             let parsed = &summary["strict"]["parsed"];
             assert!(
                 parsed["SendMessageResponse"].as_i64().unwrap_or(0) > 0
@@ -372,10 +431,15 @@ async fn official_clients_call_every_example_skill() {
             && !violations.is_empty()
         {
             failures.push(format!(
-                "{label}: wire deviations found by strict ProtoJSON parsing:\n{}",
+                "{label}: wire deviations found by strict checking (ProtoJSON over HTTP, \
+                 unknown fields and error statuses over gRPC):\n{}",
                 serde_json::to_string_pretty(violations).unwrap()
             ));
         }
+        passed.push(format!("{label}: {ok}/{} calls ok", called.len()));
+    }
+    for line in &passed {
+        println!("{line}");
     }
     assert!(
         failures.is_empty(),

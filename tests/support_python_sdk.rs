@@ -11,8 +11,20 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// What is installed: the official SDK, pinned, with its HTTP server extra, and uvicorn.
-pub const REQUIREMENTS: &[&str] = &["a2a-sdk[http-server]==1.3.0", "uvicorn==0.54.0"];
+/// What is installed: the official SDK, pinned, with its HTTP server and gRPC extras, and
+/// uvicorn. The gRPC extra's packages are pinned too (`grpcio`, and the `grpcio-tools` and
+/// `grpcio-reflection` it also brings), with the `protobuf` runtime they all share and the
+/// `setuptools` that `grpcio-tools` requires, so that a new release of any of them cannot
+/// change what the interop tests run.
+pub const REQUIREMENTS: &[&str] = &[
+    "a2a-sdk[http-server,grpc]==1.3.0",
+    "uvicorn==0.54.0",
+    "grpcio==1.85.3",
+    "grpcio-tools==1.85.1",
+    "grpcio-reflection==1.85.1",
+    "protobuf==7.36.2",
+    "setuptools==84.2.1",
+];
 
 /// The scripts: tests/interop/python.
 pub fn script(name: &str) -> PathBuf {
@@ -97,12 +109,17 @@ fn setup() -> Option<PathBuf> {
         "-q",
     ])
     .args(REQUIREMENTS);
+    let start = Instant::now();
     if let Err(e) = run(&mut pip, "pip install (PyPI)") {
         panic!(
             "could not install the official Python SDK into {}: {e}",
             dir.display()
         );
     }
+    a2a_tests::note(&format!(
+        "installed a2a-sdk and its pins (pip) in {:.1} s",
+        start.elapsed().as_secs_f64()
+    ));
     std::fs::write(&marker, wanted).expect("write the venv marker");
     Some(py)
 }

@@ -9,7 +9,8 @@
 //! bindings check their headers, `grpc-timeout` becomes the context's deadline (a blocking
 //! SendMessage answers with the task as it stands just before it), and tonic's
 //! generated service decodes the message, calls the [`AgentService`] operation and frames
-//! the answer: a message then trailers, or one message per event for the two streams.
+//! the answer: a message then trailers, one message per event for the two streams, or, for
+//! an error before any message, the status alone in the headers (Trailers-Only).
 //!
 //! Errors are `google.rpc.Status` in `grpc-status-details-bin`: the A2A error's status
 //! ([`A2aError::grpc_status`], A2A v1.0.0's table), a `google.rpc.ErrorInfo` (reason, domain
@@ -147,15 +148,16 @@ impl GrpcBinding {
     }
 }
 
-/// A tonic response as the edge's body type: its frames, trailers last. An empty body (a
-/// Trailers-Only answer: the status in the headers) stays one the server sees as ended, so
-/// the headers go with END_STREAM, as gRPC clients such as grpcio require.
+/// A tonic response as the edge's body type: its frames, trailers last. A Trailers-Only
+/// answer (an error before any message: `grpc-status` in the headers, the body empty) keeps an
+/// empty body that is over from the start, so the HEADERS frame itself ends the stream:
+/// HTTP/2 clients built on gRPC's C core or grpc-js treat an empty DATA frame ending the
+/// stream without trailers as a broken call (`UNKNOWN`, "Stream removed"), losing the status.
 fn into_a2a_body(resp: http::Response<tonic::body::Body>) -> Response {
-    use http_body::Body as _;
+    if http_body::Body::is_end_stream(resp.body()) {
+        return resp.map(|_| Either::Left(Full::new(Bytes::new())));
+    }
     resp.map(|body| {
-        if body.is_end_stream() {
-            return Either::Left(Full::new(Bytes::new()));
-        }
         let frames = BodyStream::new(body).map(|frame| match frame {
             Ok(frame) => Ok(frame),
             // tonic ends a body with its status; an error here is one it could not frame.

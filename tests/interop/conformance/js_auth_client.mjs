@@ -7,6 +7,9 @@
 // Reads the public card with the SDK's resolver (its securitySchemes and
 // securityRequirements), then over JSON-RPC and HTTP+JSON: a client whose fetch carries the
 // key (createAuthenticatingFetchWithRetry) sends a message; one without credentials is refused.
+// Over gRPC (the SDK's GrpcTransportFactory) there is no fetch to wrap: the key goes as call
+// metadata, set by an SDK `CallInterceptor` as a service parameter (the SDK's transports send
+// service parameters as HTTP headers or gRPC metadata alike); one without it is refused.
 // Prints one JSON object on the last line of stdout.
 
 import { randomUUID } from 'node:crypto';
@@ -18,6 +21,7 @@ import {
   RestTransportFactory,
   createAuthenticatingFetchWithRetry,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { Role, TaskState } from '@a2a-js/sdk';
 
 const [base, key, header = 'X-API-Key'] = process.argv.slice(2);
@@ -27,31 +31,47 @@ const withKey = createAuthenticatingFetchWithRetry(fetch, {
   shouldRetryWithHeaders: async () => undefined,
 });
 
-function factory(binding, fetchImpl) {
-  const transports = fetchImpl
-    ? [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })]
-    : undefined;
+// Over gRPC: the key as a service parameter of every call (gRPC metadata on the wire).
+const keyInterceptor = {
+  async before(args) {
+    args.options.serviceParameters[header] = key;
+  },
+  async after() {},
+};
+
+function factory(binding, withCredentials) {
+  const transports = [new GrpcTransportFactory()];
+  if (withCredentials) {
+    transports.push(new JsonRpcTransportFactory({ fetchImpl: withKey }), new RestTransportFactory({ fetchImpl: withKey }));
+  }
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      ...(transports ? { transports } : {}),
+      transports,
+      ...(withCredentials && binding === 'GRPC' ? { clientConfig: { interceptors: [keyInterceptor] } } : {}),
       preferredTransports: [binding],
     }),
   );
 }
 
-async function send(binding, fetchImpl) {
+async function send(binding, withCredentials) {
   try {
-    const client = await factory(binding, fetchImpl).createFromUrl(base);
+    const client = await factory(binding, withCredentials).createFromUrl(base);
+    if (client.transport.protocolName !== binding) throw new Error(`the SDK picked ${client.transport.protocolName}, not ${binding}`);
+    // Every field present, as the SDK's TypeScript types have it (its gRPC encoder reads each).
     const message = {
       messageId: randomUUID(),
+      contextId: '',
+      taskId: '',
       role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text', value: 'hi' } }],
+      parts: [{ content: { $case: 'text', value: 'hi' }, metadata: undefined, filename: '', mediaType: '' }],
       metadata: { skillId: 'echo' },
+      extensions: [],
+      referenceTaskIds: [],
     };
-    const r = await client.sendMessage({ message });
+    const r = await client.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined });
     return { state: r && 'status' in r ? TaskState[r.status.state] : null };
   } catch (e) {
-    return { exception: e?.name, message: String(e?.message ?? e).slice(0, 300) };
+    return { exception: e?.name, message: String(e?.message ?? e).slice(0, 300), ...(e?.status !== undefined ? { status: e.status } : {}) };
   }
 }
 
@@ -63,7 +83,7 @@ const out = {
   },
   bindings: {},
 };
-for (const binding of ['JSONRPC', 'HTTP+JSON']) {
-  out.bindings[binding] = { with_key: await send(binding, withKey), without_key: await send(binding) };
+for (const binding of ['JSONRPC', 'HTTP+JSON', 'GRPC']) {
+  out.bindings[binding] = { with_key: await send(binding, true), without_key: await send(binding, false) };
 }
 console.log(JSON.stringify(out));

@@ -1,24 +1,36 @@
 // The official JS client (@a2a-js/sdk, pinned in js/package.json) calls every skill of every
-// example agent over JSON-RPC, for tests/interop_examples.rs: data skills with a data part,
-// a streaming skill through the streaming API, and skills that ask a question answered on the
-// same task. The Rust test copies this file beside the node_modules it installed.
+// example agent over JSON-RPC or gRPC (its GrpcTransportFactory, on @grpc/grpc-js, picked from
+// the card's GRPC interface; the card itself is read over HTTP), for tests/interop_examples.rs:
+// data skills with a data part, a streaming skill through the streaming API, and skills that
+// ask a question answered on the same task. The Rust test copies this file beside the
+// node_modules it installed.
 //
-// Usage: node js_examples_client.mjs AGENTS_JSON CALLS_JSON
+// Usage: node js_examples_client.mjs AGENTS_JSON CALLS_JSON [jsonrpc|grpc]   (default jsonrpc)
 //   AGENTS_JSON: {"hello": BASE_URL, ...}
 //   CALLS_JSON: [{"agent", "skill", "text"?, "data"?, "reply"?, "stream"?, "message_id"?}, ...]
 //
 // Prints ONE JSON line on stdout, in the shape examples_client.py prints:
-//   {"calls": [{"agent", "skill", "kind", "state", "text", "data", "status", "asked",
+//   {"binding", "transports": {agent: the transport's protocol}, "calls": [{"agent", "skill", "kind", "state", "text", "data", "status", "asked",
 //               "asked_state", "chunks", "events", "error"?}, ...]}
 
 import { randomUUID } from 'node:crypto';
 import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { Role, TaskState } from '@a2a-js/sdk';
 
-const [agents, calls] = process.argv.slice(2).map((a) => JSON.parse(a));
+const BINDINGS = { jsonrpc: 'JSONRPC', grpc: 'GRPC' };
+const [agents, calls] = process.argv.slice(2, 4).map((a) => JSON.parse(a));
+const binding = process.argv[4] ?? 'jsonrpc';
+if (!BINDINGS[binding]) {
+  console.error(`binding must be one of ${Object.keys(BINDINGS)}`);
+  process.exit(2);
+}
 
 const factory = new ClientFactory(
-  ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['JSONRPC'] }),
+  ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new GrpcTransportFactory()],
+    preferredTransports: [BINDINGS[binding]],
+  }),
 );
 
 const partsText = (parts) => (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -26,25 +38,25 @@ const partsData = (parts) => (parts ?? []).filter((p) => p.content?.$case === 'd
 const stateName = (s) => (s === undefined ? null : TaskState[s]);
 
 // The call's message: its text or data part, routed with `skillId`; or, with `reply`, the
-// answer to `task`'s question.
+// answer to `task`'s question. Every field is present, as the SDK's TypeScript types have it
+// (its gRPC encoder reads each one; the JSON writer skips a missing one).
 function message(call, reply, task) {
   let content;
   if (reply !== undefined) content = { $case: 'text', value: reply };
   else if (call.data !== undefined) content = { $case: 'data', value: call.data };
   else content = { $case: 'text', value: call.text };
-  const m = {
+  return {
     messageId: `${call.message_id ?? 'js'}-${randomUUID()}`,
+    contextId: task ? task.contextId : '',
+    taskId: task ? task.id : '',
     role: Role.ROLE_USER,
-    parts: [{ content }],
+    parts: [{ content, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: task ? undefined : { skillId: call.skill },
+    extensions: [],
+    referenceTaskIds: [],
   };
-  if (task) {
-    m.taskId = task.id;
-    m.contextId = task.contextId;
-  } else {
-    m.metadata = { skillId: call.skill };
-  }
-  return m;
 }
+const request = (message) => ({ tenant: '', message, configuration: undefined, metadata: undefined });
 
 // What a blocking answer (a Task or a Message) amounts to.
 function fromResult(r) {
@@ -98,9 +110,9 @@ function fromEvents(events) {
 }
 
 async function send(client, call, m) {
-  if (!call.stream) return fromResult(await client.sendMessage({ message: m }));
+  if (!call.stream) return fromResult(await client.sendMessage(request(m)));
   const events = [];
-  for await (const ev of client.sendMessageStream({ message: m })) events.push(ev);
+  for await (const ev of client.sendMessageStream(request(m))) events.push(ev);
   return fromEvents(events);
 }
 
@@ -119,7 +131,11 @@ async function callSkill(client, call) {
 
 const out = [];
 const clients = {};
-for (const [name, base] of Object.entries(agents)) clients[name] = await factory.createFromUrl(base);
+const transports = {};
+for (const [name, base] of Object.entries(agents)) {
+  clients[name] = await factory.createFromUrl(base);
+  transports[name] = clients[name].transport.protocolName;
+}
 for (const call of calls) {
   const result = { agent: call.agent, skill: call.skill };
   try {
@@ -131,4 +147,4 @@ for (const call of calls) {
   }
   out.push(result);
 }
-console.log(JSON.stringify({ calls: out }));
+console.log(JSON.stringify({ binding, transports, calls: out }));

@@ -1,7 +1,7 @@
 """The official Python client (a2a-sdk 1.3.0, pinned) against the a2a-kit conformance agent,
 for tests/interop_conformance.rs.
 
-Usage: python py_client.py BASE_URL (jsonrpc|rest) WEBHOOK_URL [--no-streaming]
+Usage: python py_client.py BASE_URL (jsonrpc|rest|grpc) WEBHOOK_URL [--no-streaming]
 
 BASE_URL serves the conformance agent (examples/src/conformance.rs: behaviour keyed on the
 messageId prefix). The main run expects it started with `--push --extended-card`; with
@@ -10,11 +10,19 @@ messageId prefix). The main run expects it started with `--push --extended-card`
 is recorded, `GET {WEBHOOK_URL}/received/KEY` lists the records as
 `[{"token": X-A2A-Notification-Token, "contentType": ..., "body": raw body}]`.
 
+`grpc` is the SDK's own gRPC transport (`GrpcTransport`, picked by the SDK from the card's
+`GRPC` interface, `host:port`, through `ClientConfig.grpc_channel_factory`), on the agent's
+listener (h2c). The card itself is fetched over HTTP whatever the binding (A2A has no gRPC
+method for the public card), and the push deliveries are HTTP POSTs from the agent to the
+webhook whatever binding registered them.
+
 Every HTTP response the SDK receives (bodies, each SSE event, JSON-RPC results unwrapped from
 their envelope, error details as google.rpc.ErrorInfo) and every pushed body is parsed strictly,
 with `google.protobuf.json_format.Parse(..., ignore_unknown_fields=False)`, into the SDK's own
-protobuf types (tests/interop/python/strict_wire.py); a violation fails the `strict_wire` check
-and names the check that caused it.
+protobuf types (tests/interop/python/strict_wire.py); over gRPC, where the messages are
+protobuf already, every response message is checked for fields and enum values the SDK's
+schema does not know, and every error status for its `google.rpc.Status` details (see
+strict_wire.py). A violation fails the `strict_wire` check and names the check that caused it.
 
 Prints ONE JSON line on stdout:
   {"client": "py", "binding": ..., "mode": "main"|"no-streaming",
@@ -29,6 +37,7 @@ import traceback
 import uuid
 from pathlib import Path
 
+import grpc
 import httpx
 from google.protobuf.json_format import MessageToDict, Parse
 
@@ -55,9 +64,10 @@ from a2a.types import (
 
 sys.dont_write_bytecode = True  # no __pycache__ next to strict_wire.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'python'))
-from strict_wire import Strict, StrictTransport  # noqa: E402  (tests/interop/python)
+from strict_wire import Strict, StrictTransport, grpc_interceptors  # noqa: E402  (tests/interop/python)
 
-BINDINGS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON'}
+BINDINGS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON', 'grpc': 'GRPC'}
+TRANSPORTS = {'jsonrpc': 'JsonRpcTransport', 'rest': 'RestTransport', 'grpc': 'GrpcTransport'}
 
 # Strict checking of everything on the wire (strict_wire.py), each violation naming its check.
 STRICT = Strict(conformance=True)
@@ -147,6 +157,7 @@ class Run:
         self.base, self.binding, self.webhook, self.no_streaming = base, binding, webhook, no_streaming
         self.checks = []
         self.hx = httpx.AsyncClient(transport=StrictTransport(STRICT), timeout=60)
+        self.channels = []  # the gRPC channels the SDK asked for, closed at the end
 
     async def check(self, name, fn):
         STRICT.current = name
@@ -164,9 +175,26 @@ class Run:
             })
         self.checks[-1]['seconds'] = round(time.monotonic() - start, 2)
 
+    def channel(self, url):
+        """The SDK's `grpc_channel_factory`: a plaintext (h2c) channel to the interface's
+        `host:port`, every response checked by strict_wire's interceptors."""
+        ch = grpc.aio.insecure_channel(url, interceptors=grpc_interceptors(STRICT))
+        self.channels.append(ch)
+        return ch
+
     def client(self, card, streaming):
-        cfg = ClientConfig(httpx_client=self.hx, supported_protocol_bindings=[BINDINGS[self.binding]], streaming=streaming)
+        cfg = ClientConfig(
+            httpx_client=self.hx,
+            grpc_channel_factory=self.channel,
+            supported_protocol_bindings=[BINDINGS[self.binding]],
+            streaming=streaming,
+        )
         return ClientFactory(cfg).create(card)
+
+    async def close(self):
+        await self.hx.aclose()
+        for ch in self.channels:
+            await ch.close()
 
     async def send(self, client, m, **config):
         req = SendMessageRequest(message=m)
@@ -201,9 +229,16 @@ class Run:
             else:
                 expect(caps.streaming and caps.push_notifications and caps.extended_agent_card, 'capabilities on', **detail)
             transport = type(self.client(c, False)._transport).__name__
-            want = 'JsonRpcTransport' if self.binding == 'jsonrpc' else 'RestTransport'
+            want = TRANSPORTS[self.binding]
             expect(transport == want, f'the SDK picks {want}', got=transport)
             detail['transport'] = transport
+            if self.binding == 'grpc':
+                # The card is read over HTTP (no gRPC method serves the public card); the
+                # GRPC interface names the same listener as host:port, without a scheme.
+                detail['card_fetch'] = 'HTTP GET /.well-known/agent-card.json (the public card has no gRPC method)'
+                authority = self.base.split('://', 1)[-1].rstrip('/')
+                urls = [i.url for i in c.supported_interfaces if i.protocol_binding == 'GRPC']
+                expect(urls == [authority], f'one GRPC interface at {authority}', got=urls)
             return detail
 
         await self.check('card', card)
@@ -396,6 +431,9 @@ class Run:
             d = push.get('delivery')
             expect(d is not None, 'push_config_crud to have waited for a delivery')
             expect(d.get('ok'), 'a COMPLETED StreamResponse POSTed to the webhook with the token', got=d)
+            if self.binding == 'grpc':
+                # Registered over gRPC; the delivery itself is HTTP whatever the binding.
+                d['delivered_over'] = 'HTTP POST to the webhook (the push protocol is HTTP whatever the binding)'
             return d
 
         async def extended_card():
@@ -503,12 +541,17 @@ async def main():
     try:
         await run.run()
     finally:
-        await run.hx.aclose()
+        await run.close()
     violations = STRICT.violations
+    checked = {
+        'grpc': 'every gRPC response message: no field or enum value unknown to the SDK\'s schema; every '
+        'error status: a google.rpc.Status in grpc-status-details-bin matching the call, with an '
+        'a2a-protocol.org ErrorInfo; the card (HTTP) and pushed bodies: strict ProtoJSON',
+    }.get(binding, 'every HTTP body, SSE event and pushed body: strict ProtoJSON into the SDK\'s types')
     run.checks.append({
         'check': 'strict_wire',
         'ok': not violations and sum(STRICT.parsed.values()) > 0,
-        'detail': {'parsed': dict(STRICT.parsed), 'violations': violations},
+        'detail': {'checked': checked, 'parsed': dict(STRICT.parsed), 'violations': violations},
     })
     print(json.dumps({
         'client': 'py', 'binding': binding, 'mode': 'no-streaming' if no_streaming else 'main', 'checks': run.checks,

@@ -1,18 +1,21 @@
 """The official Python client (a2a-sdk 1.x) calls every skill of every example agent over
-JSON-RPC, for tests/interop_examples.rs: data skills with a data part built from a dict, a
-streaming skill through the streaming API, and skills that ask a question answered on the
-same task.
+JSON-RPC or gRPC, for tests/interop_examples.rs: data skills with a data part built from a
+dict, a streaming skill through the streaming API, and skills that ask a question answered on
+the same task.
 
-Usage: examples_client.py AGENTS_JSON CALLS_JSON
+Usage: examples_client.py AGENTS_JSON CALLS_JSON [jsonrpc|grpc]   (default jsonrpc)
   AGENTS_JSON: {"hello": BASE_URL, "travel": BASE_URL, ...}
   CALLS_JSON: [{"agent", "skill", "text"?, "data"?, "reply"?, "stream"?, "message_id"?}, ...]
 
 Each call sends one message (a text part, or a data part) with metadata `skillId`; with
 `reply`, a task that asks (INPUT_REQUIRED) gets that text as its answer. Every response is
-also parsed strictly into the SDK's protobuf types (strict_wire.py).
+also parsed strictly into the SDK's protobuf types (strict_wire.py); over gRPC (the SDK's
+`GrpcTransport`, from the card's `GRPC` interface) the cards are still read over HTTP and
+parsed so, and the gRPC messages and error statuses are checked as strict_wire.py says.
 
 Prints one JSON object on the last line of stdout:
-  {"calls": [{"agent", "skill", "kind": "task"|"message", "state", "text", "data", "status",
+  {"binding", "transports": {agent: the SDK's transport class},
+   "calls": [{"agent", "skill", "kind": "task"|"message", "state", "text", "data", "status",
               "asked", "asked_state", "chunks", "events", "error"?}, ...],
    "strict": {"parsed": {...}, "violations": [...]}}
 """
@@ -23,6 +26,7 @@ import sys
 import traceback
 import uuid
 
+import grpc
 import httpx
 from google.protobuf import json_format, struct_pb2
 
@@ -30,9 +34,10 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 
 sys.dont_write_bytecode = True  # no __pycache__ next to strict_wire.py
-from strict_wire import Strict, StrictTransport  # noqa: E402  (this directory)
+from strict_wire import Strict, StrictTransport, grpc_interceptors  # noqa: E402  (this directory)
 
 CHECK = Strict()
+BINDINGS = {'jsonrpc': 'JSONRPC', 'grpc': 'GRPC'}
 
 
 def message(call, text=None, task=None):
@@ -127,18 +132,33 @@ async def call_skill(clients, call):
     return got
 
 
-async def main(agents, calls):
+async def main(agents, calls, binding):
     out = []
+    channels = []
+
+    def channel(url):
+        # The SDK's grpc_channel_factory: plaintext (h2c) to the interface's host:port.
+        ch = grpc.aio.insecure_channel(url, interceptors=grpc_interceptors(CHECK))
+        channels.append(ch)
+        return ch
+
     async with httpx.AsyncClient(transport=StrictTransport(CHECK), timeout=60) as hx:
         clients = {}
+        transports = {}
         for name, base in agents.items():
             card = await A2ACardResolver(hx, base).get_agent_card()
 
             def make(streaming, card=card):
-                cfg = ClientConfig(httpx_client=hx, supported_protocol_bindings=['JSONRPC'], streaming=streaming)
+                cfg = ClientConfig(
+                    httpx_client=hx,
+                    grpc_channel_factory=channel,
+                    supported_protocol_bindings=[BINDINGS[binding]],
+                    streaming=streaming,
+                )
                 return ClientFactory(cfg).create(card)
 
             clients[name] = (make(False), make(True))
+            transports[name] = type(clients[name][0]._transport).__name__
         for call in calls:
             result = {'agent': call['agent'], 'skill': call['skill']}
             try:
@@ -147,8 +167,18 @@ async def main(agents, calls):
                 traceback.print_exc(file=sys.stderr)
                 result['error'] = f'{type(e).__name__}: {str(e)[:400]}'
             out.append(result)
-    print(json.dumps({'calls': out, 'strict': {'parsed': dict(CHECK.parsed), 'violations': CHECK.violations}}))
+    for ch in channels:
+        await ch.close()
+    print(json.dumps({
+        'binding': binding,
+        'transports': transports,
+        'calls': out,
+        'strict': {'parsed': dict(CHECK.parsed), 'violations': CHECK.violations},
+    }))
 
 
 if __name__ == '__main__':
-    asyncio.run(main(json.loads(sys.argv[1]), json.loads(sys.argv[2])))
+    binding = sys.argv[3] if len(sys.argv) > 3 else 'jsonrpc'
+    if binding not in BINDINGS:
+        sys.exit(f'binding must be one of {sorted(BINDINGS)}')
+    asyncio.run(main(json.loads(sys.argv[1]), json.loads(sys.argv[2]), binding))

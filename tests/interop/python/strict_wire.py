@@ -9,6 +9,14 @@ but a canonical writer never emits (snake_case names, nulls, numeric enums, non-
 timestamps). Deviations are collected in `strict.violations`, parsed types counted in
 `strict.parsed`.
 
+Over gRPC the messages are protobuf already, decoded by the SDK's own stubs: the channel
+interceptors of `grpc_interceptors(strict)` check instead that every response message (each
+unary answer, each stream message) carries no field the SDK's schema does not know (unknown
+fields, at any depth) and no enum value its enums do not name, and that every error status
+carries `grpc-status-details-bin`: a `google.rpc.Status` whose code and message are the
+call's, whose details parse (`ErrorInfo`, `BadRequest`) with nothing unknown in them, and,
+in the conformance profile, with an `ErrorInfo` of domain `a2a-protocol.org`.
+
 `Strict(conformance=True)` is the stricter profile of the conformance client: violations name
 the check running (`strict.current`); error details must carry a
 `type.googleapis.com/google.rpc.ErrorInfo`; the JSON-RPC `id` is always compared; envelopes
@@ -20,10 +28,12 @@ import json
 import re
 from collections import Counter
 
+import grpc
 import httpx
 from google.protobuf import empty_pb2
-from google.protobuf.json_format import Parse
-from google.rpc import error_details_pb2
+from google.protobuf.json_format import MessageToDict, Parse
+from google.protobuf.unknown_fields import UnknownFieldSet
+from google.rpc import error_details_pb2, status_pb2
 
 from a2a.types import (
     AgentCard,
@@ -283,3 +293,148 @@ class StrictTransport(httpx.AsyncBaseTransport):
                 return strict.fail(where, f'HTTP {status} with an empty body')
             value = {}
         strict.parse(where, value, rest_result_type(request.method, request.url.path))
+
+
+# ---------------------------------------------------------------------------------------------
+# gRPC: the messages are protobuf on the wire; what is checked is what strict parsing checks
+# for JSON that still applies (nothing the schema does not know) and the error statuses.
+
+GRPC_RESULTS = {**JSONRPC_RESULTS, 'SendStreamingMessage': StreamResponse}
+ERROR_DOMAIN = 'a2a-protocol.org'
+
+
+def _method(details):
+    """`/lf.a2a.v1.A2AService/GetTask` -> `GetTask`."""
+    method = details.method.decode() if isinstance(details.method, bytes) else details.method
+    return method.rsplit('/', 1)[-1]
+
+
+def unknown_in(message, path='$'):
+    """Where `message` holds fields or enum values its schema does not know, at any depth."""
+    found = []
+    unknown = UnknownFieldSet(message)
+    if len(unknown):
+        found.append(f'{path}: unknown field number(s) {sorted({f.field_number for f in unknown})}')
+    for fd, value in message.ListFields():
+        at = f'{path}.{fd.json_name}'
+        entry = fd.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            value_fd = entry.fields_by_name['value']
+            for key, v in value.items():
+                if value_fd.message_type is not None:
+                    found += unknown_in(v, f'{at}[{key!r}]')
+                elif value_fd.enum_type is not None and v not in value_fd.enum_type.values_by_number:
+                    found.append(f'{at}[{key!r}]: enum value {v} not in {value_fd.enum_type.full_name}')
+            continue
+        values = value if fd.is_repeated else [value]
+        for i, v in enumerate(values):
+            item = f'{at}[{i}]' if fd.is_repeated else at
+            if fd.message_type is not None:
+                found += unknown_in(v, item)
+            elif fd.enum_type is not None and v not in fd.enum_type.values_by_number:
+                found.append(f'{item}: enum value {v} not in {fd.enum_type.full_name}')
+    return found
+
+
+def grpc_message(strict, where, method, message):
+    """One response message of a gRPC call."""
+    want = GRPC_RESULTS.get(method)
+    if want is None:
+        strict.fail(where, 'no result type known for this method')
+    elif not isinstance(message, want):
+        strict.fail(where, f'decoded as {type(message).__name__}, not {want.__name__}')
+    for problem in unknown_in(message):
+        strict.fail(where, problem)
+    strict.parsed[message.DESCRIPTOR.name] += 1
+    strict.last_body = json.dumps(MessageToDict(message))[:3000]
+
+
+def grpc_status(strict, where, err):
+    """A call ended with an error status: its `google.rpc.Status` in
+    `grpc-status-details-bin`, checked, and kept (as JSON) in `strict.last_body`."""
+    bins = [v for k, v in (err.trailing_metadata() or ()) if k == 'grpc-status-details-bin']
+    strict.last_body = json.dumps({'grpc-status': err.code().name, 'grpc-message': err.details()})
+    if len(bins) != 1:
+        return strict.fail(where, f'{err.code().name} with {len(bins)} grpc-status-details-bin (want 1): {err.details()!r}')
+    status = status_pb2.Status()
+    try:
+        status.ParseFromString(bins[0])
+    except Exception as e:  # DecodeError
+        return strict.fail(where, f'grpc-status-details-bin is not a google.rpc.Status: {e}')
+    for problem in unknown_in(status):
+        strict.fail(where, f'google.rpc.Status {problem}')
+    if status.code != err.code().value[0]:
+        strict.fail(where, f'google.rpc.Status code {status.code} is not the call\'s {err.code().name}')
+    if status.message != err.details():
+        strict.fail(where, f'google.rpc.Status message {status.message!r} is not grpc-message {err.details()!r}')
+    infos = 0
+    details = []
+    for any_ in status.details:
+        for name, typ in (('google.rpc.ErrorInfo', error_details_pb2.ErrorInfo), ('google.rpc.BadRequest', error_details_pb2.BadRequest)):
+            if strict.is_type(any_.type_url, name):
+                detail = typ()
+                try:
+                    detail.ParseFromString(any_.value)
+                except Exception as e:  # DecodeError
+                    strict.fail(where, f'{name} detail does not decode: {e}')
+                    break
+                for problem in unknown_in(detail):
+                    strict.fail(where, f'{name} {problem}')
+                strict.parsed[typ.DESCRIPTOR.name] += 1
+                if typ is error_details_pb2.ErrorInfo:
+                    infos += 1
+                    if strict.conformance and detail.domain != ERROR_DOMAIN:
+                        strict.fail(where, f'ErrorInfo domain {detail.domain!r}, not {ERROR_DOMAIN!r}')
+                details.append({'@type': any_.type_url, **MessageToDict(detail)})
+                break
+        else:
+            details.append({'@type': any_.type_url})
+    if infos == 0 and strict.conformance:
+        strict.fail(where, 'error status without a google.rpc.ErrorInfo detail (clients map errors by its reason)')
+    strict.parsed['GrpcStatus'] += 1
+    strict.last_body = json.dumps({'code': status.code, 'message': status.message, 'details': details})[:3000]
+
+
+class _StrictUnary(grpc.aio.UnaryUnaryClientInterceptor):
+    def __init__(self, strict):
+        self.strict = strict
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
+        method = _method(client_call_details)
+        where = f'gRPC {method}'
+        call = await continuation(client_call_details, request)
+        try:
+            response = await call
+        except grpc.aio.AioRpcError as e:
+            grpc_status(self.strict, where, e)
+        else:
+            grpc_message(self.strict, where, method, response)
+        # Done: awaiting it again gives the caller the same response or error.
+        return call
+
+
+class _StrictStream(grpc.aio.UnaryStreamClientInterceptor):
+    def __init__(self, strict):
+        self.strict = strict
+
+    async def intercept_unary_stream(self, continuation, client_call_details, request):
+        method = _method(client_call_details)
+        where = f'gRPC {method} (stream message)'
+        call = await continuation(client_call_details, request)
+        strict = self.strict
+
+        async def responses():
+            try:
+                async for message in call:
+                    grpc_message(strict, where, method, message)
+                    yield message
+            except grpc.aio.AioRpcError as e:
+                grpc_status(strict, f'gRPC {method}', e)
+                raise
+
+        return responses()
+
+
+def grpc_interceptors(strict):
+    """Channel interceptors checking every gRPC response and error status with `strict`."""
+    return [_StrictUnary(strict), _StrictStream(strict)]
