@@ -715,25 +715,52 @@ const GRPC_METHODS: [&str; 11] = [
     "DeleteTaskPushNotificationConfig",
 ];
 
-/// gRPC: the first byte picks the method (its top bit: the rest is the whole body, framing
-/// and all; else it is one message, framed here), the rest is protobuf as a client could send
-/// it. Every answer is a gRPC answer (HTTP 200, `application/grpc`, a `grpc-status`), never
-/// INTERNAL or UNKNOWN (a client's bytes are its mistake), and OK only for what decodes.
+/// The field number of the task id in each method's request (`None`: it has none).
+const GRPC_TASK_FIELD: [Option<u8>; 11] = [
+    None,
+    None,
+    Some(2),
+    None,
+    Some(2),
+    Some(2),
+    Some(3),
+    Some(2),
+    Some(1),
+    None,
+    Some(2),
+];
+
+/// gRPC: the first byte picks the method (its low six bits), whether the request names a task
+/// that exists (bit 6: the harness's task waiting for a reply, appended as the task id field,
+/// which protobuf's "last one wins" makes the id), and whether the rest is the whole body,
+/// framing and all (bit 7; else it is one message, framed here); the rest is protobuf as a
+/// client could send it. Every answer is a gRPC answer (HTTP 200, `application/grpc`, a
+/// `grpc-status`), never INTERNAL or UNKNOWN (a client's bytes are its mistake).
 pub fn grpc(data: &[u8]) {
     let Some((&pick, message)) = data.split_first() else {
         return;
     };
-    let method = GRPC_METHODS[usize::from(pick & 0x7f) % GRPC_METHODS.len()];
+    let which = usize::from(pick & 0x3f) % GRPC_METHODS.len();
+    let method = GRPC_METHODS[which];
+    let h = harness();
+    let mut message = message.to_vec();
+    if pick & 0x40 != 0
+        && let Some(field) = GRPC_TASK_FIELD[which]
+    {
+        let id = h.waiting.lock().unwrap().clone();
+        message.push(field << 3 | 2);
+        message.push(id.len() as u8);
+        message.extend_from_slice(id.as_bytes());
+    }
     let body = if pick & 0x80 != 0 {
-        Bytes::copy_from_slice(message)
+        Bytes::from(message.clone())
     } else {
         let mut framed = Vec::with_capacity(message.len() + 5);
         framed.push(0);
         framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
-        framed.extend_from_slice(message);
+        framed.extend_from_slice(&message);
         Bytes::from(framed)
     };
-    let h = harness();
     let mut req = http::Request::post(format!("/lf.a2a.v1.A2AService/{method}"))
         .header("content-type", "application/grpc")
         .header("te", "trailers")
@@ -784,6 +811,9 @@ pub fn grpc(data: &[u8]) {
         .or_else(|| headers.get("grpc-status"))
         .and_then(|v| v.to_str().ok())
         .map(|v| v.parse::<i32>().expect("a numeric grpc-status"));
+    if trace() {
+        eprintln!("-> {method}: grpc-status {code:?}");
+    }
     if let Some(code) = code {
         // 2 UNKNOWN, 13 INTERNAL: a fault of the agent's, never the answer to bytes.
         assert!(
