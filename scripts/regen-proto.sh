@@ -11,7 +11,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cargo run --quiet --locked --release --manifest-path "$root/tools/proto-gen/Cargo.toml" \
     --target-dir "$root/target/proto-gen" -- "$root" "$out"
-rustfmt --edition 2024 "$out"/*.rs
+# (tonic-prost-build formats the code itself: no rustfmt needed)
 if [[ "${1:-}" == "--check" ]]; then
     if ! diff -ru "$dest" "$out"; then
         echo "a2a-kit's generated gRPC code is stale: run bash scripts/regen-proto.sh" >&2

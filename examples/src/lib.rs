@@ -8,7 +8,9 @@
 //! authentication: `--api-key KEY` (repeatable) and bearer JWTs, `--jwt-secret SECRET` (or
 //! `A2A_JWT_SECRET`) or `--jwt-jwks URL`, with `--jwt-issuer ISS` and `--jwt-audience AUD`;
 //! API keys and JWTs together are accepted either way. The first log line says which
-//! authentication is on, or that the agent is open.
+//! authentication is on, or that the agent is open. With the `grpc` feature (on by default)
+//! every example also serves gRPC on `--bind`; `--grpc-bind HOST:PORT` adds a listener for
+//! it (named in the card), `--no-grpc` turns it off.
 
 #![forbid(unsafe_code)]
 

@@ -4,7 +4,9 @@ pub struct SendMessageConfiguration {
     #[prost(string, repeated, tag = "1")]
     pub accepted_output_modes: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(message, optional, tag = "2")]
-    pub task_push_notification_config: ::core::option::Option<TaskPushNotificationConfig>,
+    pub task_push_notification_config: ::core::option::Option<
+        TaskPushNotificationConfig,
+    >,
     #[prost(int32, optional, tag = "3")]
     pub history_length: ::core::option::Option<i32>,
     #[prost(bool, tag = "4")]
@@ -343,8 +345,10 @@ pub struct AgentCard {
     #[prost(message, optional, tag = "7")]
     pub capabilities: ::core::option::Option<AgentCapabilities>,
     #[prost(map = "string, message", tag = "8")]
-    pub security_schemes:
-        ::std::collections::HashMap<::prost::alloc::string::String, SecurityScheme>,
+    pub security_schemes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        SecurityScheme,
+    >,
     #[prost(message, repeated, tag = "9")]
     pub security_requirements: ::prost::alloc::vec::Vec<SecurityRequirement>,
     /// required
@@ -536,8 +540,10 @@ pub struct AuthorizationCodeOAuthFlow {
     pub refresh_url: ::prost::alloc::string::String,
     /// required
     #[prost(map = "string, string", tag = "4")]
-    pub scopes:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub scopes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     #[prost(bool, tag = "5")]
     pub pkce_required: bool,
 }
@@ -550,8 +556,10 @@ pub struct ClientCredentialsOAuthFlow {
     pub refresh_url: ::prost::alloc::string::String,
     /// required
     #[prost(map = "string, string", tag = "3")]
-    pub scopes:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub scopes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ImplicitOAuthFlow {
@@ -560,8 +568,10 @@ pub struct ImplicitOAuthFlow {
     #[prost(string, tag = "2")]
     pub refresh_url: ::prost::alloc::string::String,
     #[prost(map = "string, string", tag = "3")]
-    pub scopes:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub scopes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct PasswordOAuthFlow {
@@ -570,8 +580,10 @@ pub struct PasswordOAuthFlow {
     #[prost(string, tag = "2")]
     pub refresh_url: ::prost::alloc::string::String,
     #[prost(map = "string, string", tag = "3")]
-    pub scopes:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub scopes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct DeviceCodeOAuthFlow {
@@ -585,8 +597,10 @@ pub struct DeviceCodeOAuthFlow {
     pub refresh_url: ::prost::alloc::string::String,
     /// required
     #[prost(map = "string, string", tag = "4")]
-    pub scopes:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub scopes: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -671,10 +685,10 @@ pub mod a2a_service_client {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
-    use tonic::codegen::http::Uri;
     use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
     /// The eleven A2A operations. Service parameters travel as metadata: `a2a-version`,
     /// `a2a-extensions`.
     #[derive(Debug, Clone)]
@@ -704,13 +718,14 @@ pub mod a2a_service_client {
             F: tonic::service::Interceptor,
             T::ResponseBody: Default,
             T: tonic::codegen::Service<
-                    http::Request<tonic::body::Body>,
-                    Response = http::Response<
-                        <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
-                    >,
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
                 >,
-            <T as tonic::codegen::Service<http::Request<tonic::body::Body>>>::Error:
-                Into<StdError> + std::marker::Send + std::marker::Sync,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
         {
             A2aServiceClient::new(InterceptedService::new(inner, interceptor))
         }
@@ -748,13 +763,22 @@ pub mod a2a_service_client {
         pub async fn send_message(
             &mut self,
             request: impl tonic::IntoRequest<super::SendMessageRequest>,
-        ) -> std::result::Result<tonic::Response<super::SendMessageResponse>, tonic::Status>
-        {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+        ) -> std::result::Result<
+            tonic::Response<super::SendMessageResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/SendMessage");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/SendMessage",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "SendMessage"));
@@ -767,28 +791,39 @@ pub mod a2a_service_client {
             tonic::Response<tonic::codec::Streaming<super::StreamResponse>>,
             tonic::Status,
         > {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path =
-                http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/SendStreamingMessage");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/SendStreamingMessage",
+            );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "SendStreamingMessage",
-            ));
+            req.extensions_mut()
+                .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "SendStreamingMessage"));
             self.inner.server_streaming(req, path, codec).await
         }
         pub async fn get_task(
             &mut self,
             request: impl tonic::IntoRequest<super::GetTaskRequest>,
         ) -> std::result::Result<tonic::Response<super::Task>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetTask");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/GetTask",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "GetTask"));
@@ -797,12 +832,22 @@ pub mod a2a_service_client {
         pub async fn list_tasks(
             &mut self,
             request: impl tonic::IntoRequest<super::ListTasksRequest>,
-        ) -> std::result::Result<tonic::Response<super::ListTasksResponse>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+        ) -> std::result::Result<
+            tonic::Response<super::ListTasksResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/ListTasks");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/ListTasks",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "ListTasks"));
@@ -812,11 +857,18 @@ pub mod a2a_service_client {
             &mut self,
             request: impl tonic::IntoRequest<super::CancelTaskRequest>,
         ) -> std::result::Result<tonic::Response<super::Task>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/CancelTask");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/CancelTask",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "CancelTask"));
@@ -829,12 +881,18 @@ pub mod a2a_service_client {
             tonic::Response<tonic::codec::Streaming<super::StreamResponse>>,
             tonic::Status,
         > {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path =
-                http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/SubscribeToTask");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/SubscribeToTask",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "SubscribeToTask"));
@@ -843,95 +901,139 @@ pub mod a2a_service_client {
         pub async fn create_task_push_notification_config(
             &mut self,
             request: impl tonic::IntoRequest<super::TaskPushNotificationConfig>,
-        ) -> std::result::Result<tonic::Response<super::TaskPushNotificationConfig>, tonic::Status>
-        {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+        ) -> std::result::Result<
+            tonic::Response<super::TaskPushNotificationConfig>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
             );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "CreateTaskPushNotificationConfig",
-            ));
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "lf.a2a.v1.A2AService",
+                        "CreateTaskPushNotificationConfig",
+                    ),
+                );
             self.inner.unary(req, path, codec).await
         }
         pub async fn get_task_push_notification_config(
             &mut self,
             request: impl tonic::IntoRequest<super::GetTaskPushNotificationConfigRequest>,
-        ) -> std::result::Result<tonic::Response<super::TaskPushNotificationConfig>, tonic::Status>
-        {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+        ) -> std::result::Result<
+            tonic::Response<super::TaskPushNotificationConfig>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
             );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "GetTaskPushNotificationConfig",
-            ));
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "lf.a2a.v1.A2AService",
+                        "GetTaskPushNotificationConfig",
+                    ),
+                );
             self.inner.unary(req, path, codec).await
         }
         pub async fn list_task_push_notification_configs(
             &mut self,
-            request: impl tonic::IntoRequest<super::ListTaskPushNotificationConfigsRequest>,
+            request: impl tonic::IntoRequest<
+                super::ListTaskPushNotificationConfigsRequest,
+            >,
         ) -> std::result::Result<
             tonic::Response<super::ListTaskPushNotificationConfigsResponse>,
             tonic::Status,
         > {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs",
             );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "ListTaskPushNotificationConfigs",
-            ));
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "lf.a2a.v1.A2AService",
+                        "ListTaskPushNotificationConfigs",
+                    ),
+                );
             self.inner.unary(req, path, codec).await
         }
         pub async fn get_extended_agent_card(
             &mut self,
             request: impl tonic::IntoRequest<super::GetExtendedAgentCardRequest>,
         ) -> std::result::Result<tonic::Response<super::AgentCard>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
-            let path =
-                http::uri::PathAndQuery::from_static("/lf.a2a.v1.A2AService/GetExtendedAgentCard");
+            let path = http::uri::PathAndQuery::from_static(
+                "/lf.a2a.v1.A2AService/GetExtendedAgentCard",
+            );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "GetExtendedAgentCard",
-            ));
+            req.extensions_mut()
+                .insert(GrpcMethod::new("lf.a2a.v1.A2AService", "GetExtendedAgentCard"));
             self.inner.unary(req, path, codec).await
         }
         pub async fn delete_task_push_notification_config(
             &mut self,
-            request: impl tonic::IntoRequest<super::DeleteTaskPushNotificationConfigRequest>,
+            request: impl tonic::IntoRequest<
+                super::DeleteTaskPushNotificationConfigRequest,
+            >,
         ) -> std::result::Result<tonic::Response<()>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = crate::protocol::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
             );
             let mut req = request.into_request();
-            req.extensions_mut().insert(GrpcMethod::new(
-                "lf.a2a.v1.A2AService",
-                "DeleteTaskPushNotificationConfig",
-            ));
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "lf.a2a.v1.A2AService",
+                        "DeleteTaskPushNotificationConfig",
+                    ),
+                );
             self.inner.unary(req, path, codec).await
         }
     }
@@ -943,7 +1045,7 @@ pub mod a2a_service_server {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with A2aServiceServer.
@@ -952,16 +1054,23 @@ pub mod a2a_service_server {
         async fn send_message(
             &self,
             request: tonic::Request<super::SendMessageRequest>,
-        ) -> std::result::Result<tonic::Response<super::SendMessageResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::SendMessageResponse>,
+            tonic::Status,
+        >;
         /// Server streaming response type for the SendStreamingMessage method.
         type SendStreamingMessageStream: tonic::codegen::tokio_stream::Stream<
                 Item = std::result::Result<super::StreamResponse, tonic::Status>,
-            > + std::marker::Send
+            >
+            + std::marker::Send
             + 'static;
         async fn send_streaming_message(
             &self,
             request: tonic::Request<super::SendMessageRequest>,
-        ) -> std::result::Result<tonic::Response<Self::SendStreamingMessageStream>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<Self::SendStreamingMessageStream>,
+            tonic::Status,
+        >;
         async fn get_task(
             &self,
             request: tonic::Request<super::GetTaskRequest>,
@@ -969,7 +1078,10 @@ pub mod a2a_service_server {
         async fn list_tasks(
             &self,
             request: tonic::Request<super::ListTasksRequest>,
-        ) -> std::result::Result<tonic::Response<super::ListTasksResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::ListTasksResponse>,
+            tonic::Status,
+        >;
         async fn cancel_task(
             &self,
             request: tonic::Request<super::CancelTaskRequest>,
@@ -977,20 +1089,30 @@ pub mod a2a_service_server {
         /// Server streaming response type for the SubscribeToTask method.
         type SubscribeToTaskStream: tonic::codegen::tokio_stream::Stream<
                 Item = std::result::Result<super::StreamResponse, tonic::Status>,
-            > + std::marker::Send
+            >
+            + std::marker::Send
             + 'static;
         async fn subscribe_to_task(
             &self,
             request: tonic::Request<super::SubscribeToTaskRequest>,
-        ) -> std::result::Result<tonic::Response<Self::SubscribeToTaskStream>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<Self::SubscribeToTaskStream>,
+            tonic::Status,
+        >;
         async fn create_task_push_notification_config(
             &self,
             request: tonic::Request<super::TaskPushNotificationConfig>,
-        ) -> std::result::Result<tonic::Response<super::TaskPushNotificationConfig>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::TaskPushNotificationConfig>,
+            tonic::Status,
+        >;
         async fn get_task_push_notification_config(
             &self,
             request: tonic::Request<super::GetTaskPushNotificationConfigRequest>,
-        ) -> std::result::Result<tonic::Response<super::TaskPushNotificationConfig>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::TaskPushNotificationConfig>,
+            tonic::Status,
+        >;
         async fn list_task_push_notification_configs(
             &self,
             request: tonic::Request<super::ListTaskPushNotificationConfigsRequest>,
@@ -1030,7 +1152,10 @@ pub mod a2a_service_server {
                 max_encoding_message_size: None,
             }
         }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
         where
             F: tonic::service::Interceptor,
         {
@@ -1085,9 +1210,15 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/SendMessage" => {
                     #[allow(non_camel_case_types)]
                     struct SendMessageSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService> tonic::server::UnaryService<super::SendMessageRequest> for SendMessageSvc<T> {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::SendMessageRequest>
+                    for SendMessageSvc<T> {
                         type Response = super::SendMessageResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::SendMessageRequest>,
@@ -1124,21 +1255,24 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/SendStreamingMessage" => {
                     #[allow(non_camel_case_types)]
                     struct SendStreamingMessageSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::ServerStreamingService<super::SendMessageRequest>
-                        for SendStreamingMessageSvc<T>
-                    {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::ServerStreamingService<super::SendMessageRequest>
+                    for SendStreamingMessageSvc<T> {
                         type Response = super::StreamResponse;
                         type ResponseStream = T::SendStreamingMessageStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::SendMessageRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
-                                <T as A2aService>::send_streaming_message(&inner, request).await
+                                <T as A2aService>::send_streaming_message(&inner, request)
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1168,16 +1302,23 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/GetTask" => {
                     #[allow(non_camel_case_types)]
                     struct GetTaskSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService> tonic::server::UnaryService<super::GetTaskRequest> for GetTaskSvc<T> {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::GetTaskRequest>
+                    for GetTaskSvc<T> {
                         type Response = super::Task;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::GetTaskRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as A2aService>::get_task(&inner, request).await };
+                            let fut = async move {
+                                <T as A2aService>::get_task(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -1206,16 +1347,23 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/ListTasks" => {
                     #[allow(non_camel_case_types)]
                     struct ListTasksSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService> tonic::server::UnaryService<super::ListTasksRequest> for ListTasksSvc<T> {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::ListTasksRequest>
+                    for ListTasksSvc<T> {
                         type Response = super::ListTasksResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::ListTasksRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as A2aService>::list_tasks(&inner, request).await };
+                            let fut = async move {
+                                <T as A2aService>::list_tasks(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -1244,9 +1392,15 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/CancelTask" => {
                     #[allow(non_camel_case_types)]
                     struct CancelTaskSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService> tonic::server::UnaryService<super::CancelTaskRequest> for CancelTaskSvc<T> {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::CancelTaskRequest>
+                    for CancelTaskSvc<T> {
                         type Response = super::Task;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::CancelTaskRequest>,
@@ -1283,14 +1437,17 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/SubscribeToTask" => {
                     #[allow(non_camel_case_types)]
                     struct SubscribeToTaskSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::ServerStreamingService<super::SubscribeToTaskRequest>
-                        for SubscribeToTaskSvc<T>
-                    {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::ServerStreamingService<
+                        super::SubscribeToTaskRequest,
+                    > for SubscribeToTaskSvc<T> {
                         type Response = super::StreamResponse;
                         type ResponseStream = T::SubscribeToTaskStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::SubscribeToTaskRequest>,
@@ -1326,13 +1483,18 @@ pub mod a2a_service_server {
                 }
                 "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig" => {
                     #[allow(non_camel_case_types)]
-                    struct CreateTaskPushNotificationConfigSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::UnaryService<super::TaskPushNotificationConfig>
-                        for CreateTaskPushNotificationConfigSvc<T>
-                    {
+                    struct CreateTaskPushNotificationConfigSvc<T: A2aService>(
+                        pub Arc<T>,
+                    );
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::TaskPushNotificationConfig>
+                    for CreateTaskPushNotificationConfigSvc<T> {
                         type Response = super::TaskPushNotificationConfig;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::TaskPushNotificationConfig>,
@@ -1340,9 +1502,10 @@ pub mod a2a_service_server {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
                                 <T as A2aService>::create_task_push_notification_config(
-                                    &inner, request,
-                                )
-                                .await
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1372,22 +1535,29 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig" => {
                     #[allow(non_camel_case_types)]
                     struct GetTaskPushNotificationConfigSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::UnaryService<super::GetTaskPushNotificationConfigRequest>
-                        for GetTaskPushNotificationConfigSvc<T>
-                    {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<
+                        super::GetTaskPushNotificationConfigRequest,
+                    > for GetTaskPushNotificationConfigSvc<T> {
                         type Response = super::TaskPushNotificationConfig;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
-                            request: tonic::Request<super::GetTaskPushNotificationConfigRequest>,
+                            request: tonic::Request<
+                                super::GetTaskPushNotificationConfigRequest,
+                            >,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
                                 <T as A2aService>::get_task_push_notification_config(
-                                    &inner, request,
-                                )
-                                .await
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1417,22 +1587,29 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs" => {
                     #[allow(non_camel_case_types)]
                     struct ListTaskPushNotificationConfigsSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::UnaryService<super::ListTaskPushNotificationConfigsRequest>
-                        for ListTaskPushNotificationConfigsSvc<T>
-                    {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<
+                        super::ListTaskPushNotificationConfigsRequest,
+                    > for ListTaskPushNotificationConfigsSvc<T> {
                         type Response = super::ListTaskPushNotificationConfigsResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
-                            request: tonic::Request<super::ListTaskPushNotificationConfigsRequest>,
+                            request: tonic::Request<
+                                super::ListTaskPushNotificationConfigsRequest,
+                            >,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
                                 <T as A2aService>::list_task_push_notification_configs(
-                                    &inner, request,
-                                )
-                                .await
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1462,19 +1639,23 @@ pub mod a2a_service_server {
                 "/lf.a2a.v1.A2AService/GetExtendedAgentCard" => {
                     #[allow(non_camel_case_types)]
                     struct GetExtendedAgentCardSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::UnaryService<super::GetExtendedAgentCardRequest>
-                        for GetExtendedAgentCardSvc<T>
-                    {
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<super::GetExtendedAgentCardRequest>
+                    for GetExtendedAgentCardSvc<T> {
                         type Response = super::AgentCard;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::GetExtendedAgentCardRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
-                                <T as A2aService>::get_extended_agent_card(&inner, request).await
+                                <T as A2aService>::get_extended_agent_card(&inner, request)
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1503,23 +1684,32 @@ pub mod a2a_service_server {
                 }
                 "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig" => {
                     #[allow(non_camel_case_types)]
-                    struct DeleteTaskPushNotificationConfigSvc<T: A2aService>(pub Arc<T>);
-                    impl<T: A2aService>
-                        tonic::server::UnaryService<super::DeleteTaskPushNotificationConfigRequest>
-                        for DeleteTaskPushNotificationConfigSvc<T>
-                    {
+                    struct DeleteTaskPushNotificationConfigSvc<T: A2aService>(
+                        pub Arc<T>,
+                    );
+                    impl<
+                        T: A2aService,
+                    > tonic::server::UnaryService<
+                        super::DeleteTaskPushNotificationConfigRequest,
+                    > for DeleteTaskPushNotificationConfigSvc<T> {
                         type Response = ();
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
-                            request: tonic::Request<super::DeleteTaskPushNotificationConfigRequest>,
+                            request: tonic::Request<
+                                super::DeleteTaskPushNotificationConfigRequest,
+                            >,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
                                 <T as A2aService>::delete_task_push_notification_config(
-                                    &inner, request,
-                                )
-                                .await
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -1546,19 +1736,25 @@ pub mod a2a_service_server {
                     };
                     Box::pin(fut)
                 }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
             }
         }
     }
