@@ -268,9 +268,15 @@ async fn unsupported_versions_and_bindings() {
         A2aClient::connect(&base).await.unwrap_err(),
         ClientError::UnsupportedVersion { .. }
     ));
-    // gRPC only.
+    // gRPC only: spoken (feature `grpc`), unless over TLS, which this client does not dial.
     let (base, _t) = serve_card(json!({"name": "G", "supportedInterfaces": [
         {"url": "127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}))
+    .await;
+    let c = A2aClient::connect(&base).await.unwrap();
+    assert_eq!(c.binding(), Binding::Grpc);
+    assert_eq!(c.endpoint().as_str(), "http://127.0.0.1:1/");
+    let (base, _t) = serve_card(json!({"name": "G", "supportedInterfaces": [
+        {"url": "https://127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}))
     .await;
     assert!(matches!(
         A2aClient::connect(&base).await.unwrap_err(),

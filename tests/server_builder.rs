@@ -83,8 +83,14 @@ fn defaults_build() {
     assert_eq!(service.public_url(), None);
     let card = service.card_for_url("http://10.0.0.7:8080/agents/x/");
     for interface in &card.supported_interfaces {
-        assert_eq!(interface.url, "http://10.0.0.7:8080/agents/x");
+        // gRPC dials the request's host and port (feature `grpc`, on in these tests).
+        let want = match interface.protocol_binding.as_str() {
+            "GRPC" => "10.0.0.7:8080",
+            _ => "http://10.0.0.7:8080/agents/x",
+        };
+        assert_eq!(interface.url, want);
     }
+    assert_eq!(card.supported_interfaces.len(), 3);
     let edge = A2aHttpService::new(service.clone());
     assert_eq!(
         edge.config().body_limit,
