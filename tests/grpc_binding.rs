@@ -1004,3 +1004,56 @@ async fn grpc_timeout_bounds_a_blocking_send() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(task.status.unwrap().state, pb::TaskState::Working as i32);
 }
+
+#[tokio::test]
+async fn tenants_scope_tasks_over_grpc_as_over_http() {
+    let s = serve(test_agent()).await;
+    let mut client = connect(&s).await;
+    let mut made = send(to_skill("echo", "for acme"));
+    made.tenant = "acme".into();
+    let task = task_of(client.send_message(req(made)).await.unwrap().into_inner());
+    let get = |tenant: &str| pb::GetTaskRequest {
+        tenant: tenant.into(),
+        id: task.id.clone(),
+        ..Default::default()
+    };
+    // Another tenant, or none, does not see it.
+    let err = client.get_task(req(get("other"))).await.unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    assert_eq!(
+        client.get_task(req(get(""))).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    assert_eq!(
+        client
+            .get_task(req(get("acme")))
+            .await
+            .unwrap()
+            .into_inner()
+            .id,
+        task.id
+    );
+    // HTTP+JSON's tenant prefix reaches the same task; JSON-RPC's `tenant` field too.
+    let over_rest = reqwest::Client::new()
+        .get(format!("{}/acme/tasks/{}", s.base, task.id))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over_rest.status(), 200);
+    let over_rpc = rpc(&s.base, "GetTask", json!({"id": task.id, "tenant": "acme"})).await;
+    assert_eq!(over_rpc["result"]["id"], task.id);
+    let listed = client
+        .list_tasks(req(pb::ListTasksRequest {
+            tenant: "acme".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.tasks.len(), 1);
+    assert!(
+        list_all(&mut client).await.is_empty(),
+        "no tenant: none of acme's"
+    );
+}

@@ -56,7 +56,7 @@ async fn card_human_and_json() {
 #[tokio::test(flavor = "multi_thread")]
 async fn send_blocking_streaming_and_json() {
     let s = serve_test_agent().await;
-    for binding in ["jsonrpc", "rest"] {
+    for binding in ["jsonrpc", "rest", "grpc"] {
         let o = a2a(&[
             "send",
             &s.base,
@@ -487,7 +487,7 @@ async fn card_shows_skill_tags_and_input_schemas() {
 #[tokio::test(flavor = "multi_thread")]
 async fn data_answers_keep_their_json_indentation() {
     let s = serve_travel().await;
-    for binding in ["jsonrpc", "rest"] {
+    for binding in ["jsonrpc", "rest", "grpc"] {
         let o = a2a(&[
             "send",
             &s.base,
@@ -507,9 +507,20 @@ async fn data_answers_keep_their_json_indentation() {
             .skip(1)
             .take_while(|l| l.starts_with("    "))
             .collect();
-        assert_eq!(
-            artifact,
-            [
+        // The agent's key order over JSON; a protobuf `Struct` is a map, whose keys arrive
+        // sorted.
+        let want: &[&str] = if binding == "grpc" {
+            &[
+                "    {",
+                "      \"confirmation\": \"A2A03514\",",
+                "      \"date\": \"2026-12-01\",",
+                "      \"passengers\": 2,",
+                "      \"price_eur\": 178,",
+                "      \"route\": \"LIS-AMS\"",
+                "    }",
+            ]
+        } else {
+            &[
                 "    {",
                 "      \"confirmation\": \"A2A03514\",",
                 "      \"route\": \"LIS-AMS\",",
@@ -517,9 +528,9 @@ async fn data_answers_keep_their_json_indentation() {
                 "      \"passengers\": 2,",
                 "      \"price_eur\": 178",
                 "    }",
-            ],
-            "{binding}:\n{out}"
-        );
+            ]
+        };
+        assert_eq!(artifact, want, "{binding}:\n{out}");
     }
 }
 
