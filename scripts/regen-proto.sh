@@ -2,11 +2,11 @@
 # Regenerates a2a-kit's gRPC code (prost messages, tonic stubs) from a2a-kit/proto/a2a.proto
 # with a Rust protobuf compiler (protox): no system `protoc`. The code is committed, so
 # building a2a-kit never runs this.
-#   bash scripts/regen-proto.sh          write a2a-kit/src/protocol/grpc/gen/
+#   bash scripts/regen-proto.sh          write a2a-kit/src/grpc/gen/
 #   bash scripts/regen-proto.sh --check  fail if the committed code differs from the proto
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dest="$root/a2a-kit/src/protocol/grpc/gen"
+dest="$root/a2a-kit/src/grpc/gen"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cargo run --quiet --locked --release --manifest-path "$root/tools/proto-gen/Cargo.toml" \

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use a2a_kit::protocol::grpc::pb;
-use a2a_kit::protocol::grpc::pb::a2a_service_client::A2aServiceClient;
+use a2a_kit::grpc::pb;
+use a2a_kit::grpc::pb::a2a_service_client::A2aServiceClient;
 use a2a_kit::server::AgentService;
 use a2a_tests::{TestAgent, rpc, uuid};
 use bytes::{Buf, BufMut, Bytes};

@@ -46,6 +46,8 @@ pub mod binding;
 pub mod client;
 pub mod error;
 mod fast_map;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "llm")]
 pub mod llm;
 pub mod protocol;

@@ -31,6 +31,7 @@ use http_body_util::{BodyExt, Limited, combinators::Collect};
 use tower_service::Service;
 
 use super::card::{card_response, is_card_path};
+use super::refusal::{as_binding, edge_refusal_for};
 use super::response::{A2aBody, close_if_unread, edge_refusal, json, rest_body_as};
 use super::{jsonrpc, rest};
 use crate::auth::Caller;
@@ -208,41 +209,6 @@ where
         }
         Either::Right(self.inner.call(req))
     }
-}
-
-/// [`edge_refusal`] in the form of the request it refuses: a gRPC call (feature `grpc`) gets
-/// a gRPC status (Trailers-Only: HTTP 200, `grpc-status`, `grpc-message`), any other request
-/// the JSON body.
-pub fn edge_refusal_for(
-    request: &http::HeaderMap,
-    status: http::StatusCode,
-    grpc_status: &str,
-    message: &str,
-    retry_after: Option<std::time::Duration>,
-) -> http::Response<A2aBody> {
-    as_binding(
-        request,
-        edge_refusal(status, grpc_status, message, retry_after),
-    )
-}
-
-/// An edge refusal in the form of the request it refuses (see [`edge_refusal_for`]).
-pub(super) fn as_binding(
-    request: &http::HeaderMap,
-    refusal: http::Response<A2aBody>,
-) -> http::Response<A2aBody> {
-    #[cfg(feature = "grpc")]
-    if super::grpc::is_grpc(request)
-        && let Some(r) = refusal
-            .extensions()
-            .get::<super::response::RefusalStatus>()
-            .cloned()
-    {
-        return super::grpc::refusal_as_grpc(refusal.headers(), &r.code, &r.message);
-    }
-    #[cfg(not(feature = "grpc"))]
-    let _ = request;
-    refusal
 }
 
 // ----- 2. Who is calling -----

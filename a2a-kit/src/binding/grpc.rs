@@ -31,9 +31,9 @@ use super::A2aBody;
 use super::dispatch::Edge;
 use super::response::with_extensions;
 use crate::error::{A2aError, ERROR_DOMAIN};
-use crate::protocol::grpc::convert::{FromProto, ToProto};
-use crate::protocol::grpc::pb;
-use crate::protocol::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
+use crate::grpc::convert::{FromProto, ToProto};
+use crate::grpc::pb;
+use crate::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
 use crate::protocol::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,

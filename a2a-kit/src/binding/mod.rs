@@ -18,6 +18,7 @@ pub mod edge;
 mod grpc;
 mod jsonrpc;
 pub mod params;
+mod refusal;
 mod response;
 mod rest;
 mod service;
@@ -29,9 +30,9 @@ pub use card::{AGENT_CARD_PATH, LEGACY_AGENT_CARD_PATH, card_response, request_b
 pub use dispatch::A2aMethod;
 pub use edge::{
     ClientAddrFrom, DEFAULT_BODY_LIMIT, DEFAULT_BODY_READ_TIMEOUT, HttpConfig, InvalidHttpConfig,
-    edge_refusal_for,
 };
 pub use params::RequestMeta;
+pub use refusal::edge_refusal_for;
 pub use response::{A2aBody, SseFrames, edge_refusal};
 pub use service::{A2aHttpFuture, A2aHttpService};
 

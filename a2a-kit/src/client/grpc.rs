@@ -23,8 +23,8 @@ use tonic_types::StatusExt;
 use super::error::{AgentError, ClientError};
 use super::stream::RawEvents;
 use super::transport::{Call, Http};
-use crate::protocol::grpc::convert::{FromProto, ToProto};
-use crate::protocol::grpc::pb::a2a_service_client::A2aServiceClient;
+use crate::grpc::convert::{FromProto, ToProto};
+use crate::grpc::pb::a2a_service_client::A2aServiceClient;
 use crate::protocol::{
     AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,

@@ -46,8 +46,6 @@
 //! ```
 
 mod card;
-#[cfg(feature = "grpc")]
-pub mod grpc;
 pub(crate) mod json_write;
 mod message;
 mod part;

@@ -1,5 +1,5 @@
 //! Compiles `a2a-kit/proto/a2a.proto` with protox (no system `protoc`) and writes the prost
-//! messages, tonic stubs and encoded descriptor set a2a-kit commits (`a2a-kit/src/protocol/grpc/gen/`).
+//! messages, tonic stubs and encoded descriptor set a2a-kit commits (`a2a-kit/src/grpc/gen/`).
 //!
 //! `a2a-proto-gen ROOT OUT`: ROOT is the workspace, OUT the directory written.
 
@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Part.raw as `Bytes`: handed on without a copy.
         .bytes(".lf.a2a.v1.Part.raw")
         // Decode errors are INVALID_ARGUMENT, not tonic's INTERNAL.
-        .codec_path("crate::protocol::grpc::ProtoCodec")
+        .codec_path("crate::grpc::ProtoCodec")
         .emit_rerun_if_changed(false)
         .compile_fds(fds)?;
     Ok(())

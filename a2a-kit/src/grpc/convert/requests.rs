@@ -5,7 +5,7 @@ use super::{
     metadata_to_proto, non_empty, optional, repeated, required, required_message, task_state,
     to_repeated,
 };
-use crate::protocol::grpc::pb;
+use crate::grpc::pb;
 use crate::protocol::{
     AuthenticationInfo, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,

@@ -8,7 +8,7 @@ use super::{
     metadata_to_proto, non_empty, oneof_unset, optional, repeated, required, required_message,
     to_repeated,
 };
-use crate::protocol::grpc::pb;
+use crate::grpc::pb;
 use crate::protocol::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
     AgentProvider, AgentSkill, ApiKeySecurityScheme, AuthorizationCodeOAuthFlow,

@@ -775,7 +775,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/SendMessage",
             );
@@ -799,7 +799,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/SendStreamingMessage",
             );
@@ -820,7 +820,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/GetTask",
             );
@@ -844,7 +844,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/ListTasks",
             );
@@ -865,7 +865,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/CancelTask",
             );
@@ -889,7 +889,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/SubscribeToTask",
             );
@@ -913,7 +913,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig",
             );
@@ -942,7 +942,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig",
             );
@@ -973,7 +973,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs",
             );
@@ -999,7 +999,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/GetExtendedAgentCard",
             );
@@ -1022,7 +1022,7 @@ pub mod a2a_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::protocol::grpc::ProtoCodec::default();
+            let codec = crate::grpc::ProtoCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig",
             );
@@ -1237,7 +1237,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = SendMessageSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1284,7 +1284,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = SendStreamingMessageSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1329,7 +1329,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetTaskSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1374,7 +1374,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListTasksSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1419,7 +1419,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CancelTaskSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1466,7 +1466,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = SubscribeToTaskSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1517,7 +1517,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateTaskPushNotificationConfigSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1569,7 +1569,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetTaskPushNotificationConfigSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1621,7 +1621,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListTaskPushNotificationConfigsSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1667,7 +1667,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetExtendedAgentCardSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1721,7 +1721,7 @@ pub mod a2a_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteTaskPushNotificationConfigSvc(inner);
-                        let codec = crate::protocol::grpc::ProtoCodec::default();
+                        let codec = crate::grpc::ProtoCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,

@@ -5,7 +5,7 @@ use super::{
     metadata_to_proto, non_empty, oneof_unset, optional, repeated, required, required_message,
     required_role, required_task_state, to_repeated, value_from_proto, value_to_proto,
 };
-use crate::protocol::grpc::pb;
+use crate::grpc::pb;
 use crate::protocol::{
     Artifact, Message, Part, PartContent, SendMessageResponse, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskStatus, TaskStatusUpdateEvent,
