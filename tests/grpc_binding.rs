@@ -1057,3 +1057,73 @@ async fn tenants_scope_tasks_over_grpc_as_over_http() {
         "no tenant: none of acme's"
     );
 }
+
+/// Each A2A error a gRPC request can cause, with its status (A2A v1.0.0's table, as the
+/// HTTP+JSON binding's) and `ErrorInfo.reason`.
+#[tokio::test]
+async fn every_reachable_a2a_error_over_grpc() {
+    let s = serve(test_agent()).await;
+    let mut client = connect(&s).await;
+    let done = task_of(
+        client
+            .send_message(req(send(to_skill("echo", "x"))))
+            .await
+            .unwrap()
+            .into_inner(),
+    );
+    let expect = |err: Status, code: Code, why: &str| {
+        assert_eq!(err.code(), code, "{why}: {err:?}");
+        assert_eq!(reason(&err), why, "{err:?}");
+    };
+    let subscribe = client
+        .subscribe_to_task(req(pb::SubscribeToTaskRequest {
+            id: done.id.clone(),
+            ..Default::default()
+        }))
+        .await;
+    expect(
+        subscribe.expect_err("a finished task has nothing to follow"),
+        Code::Unimplemented,
+        "UNSUPPORTED_OPERATION",
+    );
+    let big_page = client
+        .list_tasks(req(pb::ListTasksRequest {
+            page_size: Some(1000),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    expect(big_page, Code::InvalidArgument, "INVALID_PARAMS");
+    // Errors that need an agent configured for them.
+    let off = serve(test_agent().push_notifications(false).streaming(false)).await;
+    let mut off_client = connect(&off).await;
+    let push = off_client
+        .create_task_push_notification_config(req(pb::TaskPushNotificationConfig {
+            task_id: "t".into(),
+            url: "https://hooks.example/a2a".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    expect(push, Code::Unimplemented, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    let stream = off_client
+        .send_streaming_message(req(send(to_skill("echo", "x"))))
+        .await;
+    expect(
+        stream.expect_err("streaming is off"),
+        Code::Unimplemented,
+        "UNSUPPORTED_OPERATION",
+    );
+    let no_card =
+        serve(test_agent().card(|c| c.capabilities.extended_agent_card = Some(true))).await;
+    let err = connect(&no_card)
+        .await
+        .get_extended_agent_card(req(pb::GetExtendedAgentCardRequest::default()))
+        .await
+        .unwrap_err();
+    expect(
+        err,
+        Code::FailedPrecondition,
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+    );
+}
