@@ -17,6 +17,11 @@
 # runs only the fair share workload (#29: normal clients alone, then beside one abusive client
 # of each kind, `--fair-kinds hog,filler,holder,lists,push`, `--fair-seconds` each; about 5
 # minutes after the build).
+#
+#   bash bench/run.sh --only w1,instr,w2 --servers hello,limit,stream,hello-grpc,stream-grpc,grpc-limit
+#
+# runs W1, its instructions and W2 over JSON-RPC and over gRPC (the servers `hello-grpc`,
+# `stream-grpc`: the same agents called with tonic's client; `grpc-limit`: a bare tonic handler).
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
 # and a virtualenv target/bench-venv/ with the official Python SDK (and SQLAlchemy + asyncpg
 # for its PostgreSQL task store), pinned. Not part of `cargo test` or `.ci/run`.
@@ -63,12 +68,15 @@ trap 'bash .ci/postgres.sh stop' EXIT
 # 4. The servers and the driver.
 # The `production` profile (Cargo.toml): release, fat LTO, one codegen unit, for every server.
 echo "== building the bench binaries (--profile production; a few minutes)" >&2
+# Every one with the `grpc` feature (a2a-kit's gRPC binding: the agents serve gRPC on their
+# port too, `bench-grpc-limit` and the driver's gRPC client are built; on by default, named here
+# so the JSON-RPC rows are always of agents that serve gRPC as well).
 # First with the `llm` feature: `bench-llm` (the token latency), and `bench-hello` with a2a-kit's
 # `llm` compiled in, kept as `bench-hello-llm` (the W1 instructions row "llm feature compiled
 # in"); then every server without it, `bench-hello` included.
-cargo build --profile production --quiet -p a2a-bench --features llm --bin bench-hello --bin bench-llm
+cargo build --profile production --quiet -p a2a-bench --features llm,grpc --bin bench-hello --bin bench-llm
 cp target/production/bench-hello target/production/bench-hello-llm
-cargo build --profile production --quiet -p a2a-bench --bins
+cargo build --profile production --quiet -p a2a-bench --features grpc --bins
 
 # 5. Run. 1,000 open streams need 2,000+ descriptors on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
