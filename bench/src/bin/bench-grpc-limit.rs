@@ -20,8 +20,8 @@
 
 a2a_bench::server_allocator!();
 
-use a2a_kit::protocol::grpc::pb;
-use a2a_kit::protocol::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
+use a2a_kit::grpc::pb;
+use a2a_kit::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
 use clap::Parser;
 use futures::StreamExt;
 use futures::stream::BoxStream;

@@ -11,8 +11,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use a2a_kit::protocol::grpc::pb;
-use a2a_kit::protocol::grpc::pb::a2a_service_client::A2aServiceClient;
+use a2a_kit::grpc::pb;
+use a2a_kit::grpc::pb::a2a_service_client::A2aServiceClient;
 use prost::Message as _;
 
 use super::*;
