@@ -246,6 +246,16 @@ async fn send_message_answers_a_task_or_a_message() {
     assert!(status.timestamp.is_some());
     assert_eq!(text_of(&task.artifacts[0].parts[0]), "hi over grpc");
     assert_eq!(task.history.len(), 1, "the user's message is the history");
+    // The answer (the task as the request's own write stored it) is the task as stored.
+    let stored = client
+        .get_task(req(pb::GetTaskRequest {
+            id: task.id.clone(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(stored, task);
     let direct = client
         .send_message(req(send(to_skill("direct", "hello"))))
         .await

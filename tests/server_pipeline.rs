@@ -1237,3 +1237,66 @@ async fn a_staged_task_the_store_refuses_fails_the_request() {
         "{done}"
     );
 }
+
+/// A typed SendMessage (the gRPC binding's, and an in-process caller's) answers with the
+/// task as its own write stored it: the same task GetTask reads back, in every view and
+/// store.
+#[tokio::test]
+async fn a_typed_send_answers_with_the_task_as_stored() {
+    use a2a_kit::protocol::{
+        GetTaskRequest, Message, Metadata, Part, Role, SendMessageConfiguration,
+        SendMessageRequest, SendMessageResponse,
+    };
+    use a2a_kit::request::RequestContext;
+    use a2a_kit::server::AgentService;
+    let dir = std::env::temp_dir().join(format!("a2a-typed-send-{}", uuid()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = a2a_kit::store::SqliteTaskManager::open(dir.join("tasks.db"))
+        .await
+        .unwrap();
+    let stores: Vec<(&str, a2a_kit::server::AgentServiceBuilder)> = vec![
+        ("memory", AgentService::builder(TestAgent)),
+        (
+            "sqlite",
+            AgentService::builder(TestAgent).task_manager(sqlite),
+        ),
+    ];
+    for (store, builder) in stores {
+        let service = builder.build().unwrap();
+        let cx = RequestContext::new();
+        for (skill, history_length) in [("echo", None), ("recall", Some(1)), ("recall", Some(0))] {
+            let metadata: Metadata = json!({"skillId": skill, "note": {"n": 1}})
+                .as_object()
+                .cloned()
+                .unwrap()
+                .into();
+            let mut message = Message::new(Role::User, vec![Part::text("typed")]);
+            message.metadata = Some(metadata);
+            let req = SendMessageRequest {
+                message,
+                configuration: Some(SendMessageConfiguration {
+                    history_length,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let SendMessageResponse::Task(answered) = service.send_message(&cx, req).await.unwrap()
+            else {
+                panic!("{store} {skill}: a task");
+            };
+            let stored = service
+                .get_task(
+                    &cx,
+                    GetTaskRequest {
+                        id: answered.id.clone(),
+                        history_length,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            assert_eq!(answered, stored, "{store} {skill} {history_length:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -762,17 +762,20 @@ impl Codec {
         // What the layers in front attached (a peer address, a trace span) goes on with it.
         cx.extensions_mut()
             .extend(std::mem::take(&mut parts.extensions));
+        #[cfg(feature = "grpc")]
+        if super::grpc::is_grpc(&parts.headers) {
+            return match &self.grpc {
+                Some(grpc) => {
+                    let trust = self.trust_forwarded;
+                    grpc.handle(&self.service, parts, trust, cx, body).await
+                }
+                None => super::grpc::turned_off(),
+            };
+        }
         let edge = super::dispatch::Edge {
             parts: &parts,
             trust_forwarded: self.trust_forwarded,
         };
-        #[cfg(feature = "grpc")]
-        if super::grpc::is_grpc(&parts.headers) {
-            return match &self.grpc {
-                Some(grpc) => grpc.handle(&self.service, edge, cx, body).await,
-                None => super::grpc::turned_off(),
-            };
-        }
         if matches!(parts.uri.path(), "" | "/") {
             jsonrpc::handle(&self.service, edge, &cx, &body).await
         } else {

@@ -28,7 +28,6 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use super::A2aBody;
-use super::dispatch::Edge;
 use super::response::with_extensions;
 use crate::error::{A2aError, ERROR_DOMAIN};
 use crate::grpc::convert::{FromProto, ToProto};
@@ -83,30 +82,24 @@ impl GrpcBinding {
     pub(crate) async fn handle(
         &self,
         service: &AgentService,
-        edge: Edge<'_>,
+        parts: http::request::Parts,
+        trust_forwarded: bool,
         mut cx: RequestContext,
         body: Bytes,
     ) -> Response {
-        let parts = edge.parts;
         let plain = parts
             .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|ct| {
-                ct.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            });
-        if !matches!(
-            plain.as_deref(),
-            Some("application/grpc" | "application/grpc+proto")
-        ) {
+            .map(|ct| ct.split(';').next().unwrap_or("").trim())
+            .unwrap_or("");
+        let proto = ["application/grpc", "application/grpc+proto"]
+            .iter()
+            .any(|ct| plain.eq_ignore_ascii_case(ct));
+        if !proto {
             return status_response(Status::unimplemented(format!(
                 "this agent speaks gRPC with protobuf messages (application/grpc or \
-                 application/grpc+proto), not `{}`",
-                plain.unwrap_or_default()
+                 application/grpc+proto), not `{plain}`"
             )));
         }
         if parts.version < http::Version::HTTP_2 {
@@ -129,15 +122,11 @@ impl GrpcBinding {
         }
         if service.public_url().is_none() && parts.uri.path().ends_with("/GetExtendedAgentCard") {
             // The URL the extended card names when no public URL is set, as over HTTP.
-            if let Ok(url) = super::card::request_base_url(parts, "", edge.trust_forwarded) {
+            if let Ok(url) = super::card::request_base_url(&parts, "", trust_forwarded) {
                 cx = cx.with_agent_url(url);
             }
         }
-        let mut req = http::Request::new(Full::new(body));
-        *req.method_mut() = parts.method.clone();
-        *req.uri_mut() = parts.uri.clone();
-        *req.version_mut() = parts.version;
-        *req.headers_mut() = parts.headers.clone();
+        let mut req = http::Request::from_parts(parts, Full::new(body));
         req.extensions_mut().insert(cx);
         let mut server = self.server.clone();
         let resp = match tower_service::Service::call(&mut server, req).await {

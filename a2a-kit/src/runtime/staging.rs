@@ -6,7 +6,7 @@
 //! inline first; a plain run's code does not know how staging works.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
@@ -31,6 +31,11 @@ pub(super) struct Staging {
     /// The generation of its run. A staged task enters the running set only when it must
     /// (it asks for input, or has to wait): nobody can cancel a task whose id is not out.
     run: AtomicU64,
+    /// The task as written, for a caller that answers with the typed task (gRPC) and asked
+    /// for it ([`TaskRun::keep_written_task`]): built from what was held, not read back
+    /// from the store (which may keep it as JSON).
+    written: Mutex<Option<Task>>,
+    keep_written: AtomicBool,
 }
 
 enum Stage {
@@ -60,6 +65,8 @@ impl Staging {
             }),
             stored: tokio::sync::Notify::new(),
             run: AtomicU64::new(u64::MAX),
+            written: Mutex::new(None),
+            keep_written: AtomicBool::new(false),
         }
     }
 
@@ -317,6 +324,26 @@ fn first_poll(
 }
 
 impl TaskRun {
+    /// Keep the task as the staged write stores it, for [`take_written_task`]
+    /// (Self::take_written_task): a caller answering with the typed task need not read it
+    /// back. Nothing for a plain run.
+    pub(crate) fn keep_written_task(&self) {
+        if let Some(staging) = &self.staging {
+            staging.keep_written.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The task as the staged write stored it, if [`keep_written_task`]
+    /// (Self::keep_written_task) asked for it and the write happened.
+    pub(crate) fn take_written_task(&self) -> Option<Task> {
+        let staging = self.staging.as_ref()?;
+        staging
+            .written
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
     /// Whether the run's task is still held back: its first poll's caller writes it, and
     /// lets go of it.
     pub(super) fn is_held(&self) -> bool {
@@ -404,6 +431,11 @@ impl Runtime {
         let _done = WriteDone(staging);
         let (task, skill_id, owner, events, state) = held;
         let task_id = &run.task_id;
+        let written = staging
+            .keep_written
+            .load(Ordering::Relaxed)
+            .then(|| crate::store::task_after(&task, &events).ok())
+            .flatten();
         let observed = (!self.observers.is_empty()).then(|| events.clone());
         // No doorbell to ring: nobody could subscribe to a task whose id was never out.
         let last = if state.is_terminal() && self.bus.releases_logs() {
@@ -415,6 +447,9 @@ impl Runtime {
                 .create_task_with_events(*task, Some(skill_id), owner, events)
                 .await?
         };
+        if let Some(task) = written {
+            *staging.written.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        }
         if let Some(events) = observed {
             let first = last + 1 - events.len() as Seq;
             for (seq, event) in (first..).zip(&events) {

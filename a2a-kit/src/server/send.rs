@@ -36,12 +36,22 @@ impl AgentService {
         cx: &RequestContext,
         req: SendMessageRequest,
     ) -> Result<SendMessageResponse, A2aError> {
-        match self.send_and_settle(cx, Box::new(req)).await? {
+        match self.send_and_settle(cx, Box::new(req), true).await? {
             Sent::Message(m) => Ok(SendMessageResponse::Message(m)),
+            // A task written finished in the request's own poll, as written: not read back.
+            Sent::Task {
+                written: Some(mut task),
+                view,
+                ..
+            } => {
+                view.apply(&mut task);
+                Ok(SendMessageResponse::Task(task))
+            }
             Sent::Task {
                 task_id,
                 view,
                 owner,
+                written: None,
             } => Ok(SendMessageResponse::Task(
                 self.read_task(&task_id, view, &owner).await?,
             )),
@@ -58,7 +68,7 @@ impl AgentService {
         req: Box<SendMessageRequest>,
         out: &mut Vec<u8>,
     ) -> Result<(), A2aError> {
-        match self.send_and_settle(cx, req).await? {
+        match self.send_and_settle(cx, req, false).await? {
             Sent::Message(m) => serde_json::to_writer(out, &SendMessageResponse::Message(m))
                 .map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}"))),
             // The caller's own task: it just created or continued it.
@@ -74,11 +84,14 @@ impl AgentService {
     }
 
     /// Start the message's task and, unless asked to return at once, wait until it settles.
-    /// The request is boxed: it would otherwise be held by each future down the call.
+    /// The request is boxed: it would otherwise be held by each future down the call. With
+    /// `keep_task`, a task written finished in the request's own poll comes back as written
+    /// (for an answer as a typed task; the JSON answer copies the stored bytes instead).
     async fn send_and_settle(
         &self,
         cx: &RequestContext,
         req: Box<SendMessageRequest>,
+        keep_task: bool,
     ) -> Result<Sent, A2aError> {
         let history_length = self.validate_send(&req)?;
         let owner = self.owner(cx, req.tenant.as_deref())?;
@@ -101,6 +114,7 @@ impl AgentService {
                 after,
                 launch,
             } => {
+                let mut written = None;
                 match launch {
                     _ if return_immediately => self.launch(launch),
                     // A quick skill finishes in its first poll, here: nothing to wait for.
@@ -112,7 +126,13 @@ impl AgentService {
                         emit_working,
                     } => {
                         let rt = self.rt();
-                        if !rt.run_inline_first(run, future, emit_working).await? {
+                        let kept = keep_task.then(|| {
+                            run.keep_written_task();
+                            run.clone()
+                        });
+                        if rt.run_inline_first(run, future, emit_working).await? {
+                            written = kept.and_then(|run| run.take_written_task());
+                        } else {
                             let mut sub = rt.subscribe(&task_id);
                             until(cx, rt.wait_settled(&mut sub, after)).await?;
                         }
@@ -128,6 +148,7 @@ impl AgentService {
                     task_id,
                     view,
                     owner,
+                    written,
                 })
             }
         }
@@ -508,6 +529,8 @@ enum Sent {
         task_id: String,
         view: TaskView,
         owner: Option<Owner>,
+        /// The task as its staged write stored it, when the caller asked to keep it.
+        written: Option<Task>,
     },
 }
 
