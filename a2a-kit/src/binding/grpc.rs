@@ -17,6 +17,7 @@
 //! `a2a-protocol.org`, the ids it is about) and, for invalid parameters, a
 //! `google.rpc.BadRequest` naming each field by its ProtoJSON path.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -111,7 +112,8 @@ impl GrpcBinding {
             Ok(meta) => meta,
             Err(e) => return status_response(status_of(&e)),
         };
-        match parts.headers.get("grpc-timeout").map(parse_timeout) {
+        static TIMEOUT: http::HeaderName = http::HeaderName::from_static("grpc-timeout");
+        match parts.headers.get(&TIMEOUT).map(parse_timeout) {
             None => {}
             // Answered a little before the client gives up (a tenth of its timeout, at most
             // 200 ms), so the answer reaches it in time.
@@ -126,10 +128,10 @@ impl GrpcBinding {
                 cx = cx.with_agent_url(url);
             }
         }
-        let mut req = http::Request::from_parts(parts, Full::new(body));
-        req.extensions_mut().insert(cx);
+        let req = http::Request::from_parts(parts, Full::new(body));
         let mut server = self.server.clone();
-        let resp = match tower_service::Service::call(&mut server, req).await {
+        let call = tower_service::Service::call(&mut server, req);
+        let resp = match CALL_CONTEXT.scope(RefCell::new(Some(cx)), call).await {
             Ok(resp) => resp,
             Err(never) => match never {},
         };
@@ -251,19 +253,24 @@ pub(crate) fn status_of(err: &A2aError) -> Status {
     Status::with_error_details(code_of(err.grpc_status()), err.to_string(), details)
 }
 
+tokio::task_local! {
+    /// The call's context while tonic's service runs it: the operation takes it as it starts
+    /// (cheaper than the request's extensions, a map allocated per call).
+    static CALL_CONTEXT: RefCell<Option<RequestContext>>;
+}
+
 /// The eleven operations as tonic's generated service calls them.
 struct Operations {
     service: AgentService,
 }
 
-/// The request's context (the edge put it in the extensions) and its message in the kit's
+/// The request's context (the binding lent it for the call) and its message in the kit's
 /// type.
-fn take<K: FromProto>(
-    mut request: tonic::Request<K::Proto>,
-) -> Result<(RequestContext, K), Status> {
-    let cx = request
-        .extensions_mut()
-        .remove::<RequestContext>()
+fn take<K: FromProto>(request: tonic::Request<K::Proto>) -> Result<(RequestContext, K), Status> {
+    let cx = CALL_CONTEXT
+        .try_with(|cx| cx.borrow_mut().take())
+        .ok()
+        .flatten()
         .unwrap_or_default();
     let message = K::from_proto(request.into_inner()).map_err(|e| status_of(&e))?;
     Ok((cx, message))

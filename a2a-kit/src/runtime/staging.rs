@@ -34,7 +34,7 @@ pub(super) struct Staging {
     /// The task as written, for a caller that answers with the typed task (gRPC) and asked
     /// for it ([`TaskRun::keep_written_task`]): built from what was held, not read back
     /// from the store (which may keep it as JSON).
-    written: Mutex<Option<Task>>,
+    written: Mutex<Option<Box<Task>>>,
     keep_written: AtomicBool,
 }
 
@@ -335,7 +335,7 @@ impl TaskRun {
 
     /// The task as the staged write stored it, if [`keep_written_task`]
     /// (Self::keep_written_task) asked for it and the write happened.
-    pub(crate) fn take_written_task(&self) -> Option<Task> {
+    pub(crate) fn take_written_task(&self) -> Option<Box<Task>> {
         let staging = self.staging.as_ref()?;
         staging
             .written
@@ -434,7 +434,7 @@ impl Runtime {
         let written = staging
             .keep_written
             .load(Ordering::Relaxed)
-            .then(|| crate::store::task_after(&task, &events).ok())
+            .then(|| crate::store::task_after(&task, &events).ok().map(Box::new))
             .flatten();
         let observed = (!self.observers.is_empty()).then(|| events.clone());
         // No doorbell to ring: nobody could subscribe to a task whose id was never out.

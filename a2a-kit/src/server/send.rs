@@ -45,7 +45,7 @@ impl AgentService {
                 ..
             } => {
                 view.apply(&mut task);
-                Ok(SendMessageResponse::Task(task))
+                Ok(SendMessageResponse::Task(*task))
             }
             Sent::Task {
                 task_id,
@@ -529,8 +529,9 @@ enum Sent {
         task_id: String,
         view: TaskView,
         owner: Option<Owner>,
-        /// The task as its staged write stored it, when the caller asked to keep it.
-        written: Option<Task>,
+        /// The task as its staged write stored it, when the caller asked to keep it (boxed:
+        /// rare, and every future down a send holds this value).
+        written: Option<Box<Task>>,
     },
 }
 
