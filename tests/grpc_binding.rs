@@ -131,6 +131,20 @@ fn send(message: pb::Message) -> pb::SendMessageRequest {
     }
 }
 
+/// SendMessage over `client`: the task it answered with.
+async fn sent_task(
+    client: &mut A2aServiceClient<Channel>,
+    send: pb::SendMessageRequest,
+) -> pb::Task {
+    task_of(
+        client
+            .send_message(req(send))
+            .await
+            .expect("SendMessage")
+            .into_inner(),
+    )
+}
+
 fn task_of(resp: pb::SendMessageResponse) -> pb::Task {
     match resp.payload {
         Some(pb::send_message_response::Payload::Task(t)) => t,
@@ -234,13 +248,7 @@ async fn a_card_without_a_public_url_names_each_requests_authority() {
 async fn send_message_answers_a_task_or_a_message() {
     let s = serve(test_agent()).await;
     let mut client = connect(&s).await;
-    let task = task_of(
-        client
-            .send_message(req(send(to_skill("echo", "hi over grpc"))))
-            .await
-            .expect("SendMessage")
-            .into_inner(),
-    );
+    let task = sent_task(&mut client, send(to_skill("echo", "hi over grpc"))).await;
     let status = task.status.as_ref().unwrap();
     assert_eq!(status.state, pb::TaskState::Completed as i32);
     assert!(status.timestamp.is_some());
@@ -315,7 +323,7 @@ async fn get_list_cancel_and_subscribe() {
         return_immediately: true,
         ..Default::default()
     });
-    let task = task_of(client.send_message(req(first)).await.unwrap().into_inner());
+    let task = sent_task(&mut client, first).await;
     let id = task.id.clone();
     let got = client
         .get_task(req(pb::GetTaskRequest {
@@ -399,7 +407,7 @@ async fn push_configs_round_trip() {
         return_immediately: true,
         ..Default::default()
     });
-    let task = task_of(client.send_message(req(first)).await.unwrap().into_inner());
+    let task = sent_task(&mut client, first).await;
     let created = client
         .create_task_push_notification_config(req(pb::TaskPushNotificationConfig {
             task_id: task.id.clone(),
@@ -883,13 +891,7 @@ async fn tasks_are_shared_with_the_other_bindings() {
     let s = serve(test_agent()).await;
     let mut client = connect(&s).await;
     // Created over gRPC: read over JSON-RPC and HTTP+JSON.
-    let task = task_of(
-        client
-            .send_message(req(send(to_skill("echo", "made over grpc"))))
-            .await
-            .unwrap()
-            .into_inner(),
-    );
+    let task = sent_task(&mut client, send(to_skill("echo", "made over grpc"))).await;
     let over_rpc = rpc(&s.base, "GetTask", json!({"id": task.id})).await;
     assert_eq!(
         over_rpc["result"]["status"]["state"],
@@ -1021,7 +1023,7 @@ async fn tenants_scope_tasks_over_grpc_as_over_http() {
     let mut client = connect(&s).await;
     let mut made = send(to_skill("echo", "for acme"));
     made.tenant = "acme".into();
-    let task = task_of(client.send_message(req(made)).await.unwrap().into_inner());
+    let task = sent_task(&mut client, made).await;
     let get = |tenant: &str| pb::GetTaskRequest {
         tenant: tenant.into(),
         id: task.id.clone(),
@@ -1074,13 +1076,7 @@ async fn tenants_scope_tasks_over_grpc_as_over_http() {
 async fn every_reachable_a2a_error_over_grpc() {
     let s = serve(test_agent()).await;
     let mut client = connect(&s).await;
-    let done = task_of(
-        client
-            .send_message(req(send(to_skill("echo", "x"))))
-            .await
-            .unwrap()
-            .into_inner(),
-    );
+    let done = sent_task(&mut client, send(to_skill("echo", "x"))).await;
     let expect = |err: Status, code: Code, why: &str| {
         assert_eq!(err.code(), code, "{why}: {err:?}");
         assert_eq!(reason(&err), why, "{err:?}");

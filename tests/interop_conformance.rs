@@ -378,32 +378,6 @@ fn judge(
     )
 }
 
-/// The card at `base` lists one `GRPC` interface, on the same listener (`host:port`), so the
-/// clients' gRPC runs reach this agent and not another.
-async fn assert_lists_grpc(base: &str) {
-    let card: Value = a2a_tests::client()
-        .get(format!("{base}/.well-known/agent-card.json"))
-        .send()
-        .await
-        .expect("the card")
-        .json()
-        .await
-        .expect("a JSON card");
-    let grpc: Vec<&Value> = card["supportedInterfaces"]
-        .as_array()
-        .expect("supportedInterfaces")
-        .iter()
-        .filter(|i| i["protocolBinding"] == "GRPC")
-        .map(|i| &i["url"])
-        .collect();
-    let authority = base.trim_start_matches("http://");
-    assert_eq!(
-        grpc,
-        [authority],
-        "the conformance agent's card lists its gRPC interface: {card}"
-    );
-}
-
 async fn conformance_agent(flags: ConformanceFlags) -> TestServer {
     // Long enough for a client to subscribe to (or register a push config on) a running task.
     serve(a2a_with(
@@ -441,7 +415,7 @@ async fn official_clients_against_the_conformance_agent() {
     .await;
     let (hook, hook_task) = webhook().await;
     for agent in [&main, &off] {
-        assert_lists_grpc(&agent.base).await;
+        a2a_tests::assert_card_lists_grpc(&agent.base, "the conformance agent").await;
     }
 
     let mut runs = Vec::new();

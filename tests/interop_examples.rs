@@ -324,26 +324,7 @@ async fn official_clients_call_every_example_skill() {
 
     // Every agent's card lists its gRPC interface on its own listener.
     for (name, server, _) in &agents {
-        let card: Value = a2a_tests::client()
-            .get(format!("{}/.well-known/agent-card.json", server.base))
-            .send()
-            .await
-            .expect("the card")
-            .json()
-            .await
-            .expect("a JSON card");
-        let grpc: Vec<&Value> = card["supportedInterfaces"]
-            .as_array()
-            .expect("supportedInterfaces")
-            .iter()
-            .filter(|i| i["protocolBinding"] == "GRPC")
-            .map(|i| &i["url"])
-            .collect();
-        assert_eq!(
-            grpc,
-            [server.base.trim_start_matches("http://")],
-            "the {name} example's card lists its gRPC interface: {card}"
-        );
+        a2a_tests::assert_card_lists_grpc(&server.base, &format!("the {name} example")).await;
     }
 
     let calls_arg = calls.to_string();

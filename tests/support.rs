@@ -159,6 +159,25 @@ pub async fn public_card(base: &str) -> Value {
         .expect("the card is JSON")
 }
 
+/// The card of the agent at `base` (`http://host:port`) lists one `GRPC` interface, on that
+/// same listener (`host:port`), so a client's gRPC run reaches this agent and not another.
+/// `what` names the agent in the failure.
+pub async fn assert_card_lists_grpc(base: &str, what: &str) {
+    let card = public_card(base).await;
+    let grpc: Vec<&Value> = card["supportedInterfaces"]
+        .as_array()
+        .expect("supportedInterfaces")
+        .iter()
+        .filter(|i| i["protocolBinding"] == "GRPC")
+        .map(|i| &i["url"])
+        .collect();
+    assert_eq!(
+        grpc,
+        [base.trim_start_matches("http://")],
+        "{what}'s card lists its gRPC interface: {card}"
+    );
+}
+
 /// POST a JSON-RPC request; returns the whole response envelope.
 pub async fn rpc(base: &str, method: &str, params: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
