@@ -653,6 +653,7 @@ async fn push(g: &Global, out: &Out, cmd: &PushCmd) -> Res {
                     credentials: auth_credentials.clone(),
                 }),
                 tenant: None,
+                ..Default::default()
             };
             let created = client.create_push_config(cfg).await?;
             out.push_config(&created);

@@ -177,6 +177,7 @@ pub(crate) fn push(task: &str, id: &str, url: &str) -> TaskPushNotificationConfi
         url: url.to_string(),
         token: Some(format!("tok-{id}")),
         authentication: None,
+        ..Default::default()
     }
 }
 

@@ -61,6 +61,7 @@ pub mod signing;
 pub mod skill;
 pub mod store;
 pub mod task;
+pub mod v03;
 
 #[cfg(feature = "inventory")]
 pub use skill::registry;

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::auth::Caller;
 use crate::error::A2aError;
+use crate::protocol::ProtocolVersion;
 
 /// Who is calling and where: the caller the edge authenticated, the tenant the request was
 /// sent to, when the caller stops waiting, and whatever else the edge attaches (a trace
@@ -41,6 +42,7 @@ pub struct RequestContext {
     deadline: Option<Instant>,
     agent_url: Option<String>,
     client_addr: Option<IpAddr>,
+    version: ProtocolVersion,
     extensions: http::Extensions,
 }
 
@@ -113,6 +115,18 @@ impl RequestContext {
     pub fn with_client_addr(mut self, addr: IpAddr) -> Self {
         self.client_addr = Some(addr);
         self
+    }
+
+    /// The request was made in protocol `version` (the edge's translation of an A2A 0.3
+    /// request says 0.3): a push config it registers gets its bodies in that version.
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The protocol version the request was made in (1.0 unless the edge said otherwise).
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.version
     }
 
     /// The authenticated caller; `None` for an anonymous request.

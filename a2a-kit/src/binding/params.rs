@@ -2,9 +2,11 @@
 //!
 //! Decisions (the spec leaves room):
 //! - The version comes from the `A2A-Version` header, else the `A2A-Version` query parameter.
-//!   A missing or empty value means 0.3 (spec §3.4), which this release does not serve, so it
-//!   is VersionNotSupportedError, as is any version other than 1.0. A patch part (`1.0.2`) is
-//!   ignored, as the spec says.
+//!   A missing or empty value means 0.3 (spec §3.4). A 1.0 method or route with a version
+//!   other than 1.0 is VersionNotSupportedError (a 1.0 client always sends 1.0). A 0.3 method
+//!   name (JSON-RPC) or a 0.3 route asked for without a version or with 0.3 is served in 0.3
+//!   (`binding::v03`); with 1.0 the method name still decides for JSON-RPC. Any other
+//!   version is VersionNotSupportedError. A patch part (`1.0.2`) is ignored, as the spec says.
 //! - `A2A-Extensions` (and v0.3's `X-A2A-Extensions`) is a comma-separated URI list. Unknown
 //!   URIs are ignored; the activated ones the agent supports are echoed back.
 
@@ -58,26 +60,12 @@ pub fn check(
     required: &[String],
     supported: &[String],
 ) -> Result<RequestMeta, A2aError> {
-    // Header names as constants: looking one up by `&str` parses and hashes the name first.
-    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
-    let from_query;
-    let version = match headers.get(&VERSION) {
-        Some(v) => v.to_str().unwrap_or("<not ASCII>").trim(),
-        None => {
-            from_query = query_param(query, VERSION_HEADER).unwrap_or_default();
-            from_query.trim()
-        }
-    };
-    // `Major.Minor` of `Major.Minor.Patch`.
-    let major_minor = match version.match_indices('.').nth(1) {
-        Some((end, _)) => &version[..end],
-        None => version,
-    };
-    if major_minor != PROTOCOL_VERSION {
-        let version = version.to_string();
+    let version = requested_version(headers, query);
+    if major_minor(&version) != PROTOCOL_VERSION {
+        let version = version.into_owned();
         let message = if version.is_empty() {
             format!(
-                "no A2A-Version was sent, which means protocol 0.3; this agent speaks {PROTOCOL_VERSION}: send the header `A2A-Version: {PROTOCOL_VERSION}`"
+                "no A2A-Version was sent, which means protocol 0.3; this agent speaks {PROTOCOL_VERSION} (and 0.3 by its 0.3 method names and routes): send the header `A2A-Version: {PROTOCOL_VERSION}`"
             )
         } else {
             format!(
@@ -86,6 +74,68 @@ pub fn check(
         };
         return Err(A2aError::VersionNotSupported { version, message });
     }
+    extensions(headers, required, supported, PROTOCOL_VERSION)
+}
+
+/// [`check`] for a request in A2A 0.3 (a 0.3 method name or route): `A2A-Version` absent,
+/// empty, 0.3, or 1.0 (the method or route says 0.3: it decides); any other version is
+/// VersionNotSupportedError, as for 1.0.
+pub(super) fn check_v03(
+    service: &crate::server::AgentService,
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+) -> Result<RequestMeta, A2aError> {
+    let version = requested_version(headers, query);
+    if !matches!(major_minor(&version), "" | "0.3" | PROTOCOL_VERSION) {
+        let version = version.into_owned();
+        let message =
+            format!("A2A-Version `{version}` is not supported; this agent speaks 1.0 and 0.3");
+        return Err(A2aError::VersionNotSupported { version, message });
+    }
+    let (required, supported) = service.extensions();
+    extensions(headers, required, supported, "0.3")
+}
+
+/// Whether a request with these service parameters asks for 0.3: `A2A-Version` absent,
+/// empty or 0.3. (A 1.0 client always sends 1.0.)
+pub(super) fn asks_for_v03(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    matches!(major_minor(&requested_version(headers, query)), "" | "0.3")
+}
+
+/// The `A2A-Version` header, else the query parameter, trimmed; empty when neither is sent.
+fn requested_version<'a>(
+    headers: &'a http::HeaderMap,
+    query: Option<&str>,
+) -> std::borrow::Cow<'a, str> {
+    // Header names as constants: looking one up by `&str` parses and hashes the name first.
+    static VERSION: http::HeaderName = http::HeaderName::from_static("a2a-version");
+    match headers.get(&VERSION) {
+        Some(v) => std::borrow::Cow::Borrowed(v.to_str().unwrap_or("<not ASCII>").trim()),
+        None => std::borrow::Cow::Owned(
+            query_param(query, VERSION_HEADER)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        ),
+    }
+}
+
+/// `Major.Minor` of `Major.Minor.Patch`.
+fn major_minor(version: &str) -> &str {
+    match version.match_indices('.').nth(1) {
+        Some((end, _)) => &version[..end],
+        None => version,
+    }
+}
+
+/// The activated extensions (`A2A-Extensions` or 0.3's `X-A2A-Extensions`): the required
+/// ones must be there; the supported ones are echoed.
+fn extensions(
+    headers: &http::HeaderMap,
+    required: &[String],
+    supported: &[String],
+    version: &str,
+) -> Result<RequestMeta, A2aError> {
     let mut activated: Vec<String> = Vec::new();
     static EXTENSIONS: [http::HeaderName; 2] = [
         http::HeaderName::from_static("a2a-extensions"),
@@ -111,7 +161,7 @@ pub fn check(
     activated.retain(|a| supported.contains(a));
     activated.dedup();
     Ok(RequestMeta {
-        version: PROTOCOL_VERSION.to_string(),
+        version: version.to_string(),
         extensions: activated,
     })
 }

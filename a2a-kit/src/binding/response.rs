@@ -130,7 +130,13 @@ pub(super) fn with_extensions(
     if !meta.extensions.is_empty()
         && let Ok(v) = http::HeaderValue::from_str(&meta.extensions.join(", "))
     {
-        resp.headers_mut().insert(EXTENSIONS_HEADER, v);
+        // Echoed in the header the client's version uses.
+        let name = if meta.version == "0.3" {
+            "x-a2a-extensions"
+        } else {
+            EXTENSIONS_HEADER
+        };
+        resp.headers_mut().insert(name, v);
     }
     resp
 }

@@ -48,7 +48,7 @@
 mod card;
 pub(crate) mod json_write;
 mod message;
-mod part;
+pub(crate) mod part;
 mod push;
 mod requests;
 pub(crate) mod serde_util;
@@ -72,6 +72,43 @@ pub use timestamp::*;
 /// The protocol version this crate speaks, as written in `A2A-Version` and
 /// `AgentInterface.protocolVersion` (`Major.Minor` only, never a patch).
 pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// The A2A protocol versions an agent built with this crate speaks: a request's version (its
+/// `A2A-Version`, or for JSON-RPC its method name) decides the shapes it is answered in, and
+/// a webhook gets its bodies in the version of the request that registered it.
+///
+/// ```
+/// use a2a_kit::protocol::ProtocolVersion;
+/// assert_eq!(ProtocolVersion::default(), ProtocolVersion::V1_0);
+/// assert_eq!(ProtocolVersion::V0_3.as_str(), "0.3");
+/// ```
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+pub enum ProtocolVersion {
+    /// A2A 0.3 (`kind` discriminators, lowercase states, `message/send`...).
+    #[serde(rename = "0.3")]
+    V0_3,
+    /// A2A 1.0 (ProtoJSON), this crate's own.
+    #[default]
+    #[serde(rename = "1.0")]
+    V1_0,
+}
+
+impl ProtocolVersion {
+    /// `Major.Minor`, as written in `A2A-Version`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::V0_3 => "0.3",
+            Self::V1_0 => PROTOCOL_VERSION,
+        }
+    }
+
+    /// True for 1.0, the default (what `skip_serializing_if` leaves out).
+    pub fn is_v1(&self) -> bool {
+        *self == Self::V1_0
+    }
+}
 
 /// A `google.protobuf.Struct`: the JSON object used for all `metadata`,
 /// extension `params` and JWS `header` fields.

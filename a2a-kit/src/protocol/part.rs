@@ -168,7 +168,7 @@ impl Serialize for Part {
 }
 
 /// Decodes standard or URL-safe base64, padded or not, as ProtoJSON readers must.
-fn decode_base64(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
+pub(crate) fn decode_base64(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     let unpadded = s.trim_end_matches('=');
     if unpadded.contains(['-', '_']) {
         URL_SAFE_NO_PAD.decode(unpadded)

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ProtocolVersion;
 use super::serde_util::de_opt_string;
 
 /// Credentials the agent sends to the webhook (`Authorization: <scheme> <credentials>`).
@@ -60,4 +61,14 @@ pub struct TaskPushNotificationConfig {
     /// How the agent authenticates to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<AuthenticationInfo>,
+    /// The protocol version the webhook's bodies are written in: that of the request that
+    /// registered it, set by the agent (an A2A 0.3 client's webhook gets 0.3 bodies). Not
+    /// part of the A2A wire: stores keep it under this crate's own key, the operations never
+    /// answer with it, and what a client sends there is replaced.
+    #[serde(
+        rename = "a2aKitProtocolVersion",
+        default,
+        skip_serializing_if = "ProtocolVersion::is_v1"
+    )]
+    pub protocol_version: ProtocolVersion,
 }

@@ -81,9 +81,10 @@ impl AgentService {
     pub async fn create_push_config(
         &self,
         cx: &RequestContext,
-        config: TaskPushNotificationConfig,
+        mut config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         self.push_store()?;
+        config.protocol_version = cx.protocol_version();
         let task_id = config.task_id.clone().unwrap_or_default();
         require_id("taskId", &task_id)?;
         self.check_task(&task_id, cx, config.tenant.as_deref())
@@ -196,6 +197,7 @@ impl AgentService {
 /// nobody reads them back, as with a password.
 pub(crate) fn redacted(mut config: TaskPushNotificationConfig) -> TaskPushNotificationConfig {
     config.token = None;
+    config.protocol_version = Default::default();
     if let Some(auth) = config.authentication.as_mut() {
         auth.credentials = None;
     }

@@ -264,7 +264,12 @@ impl AgentService {
             metadata,
             ..
         } = *req;
-        let push_config = configuration.and_then(|c| c.task_push_notification_config);
+        let push_config = configuration
+            .and_then(|c| c.task_push_notification_config)
+            .map(|mut config| {
+                config.protocol_version = cx.protocol_version();
+                config
+            });
         if let Some(config) = &push_config {
             if !self.inner.push {
                 return Err(A2aError::PushNotificationNotSupported);

@@ -214,6 +214,7 @@ impl FromProtoAt for TaskPushNotificationConfig {
             url: required(p.url, &at.field("url"))?,
             token: non_empty(p.token),
             authentication: optional(p.authentication, &at.field("authentication"))?,
+            protocol_version: Default::default(),
         })
     }
 }

@@ -174,6 +174,7 @@ pub(super) fn push_config() -> TaskPushNotificationConfig {
             scheme: "Bearer".into(),
             credentials: Some("s3cr3t".into()),
         }),
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,170 @@
+//! One card both kinds of client read: the 1.0 card with the fields a 0.3 client reads beside
+//! them, as the official SDKs serve it.
+//!
+//! A 1.0 reader ignores what it does not know, and so does a 0.3 one; where the two name the
+//! same thing differently both spellings are there: `url`, `preferredTransport` and
+//! `additionalInterfaces` beside `supportedInterfaces`; `supportsAuthenticatedExtendedCard`
+//! beside `capabilities.extendedAgentCard`; `security` beside `securityRequirements` (the
+//! card's and each skill's); and each security scheme carries its 0.3 members (`type`,
+//! `in`, `scheme`, `flows`...) beside its 1.0 member (`apiKeySecurityScheme`...).
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::{AgentCard, AgentInterface, SecurityRequirement, SecurityScheme};
+
+/// The protocol version a 0.3 card states (0.3 wrote the patch too).
+pub const CARD_PROTOCOL_VERSION: &str = "0.3.0";
+
+/// The 0.3 name of a 1.0 protocol binding (they are the same: `JSONRPC`, `HTTP+JSON`,
+/// `GRPC`).
+fn transport(interface: &AgentInterface) -> &str {
+    &interface.protocol_binding
+}
+
+/// `card` as JSON with the 0.3 fields beside its own. The interfaces a 0.3 client is offered
+/// are the card's 0.3 ones (`protocolVersion` 0.3), else its 1.0 ones (a card made without
+/// 0.3 in mind: the same URLs serve both); the first is the preferred one.
+pub fn hybrid_card(card: &AgentCard) -> serde_json::Result<Value> {
+    let mut v03_interfaces: Vec<&AgentInterface> = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| i.protocol_version == "0.3")
+        .collect();
+    if v03_interfaces.is_empty() {
+        v03_interfaces = card.supported_interfaces.iter().collect();
+    }
+    let mut value = serde_json::to_value(card)?;
+    let Value::Object(out) = &mut value else {
+        return Ok(value);
+    };
+    if let Some(preferred) = v03_interfaces.first() {
+        out.insert("protocolVersion".into(), CARD_PROTOCOL_VERSION.into());
+        out.insert("url".into(), preferred.url.clone().into());
+        out.insert("preferredTransport".into(), transport(preferred).into());
+        let additional: Vec<Value> = v03_interfaces
+            .iter()
+            .map(|i| json!({ "url": i.url, "transport": transport(i) }))
+            .collect();
+        out.insert("additionalInterfaces".into(), additional.into());
+    }
+    out.insert(
+        "supportsAuthenticatedExtendedCard".into(),
+        card.capabilities
+            .extended_agent_card
+            .unwrap_or(false)
+            .into(),
+    );
+    if !card.security_requirements.is_empty() {
+        out.insert("security".into(), security(&card.security_requirements));
+    }
+    if let Some(Value::Array(skills)) = out.get_mut("skills") {
+        for (json, skill) in skills.iter_mut().zip(&card.skills) {
+            if let (Value::Object(json), false) = (json, skill.security_requirements.is_empty()) {
+                json.insert("security".into(), security(&skill.security_requirements));
+            }
+        }
+    }
+    if let Some(Value::Object(schemes)) = out.get_mut("securitySchemes") {
+        for (name, scheme) in &card.security_schemes {
+            if let Some(Value::Object(json)) = schemes.get_mut(name) {
+                json.extend(scheme_v03(scheme));
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// 0.3's `security`: a list of `{scheme: [scopes]}`.
+fn security(requirements: &[SecurityRequirement]) -> Value {
+    requirements
+        .iter()
+        .map(|r| {
+            r.schemes
+                .iter()
+                .map(|(name, scopes)| (name.clone(), json!(scopes.list)))
+                .collect::<Map<_, _>>()
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// A security scheme's 0.3 members (OpenAPI's shape, `type` the discriminator).
+fn scheme_v03(scheme: &SecurityScheme) -> Map<String, Value> {
+    let (mut out, description) = match scheme {
+        SecurityScheme::ApiKeySecurityScheme(s) => (
+            json!({ "type": "apiKey", "in": s.location, "name": s.name }),
+            &s.description,
+        ),
+        SecurityScheme::HttpAuthSecurityScheme(s) => {
+            let mut v = json!({ "type": "http", "scheme": s.scheme });
+            if let Some(format) = &s.bearer_format {
+                v["bearerFormat"] = format.clone().into();
+            }
+            (v, &s.description)
+        }
+        SecurityScheme::Oauth2SecurityScheme(s) => {
+            let mut v = json!({ "type": "oauth2", "flows": s.flows });
+            if let Some(url) = &s.oauth2_metadata_url {
+                v["oauth2MetadataUrl"] = url.clone().into();
+            }
+            (v, &s.description)
+        }
+        SecurityScheme::OpenIdConnectSecurityScheme(s) => (
+            json!({ "type": "openIdConnect", "openIdConnectUrl": s.open_id_connect_url }),
+            &s.description,
+        ),
+        SecurityScheme::MtlsSecurityScheme(s) => (json!({ "type": "mutualTLS" }), &s.description),
+    };
+    if let Some(description) = description {
+        out["description"] = description.clone().into();
+    }
+    match out {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApiKeySecurityScheme, StringList};
+
+    fn card() -> AgentCard {
+        let mut card = AgentCard {
+            name: "a".into(),
+            supported_interfaces: vec![AgentInterface {
+                url: "http://h:1".into(),
+                protocol_binding: "JSONRPC".into(),
+                protocol_version: "1.0".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        card.security_schemes.insert(
+            "key".into(),
+            SecurityScheme::ApiKeySecurityScheme(ApiKeySecurityScheme {
+                location: "header".into(),
+                name: "X-API-Key".into(),
+                ..Default::default()
+            }),
+        );
+        card.security_requirements = vec![SecurityRequirement {
+            schemes: [("key".to_string(), StringList::default())].into(),
+        }];
+        card
+    }
+
+    #[test]
+    fn a_hybrid_card_reads_back_as_the_same_1_0_card() {
+        let card = card();
+        let hybrid = hybrid_card(&card).unwrap();
+        assert_eq!(hybrid["url"], "http://h:1");
+        assert_eq!(hybrid["preferredTransport"], "JSONRPC");
+        assert_eq!(hybrid["protocolVersion"], "0.3.0");
+        assert_eq!(hybrid["security"], json!([{ "key": [] }]));
+        assert_eq!(hybrid["securitySchemes"]["key"]["type"], "apiKey");
+        assert_eq!(hybrid["securitySchemes"]["key"]["in"], "header");
+        let back: AgentCard = serde_json::from_value(hybrid).unwrap();
+        assert_eq!(back, card);
+    }
+}
