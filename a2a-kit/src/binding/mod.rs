@@ -21,8 +21,10 @@ pub mod params;
 mod refusal;
 mod response;
 mod rest;
+mod rest_v03;
 mod service;
 pub mod sse;
+mod v03;
 
 #[cfg(feature = "jose")]
 pub use card::jwks_response;

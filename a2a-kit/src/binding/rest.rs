@@ -29,7 +29,7 @@ use crate::server::{AgentService, EventStream};
 
 /// A path of the binding, with the ids it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Route {
+pub(super) enum Route {
     Send,
     Stream,
     List,
@@ -43,7 +43,7 @@ enum Route {
 
 impl Route {
     /// The operation a verb asks of this path, if the path takes that verb.
-    fn method(&self, verb: &http::Method) -> Option<A2aMethod> {
+    pub(super) fn method(&self, verb: &http::Method) -> Option<A2aMethod> {
         use http::Method as M;
         Some(match (self, verb) {
             (Route::Send, &M::POST) => A2aMethod::SendMessage,
@@ -61,7 +61,7 @@ impl Route {
         })
     }
 
-    fn allowed(&self) -> &'static [http::Method] {
+    pub(super) fn allowed(&self) -> &'static [http::Method] {
         use http::Method;
         match self {
             Route::Send | Route::Stream | Route::Cancel(_) => &[Method::POST],
@@ -110,7 +110,7 @@ fn router() -> &'static matchit::Router<Path> {
 }
 
 /// The route of a path made of decoded `segments`.
-fn match_route(segments: &[String]) -> Option<Route> {
+pub(super) fn match_route(segments: &[String]) -> Option<Route> {
     // Each segment as matchit reads it: `/` and `%` inside a decoded segment escaped again.
     let path: String = segments
         .iter()
@@ -160,7 +160,7 @@ fn resolve(path: &str) -> Option<(Route, Option<String>)> {
     None
 }
 
-fn percent_decode(s: &str) -> String {
+pub(super) fn percent_decode(s: &str) -> String {
     form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
         .next()
         .map(|(_, v)| v.into_owned())
@@ -204,7 +204,7 @@ fn body_object(
 /// The body as JSON, each object naming each key once (a `Value` would keep the last of two
 /// silently): a repeated key is InvalidParams naming where, as over JSON-RPC, whose typed
 /// parse reads free-form objects the same way (`protocol::unique_json`).
-fn body_value(body: &[u8]) -> Result<Value, A2aError> {
+pub(super) fn body_value(body: &[u8]) -> Result<Value, A2aError> {
     match serde_json::from_slice::<UniqueValue>(body) {
         Ok(UniqueValue(value)) => Ok(value),
         Err(e) if e.is_data() => {
@@ -305,6 +305,15 @@ pub(super) async fn handle(
 ) -> http::Response<A2aBody> {
     let (verb, path) = (&edge.parts.method, edge.parts.uri.path());
     let (query, headers) = (edge.parts.uri.query(), &edge.parts.headers);
+    // A2A 0.3's routes start with `/v1/`; a 1.0 client (which sends `A2A-Version: 1.0`)
+    // reaches a tenant named `v1` there instead.
+    if path.starts_with("/v1/")
+        && service.serves_v03()
+        && super::params::asks_for_v03(headers, query)
+        && let Some(route) = super::rest_v03::route(path)
+    {
+        return super::rest_v03::handle(service, edge, &cx, route, body).await;
+    }
     let Some((route, tenant)) = resolve(path) else {
         return error_response(&A2aError::MethodNotFound(format!(
             "no A2A operation at `{path}`"

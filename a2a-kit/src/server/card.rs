@@ -33,8 +33,17 @@ pub(super) enum CardJson {
 }
 
 impl CardJson {
-    pub(super) fn new(card: &AgentCard, per_request: bool) -> Result<Self, serde_json::Error> {
-        let json = serde_json::to_vec(card)?;
+    /// The card's JSON, with the fields a 0.3 client reads beside its own when `v03`.
+    pub(super) fn new(
+        card: &AgentCard,
+        per_request: bool,
+        v03: bool,
+    ) -> Result<Self, serde_json::Error> {
+        let json = if v03 {
+            serde_json::to_vec(&crate::v03::hybrid_card(card, super::V03_BINDINGS)?)?
+        } else {
+            serde_json::to_vec(card)?
+        };
         if !per_request {
             return Ok(CardJson::Fixed {
                 json: Bytes::from(json),
@@ -154,6 +163,17 @@ impl AgentService {
     #[cfg(feature = "grpc")]
     pub fn serves_grpc(&self) -> bool {
         self.inner.grpc
+    }
+
+    /// Whether A2A 0.3 is served beside 1.0 ([`v03`](super::AgentServiceBuilder::v03)).
+    pub fn serves_v03(&self) -> bool {
+        self.inner.v03
+    }
+
+    /// Whether a stream ends with an event in `state` (a 0.3 status update's `final`):
+    /// terminal and input-required states, auth-required as configured.
+    pub(crate) fn ends_stream(&self, state: crate::protocol::TaskState) -> bool {
+        self.rt().closes_stream(state)
     }
 
     /// The configured public URL; `None` when each request's own URL is served instead.

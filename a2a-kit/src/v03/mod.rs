@@ -1,5 +1,6 @@
 //! A2A 0.3, served beside 1.0 on the same URLs and spoken by the client to 0.3 agents: its
-//! wire shapes ([`wire`]), their translation to and from this crate's 1.0 types
+//! JSON-RPC shapes ([`wire`]) and HTTP+JSON shapes ([`rest`], ProtoJSON of its proto), their
+//! translation to and from this crate's 1.0 types
 //! ([`convert`]: the one place the versions meet), its error codes, and the card fields a 0.3
 //! client reads.
 //!
@@ -34,6 +35,7 @@
 mod card;
 pub mod convert;
 mod error;
+pub mod rest;
 pub mod wire;
 
 pub use card::{CARD_PROTOCOL_VERSION, hybrid_card};
