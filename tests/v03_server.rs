@@ -835,3 +835,43 @@ async fn version_rules_hold_beside_0_3() {
         .unwrap();
     assert!(resp.headers().get("a2a-extensions").is_none());
 }
+
+#[tokio::test]
+async fn a_1_0_client_gets_the_1_0_card_and_a_signed_hybrid_card_verifies() {
+    use a2a_kit::signing::{Signer, Verifier};
+    let dir = format!("{}/fixtures/signing", env!("CARGO_MANIFEST_DIR"));
+    let pem = |name: &str| std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+    let signer = Signer::from_pem(pem("es256.pem"), "card-es256").unwrap();
+    let s = serve(AgentService::builder(TestAgent).sign_card(signer)).await;
+    let url = format!("{}/.well-known/agent-card.json", s.base);
+    // `A2A-Version: 1.0`: the card as 1.0 writes it, byte for byte what it was.
+    let resp = client()
+        .get(&url)
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.headers()
+            .get_all("vary")
+            .iter()
+            .any(|v| v == "A2A-Version")
+    );
+    let v1: Value = resp.json().await.unwrap();
+    assert!(
+        v1.get("url").is_none() && v1.get("protocolVersion").is_none(),
+        "{v1}"
+    );
+    assert_eq!(v1, serde_json::to_value(s.service.card()).unwrap());
+    // Without: the hybrid card, whose one signature covers its 1.0 fields.
+    let hybrid = public_card(&s.base).await;
+    assert_eq!(hybrid["url"], s.base.as_str());
+    assert_eq!(hybrid["signatures"].as_array().map(Vec::len), Some(1));
+    let verifier = Verifier::new().trust_pem(pem("es256.pub.pem")).unwrap();
+    assert_eq!(verifier.verify_card_json(&v1).unwrap(), "card-es256");
+    assert_eq!(verifier.verify_card_json(&hybrid).unwrap(), "card-es256");
+    // A 1.0 field changed in the hybrid card breaks it.
+    let mut forged = hybrid.clone();
+    forged["name"] = json!("someone else");
+    assert!(verifier.verify_card_json(&forged).is_err());
+}

@@ -96,6 +96,11 @@ pub(super) fn asks_for_v03(headers: &http::HeaderMap, query: Option<&str>) -> bo
     matches!(major_minor(&requested_version(headers, query)), "" | "0.3")
 }
 
+/// Whether a request asks for 1.0 (`A2A-Version: 1.0`, any patch).
+pub(super) fn asks_for_v1(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    major_minor(&requested_version(headers, query)) == PROTOCOL_VERSION
+}
+
 /// The `A2A-Version` header, else the query parameter, trimmed; empty when neither is sent.
 fn requested_version<'a>(
     headers: &'a http::HeaderMap,

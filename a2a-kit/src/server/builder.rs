@@ -614,14 +614,9 @@ impl AgentServiceBuilder {
     ) -> Result<(), BuildError> {
         for signer in &self.card_signers {
             let failed = |e: crate::signing::KeyError| BuildError::CardSigning(e.to_string());
-            if self.v03 {
-                // The card is served with the 0.3 fields beside its own: signed as served.
-                let document = crate::v03::hybrid_card(card, super::V03_BINDINGS)
-                    .map_err(|e| BuildError::CardSigning(e.to_string()))?;
-                signer.sign_card_document(card, &document).map_err(failed)?;
-            } else {
-                signer.sign_card(card).map_err(failed)?;
-            }
+            // Over the card as 1.0 writes it; the card served with the 0.3 fields beside
+            // its own verifies without them (`Verifier::verify_card_json`).
+            signer.sign_card(card).map_err(failed)?;
             if let Some(extended) = extended_card
                 .as_deref_mut()
                 .filter(|_| self.extended_card_for.is_none())

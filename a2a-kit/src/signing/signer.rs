@@ -234,26 +234,6 @@ impl Signer {
         Ok(())
     }
 
-    /// Add this key's signature over `document` (the card as served, when that carries
-    /// more than the card's own fields, such as the A2A 0.3 fields beside them) to `card`'s
-    /// `signatures`. A verifier of the served JSON checks it; sign last.
-    pub fn sign_card_document(
-        &self,
-        card: &mut AgentCard,
-        document: &Value,
-    ) -> Result<(), KeyError> {
-        let payload = super::card_json_payload(document);
-        let mut extra = Map::new();
-        extra.insert("typ".into(), "JOSE".into());
-        let (protected, signature) = self.sign_parts(&payload, extra)?;
-        card.signatures.push(AgentCardSignature {
-            protected,
-            signature,
-            header: None,
-        });
-        Ok(())
-    }
-
     /// The signature header of a push delivery of `body`: a detached JWS whose protected
     /// header names `iat` (now) and `jti` (a fresh random id).
     pub fn sign_delivery(&self, body: &[u8]) -> Result<String, KeyError> {

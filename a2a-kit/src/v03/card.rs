@@ -69,6 +69,53 @@ pub fn hybrid_card(card: &AgentCard, bindings: &[&str]) -> serde_json::Result<Va
     Ok(value)
 }
 
+/// The 0.3 members [`hybrid_card`] adds at the top of a card.
+const CARD_MEMBERS: [&str; 6] = [
+    "protocolVersion",
+    "url",
+    "preferredTransport",
+    "additionalInterfaces",
+    "supportsAuthenticatedExtendedCard",
+    "security",
+];
+
+/// The 0.3 members [`hybrid_card`] adds to a security scheme, beside its 1.0 member.
+const SCHEME_MEMBERS: [&str; 9] = [
+    "type",
+    "in",
+    "name",
+    "scheme",
+    "bearerFormat",
+    "flows",
+    "oauth2MetadataUrl",
+    "openIdConnectUrl",
+    "description",
+];
+
+/// A card document without the members [`hybrid_card`] adds (only those): the 1.0 card a
+/// hybrid one was made from, which its signatures cover. `None` when it has none of them.
+pub fn without_v03_members(card: &Value) -> Option<Value> {
+    let Value::Object(top) = card else {
+        return None;
+    };
+    if !CARD_MEMBERS.iter().any(|m| top.contains_key(*m)) {
+        return None;
+    }
+    let mut out = top.clone();
+    out.retain(|k, _| !CARD_MEMBERS.contains(&k.as_str()));
+    if let Some(Value::Array(skills)) = out.get_mut("skills") {
+        for skill in skills.iter_mut().filter_map(Value::as_object_mut) {
+            skill.remove("security");
+        }
+    }
+    if let Some(Value::Object(schemes)) = out.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut().filter_map(Value::as_object_mut) {
+            scheme.retain(|k, _| !SCHEME_MEMBERS.contains(&k.as_str()));
+        }
+    }
+    Some(Value::Object(out))
+}
+
 /// 0.3's `security`: a list of `{scheme: [scopes]}`.
 fn security(requirements: &[SecurityRequirement]) -> Value {
     requirements
@@ -159,6 +206,10 @@ mod tests {
         assert_eq!(hybrid["security"], json!([{ "key": [] }]));
         assert_eq!(hybrid["securitySchemes"]["key"]["type"], "apiKey");
         assert_eq!(hybrid["securitySchemes"]["key"]["in"], "header");
+        assert_eq!(
+            without_v03_members(&hybrid).unwrap(),
+            serde_json::to_value(&card).unwrap()
+        );
         let back: AgentCard = serde_json::from_value(hybrid).unwrap();
         assert_eq!(back, card);
     }

@@ -38,7 +38,7 @@ mod error;
 pub mod rest;
 pub mod wire;
 
-pub use card::{CARD_PROTOCOL_VERSION, hybrid_card};
+pub use card::{CARD_PROTOCOL_VERSION, hybrid_card, without_v03_members};
 pub use error::{error_code, jsonrpc_error};
 
 /// The 0.3 JSON-RPC method names, each with the 1.0 operation it is.
