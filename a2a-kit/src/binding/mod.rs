@@ -22,6 +22,7 @@ mod refusal;
 mod response;
 mod rest;
 mod rest_v03;
+mod route;
 mod service;
 pub mod sse;
 mod v03;

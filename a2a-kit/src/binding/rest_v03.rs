@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::dispatch::{A2aMethod, Edge, rest_params};
 use super::response::{A2aBody, json, sse as sse_response, with_extensions};
-use super::rest::{Route, body_value, match_route, percent_decode};
+use super::route::{Route, body_value, match_route, percent_decode};
 use super::{content_type, is_json_content_type, sse, v03};
 use crate::error::A2aError;
 use crate::protocol::{CancelTaskRequest, GetTaskRequest, SendMessageResponse};
