@@ -875,3 +875,93 @@ async fn a_1_0_client_gets_the_1_0_card_and_a_signed_hybrid_card_verifies() {
     forged["name"] = json!("someone else");
     assert!(verifier.verify_card_json(&forged).is_err());
 }
+
+#[tokio::test]
+async fn the_webhook_receiver_takes_0_3_bodies() {
+    use a2a_kit::protocol::TaskState;
+    use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, WebhookReceiver};
+    let tokens = PushTokens::new();
+    let tasks = RemoteTasks::new();
+    let (receiver, _rx) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(64);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let app_base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+    let router = receiver.router("/hook");
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let hook_url = format!("{app_base}/hook");
+
+    // A 0.3 sender's bodies, posted by hand: a status update, an artifact update, a bare Task.
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("t-03", &token).await.unwrap();
+    let post = |body: Value| {
+        let (url, token) = (hook_url.clone(), token.clone());
+        async move {
+            client()
+                .post(url)
+                .header("X-A2A-Notification-Token", token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    let status = json!({"kind": "status-update", "taskId": "t-03", "contextId": "c",
+        "status": {"state": "working"}, "final": false});
+    assert_eq!(post(status).await, 204);
+    let artifact = json!({"kind": "artifact-update", "taskId": "t-03", "contextId": "c",
+        "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "part one"}]}});
+    assert_eq!(post(artifact).await, 204);
+    let task = json!({"kind": "task", "id": "t-03", "contextId": "c",
+        "status": {"state": "completed", "timestamp": "2026-01-05T10:00:00.000Z"},
+        "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "all of it"}]}]});
+    assert_eq!(post(task).await, 204);
+    let kept = tasks.get("t-03").await.unwrap().unwrap();
+    assert_eq!(kept.status.state, TaskState::Completed);
+    assert_eq!(kept.artifacts[0].parts[0].as_text(), Some("all of it"));
+    // A 0.3 body that is wrong says why; nothing is kept.
+    let bad = json!({"kind": "status-update", "taskId": "t-03", "contextId": "c",
+        "status": {"state": "finished"}});
+    assert_eq!(post(bad).await, 400);
+    assert_eq!(
+        tasks.get("t-03").await.unwrap().unwrap().status.state,
+        TaskState::Completed
+    );
+
+    // An a2a-kit agent pushing to it, the config registered in 0.3.
+    let push = PushDispatcher::new(PushConfig::default().allow_private_networks());
+    let agent = serve(AgentService::builder(TestAgent).push_dispatcher(&push)).await;
+    let config = tokens.issue_config(&hook_url).await.unwrap();
+    let r = rpc03(
+        &agent.base,
+        "message/send",
+        json!({"message": msg03("slow", "200"),
+        "configuration": {"blocking": false, "pushNotificationConfig":
+            {"url": config.url, "token": config.token}}}),
+    )
+    .await;
+    let id = r["result"]["id"].as_str().unwrap().to_string();
+    tokens
+        .bind(&id, config.token.as_deref().unwrap())
+        .await
+        .unwrap();
+    tasks
+        .insert(
+            serde_json::from_value(
+                rpc(&agent.base, "GetTask", json!({"id": id})).await["result"].clone(),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = tokio::time::timeout(
+        Duration::from_secs(10),
+        tasks.wait_for(&id, |t| t.status.state == TaskState::Completed),
+    )
+    .await
+    .expect("the 0.3 push arrived")
+    .unwrap();
+    assert_eq!(done.artifacts[0].parts[0].as_text(), Some("slept 200"));
+}
