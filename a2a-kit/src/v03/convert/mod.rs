@@ -12,6 +12,7 @@
 //! - `unknown` is 1.0's `TASK_STATE_UNSPECIFIED`; a 1.0 message with no role is written as
 //!   the agent's.
 
+pub mod client;
 pub mod rest;
 
 use base64::Engine as _;
