@@ -13,6 +13,8 @@ use super::*;
 pub(super) struct Config {
     pub(super) bindings: Vec<Binding>,
     pub(super) client_order: bool,
+    /// The protocol version to speak; `None`: the newest the card offers.
+    pub(super) version: Option<ProtocolVersion>,
     pub(super) timeout: Option<Duration>,
     pub(super) stream_idle_timeout: Option<Duration>,
     pub(super) resume: ResumePolicy,
@@ -47,6 +49,7 @@ impl Default for ClientBuilder {
             config: Config {
                 bindings: Vec::new(),
                 client_order: false,
+                version: None,
                 timeout: Some(Duration::from_secs(300)),
                 stream_idle_timeout: Some(Duration::from_secs(120)),
                 resume: ResumePolicy::default(),
@@ -76,6 +79,27 @@ impl ClientBuilder {
     /// [`prefer_client_order`](Self::prefer_client_order).
     pub fn bindings(mut self, bindings: impl IntoIterator<Item = Binding>) -> Self {
         self.config.bindings = bindings.into_iter().collect();
+        self
+    }
+
+    /// Speak this A2A version only; the card must offer it. By default the client speaks 1.0
+    /// when the card offers it, else 0.3 (over JSON-RPC or HTTP+JSON; see
+    /// [`A2aClient::protocol_version`]): forcing [`ProtocolVersion::V0_3`] speaks 0.3 to an
+    /// agent that offers both (to test it as a 0.3 client would see it).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), a2a_kit::client::ClientError> {
+    /// use a2a_kit::client::A2aClient;
+    /// use a2a_kit::protocol::ProtocolVersion;
+    /// let client = A2aClient::builder()
+    ///     .protocol_version(ProtocolVersion::V0_3)
+    ///     .connect("http://127.0.0.1:3000")
+    ///     .await?;
+    /// assert_eq!(client.protocol_version(), ProtocolVersion::V0_3);
+    /// # Ok(()) }
+    /// ```
+    pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.config.version = Some(version);
         self
     }
 
@@ -248,14 +272,22 @@ impl ClientBuilder {
         let http = self.http(&base)?;
         let fetched = self
             .cache
-            .resolve(&http, &base, self.config.card_ttl, false)
+            .resolve(
+                &http,
+                &base,
+                self.config.card_ttl,
+                false,
+                self.config.version,
+            )
             .await?;
         let verified_by = self.config.check_card(&fetched.raw)?;
         let selected = card::select_interface(
             &fetched.card,
+            Some(&fetched.raw),
             &fetched.url,
             &self.config.bindings,
             self.config.client_order,
+            self.config.version,
         )?;
         Ok(self.finish(http, base, fetched.card, fetched.url, selected, verified_by))
     }
@@ -266,11 +298,16 @@ impl ClientBuilder {
         let http = self.http(card_url)?;
         let url = Url::parse(card_url)
             .map_err(|e| ClientError::InvalidUrl(format!("`{card_url}`: {e}")))?;
-        let verified_by = self
-            .config
-            .check_card(&serde_json::to_value(&card).unwrap_or_default())?;
-        let selected =
-            card::select_interface(&card, &url, &self.config.bindings, self.config.client_order)?;
+        let raw = serde_json::to_value(&card).unwrap_or_default();
+        let verified_by = self.config.check_card(&raw)?;
+        let selected = card::select_interface(
+            &card,
+            Some(&raw),
+            &url,
+            &self.config.bindings,
+            self.config.client_order,
+            self.config.version,
+        )?;
         Ok(self.finish(
             http,
             card_url.to_string(),
@@ -303,6 +340,7 @@ impl ClientBuilder {
                     interface: s.interface,
                     binding: s.binding,
                     endpoint: s.endpoint,
+                    version: s.version,
                     verified_by,
                     #[cfg(feature = "grpc")]
                     grpc: Default::default(),
@@ -350,6 +388,8 @@ pub(super) struct Resolved {
     pub(super) interface: AgentInterface,
     pub(super) binding: Binding,
     pub(super) endpoint: Url,
+    /// The protocol version spoken at `endpoint`.
+    pub(super) version: ProtocolVersion,
     /// The `kid` of the key that verified the card, when the client verifies cards.
     pub(super) verified_by: Option<String>,
     /// The gRPC channel to `endpoint`, made on first use (for the gRPC binding).

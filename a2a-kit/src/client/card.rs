@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::error::ClientError;
 use super::stream::snippet;
 use super::transport::{Binding, Http};
-use crate::protocol::{AgentCard, AgentInterface};
+use crate::protocol::{AgentCard, AgentInterface, ProtocolVersion};
 
 /// The well-known path of the agent card.
 pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -76,14 +76,28 @@ impl CardCache {
     }
 
     /// Resolve the card for `base`: from the cache while fresh, else revalidated (or fetched).
+    ///
+    /// The card is asked for as a client of `version` asks for it: by default with
+    /// `A2A-Version: 1.0` (an agent that speaks both versions answers with the 1.0 card, a 0.3
+    /// agent with its own), for 0.3 without (an agent that speaks both answers with the card
+    /// carrying 0.3's fields). Each is cached apart.
     pub(crate) async fn resolve(
         &self,
         http: &Http,
         base: &str,
         ttl: Duration,
         force: bool,
+        version: Option<ProtocolVersion>,
     ) -> Result<FetchedCard, ClientError> {
-        let cached = self.lock().get(base).cloned();
+        let version = match version {
+            Some(ProtocolVersion::V0_3) => ProtocolVersion::V0_3,
+            _ => ProtocolVersion::V1_0,
+        };
+        let key = match version {
+            ProtocolVersion::V0_3 => format!("{base} (A2A 0.3)"),
+            ProtocolVersion::V1_0 => base.to_string(),
+        };
+        let cached = self.lock().get(&key).cloned();
         if let Some(c) = &cached
             && !force
             && Instant::now() < c.fresh_until
@@ -104,7 +118,7 @@ impl CardCache {
             match self
                 .fetch(
                     http,
-                    base,
+                    (&key, version),
                     &url,
                     cached.as_ref().filter(|c| c.url == url),
                     ttl,
@@ -122,7 +136,7 @@ impl CardCache {
     async fn fetch(
         &self,
         http: &Http,
-        base: &str,
+        (key, version): (&str, ProtocolVersion),
         url: &Url,
         cached: Option<&CachedCard>,
         ttl: Duration,
@@ -143,7 +157,7 @@ impl CardCache {
             .build()
             .map_err(|e| ClientError::InvalidUrl(format!("{url}: {e}")))?;
         let resp = http
-            .execute("GetAgentCard", None, req, Some(CARD_TIMEOUT))
+            .execute_in(version, "GetAgentCard", None, req, Some(CARD_TIMEOUT))
             .await?;
         let status = resp.status();
         let headers = resp.headers().clone();
@@ -159,7 +173,7 @@ impl CardCache {
                 url: c.url.clone(),
                 changed: false,
             };
-            self.lock().insert(base.to_string(), c);
+            self.lock().insert(key.to_string(), c);
             return Ok(out);
         }
         let body = resp
@@ -214,7 +228,7 @@ impl CardCache {
                 .map(str::to_string),
             fresh_until,
         };
-        self.lock().insert(base.to_string(), entry);
+        self.lock().insert(key.to_string(), entry);
         Ok(FetchedCard {
             card,
             raw,
@@ -246,15 +260,29 @@ fn freshness(headers: &reqwest::header::HeaderMap, ttl: Duration) -> Duration {
 
 /// Check a card document: `Err` when it is not a card at all, `Ok(Err)` when it is a card of
 /// an unsupported generation.
+///
+/// A 1.0 card (`supportedInterfaces`) is read as such, a hybrid one too (its 0.3 fields are
+/// read when an interface is chosen, [`select_interface`]). A 0.3 card (`url`, `protocolVersion` 0.3.x, no `supportedInterfaces`) is read through
+/// [`crate::v03::convert::client::card_from_v03`]; one of another version is unsupported.
 pub(crate) fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>, String> {
+    use crate::v03::convert::client::card_from_v03;
     let Some(obj) = value.as_object() else {
         return Err("the document is not a JSON object".into());
     };
+    let card_version = obj
+        .get("protocolVersion")
+        .or_else(|| obj.get("protocol_version"))
+        .and_then(Value::as_str);
+    let v03_fields = card_version
+        .is_some_and(|v| interface_version(v) == Some(ProtocolVersion::V0_3))
+        && obj.contains_key("url");
     if !obj.contains_key("supportedInterfaces") && !obj.contains_key("supported_interfaces") {
-        if let (Some(v), true) = (
-            obj.get("protocolVersion").and_then(Value::as_str),
-            obj.contains_key("url"),
-        ) {
+        if v03_fields {
+            return card_from_v03(value)
+                .map(Ok)
+                .map_err(|e| format!("the A2A 0.3 agent card does not parse: {e}"));
+        }
+        if let (Some(v), true) = (card_version, obj.contains_key("url")) {
             let transport = obj
                 .get("preferredTransport")
                 .and_then(Value::as_str)
@@ -272,6 +300,28 @@ pub(crate) fn parse_card(value: &Value) -> Result<Result<AgentCard, ClientError>
     serde_json::from_value(value.clone())
         .map(Ok)
         .map_err(|e| format!("the agent card does not parse: {e}"))
+}
+
+/// The 0.3 interfaces a hybrid card names only in its 0.3 fields (`url`,
+/// `preferredTransport`, `additionalInterfaces`, as a2a-kit and the official 1.x SDKs serve
+/// it): none when `raw` has no such fields or `card` lists a 0.3 interface of its own.
+fn hybrid_v03_interfaces(card: &AgentCard, raw: Option<&Value>) -> Vec<AgentInterface> {
+    let Some(raw) = raw else {
+        return Vec::new();
+    };
+    let v03_fields = raw
+        .get("protocolVersion")
+        .or_else(|| raw.get("protocol_version"))
+        .and_then(Value::as_str)
+        .is_some_and(|v| interface_version(v) == Some(ProtocolVersion::V0_3));
+    let lists_v03 = card
+        .supported_interfaces
+        .iter()
+        .any(|i| interface_version(&i.protocol_version) == Some(ProtocolVersion::V0_3));
+    if !v03_fields || lists_v03 {
+        return Vec::new();
+    }
+    crate::v03::convert::client::interfaces_from_v03(raw)
 }
 
 /// The URLs to try for `base`: a card URL as is; otherwise the well-known path below `base`,
@@ -303,11 +353,17 @@ pub(crate) fn card_urls(base: &str) -> Result<Vec<Url>, ClientError> {
     Ok(urls)
 }
 
-/// Whether a `protocolVersion` is one this client speaks: 1.x (an empty version counts as
-/// 1.0, as the official SDKs treat it).
-pub(crate) fn version_supported(v: &str) -> bool {
+/// The protocol version of an interface's `protocolVersion`, when this client speaks it: 1.x
+/// (an empty version counts as 1.0, as the official SDKs treat it) or 0.3 (`0.3`, `0.3.x`).
+pub(crate) fn interface_version(v: &str) -> Option<ProtocolVersion> {
     let v = v.trim();
-    v.is_empty() || v.split('.').next() == Some("1")
+    let mut parts = v.split('.');
+    match (parts.next(), parts.next()) {
+        _ if v.is_empty() => Some(ProtocolVersion::V1_0),
+        (Some("1"), _) => Some(ProtocolVersion::V1_0),
+        (Some("0"), Some("3")) => Some(ProtocolVersion::V0_3),
+        _ => None,
+    }
 }
 
 /// The interface chosen from a card.
@@ -316,11 +372,10 @@ pub(crate) struct Selected {
     pub interface: AgentInterface,
     pub binding: Binding,
     pub endpoint: Url,
+    /// The protocol version spoken there.
+    pub version: ProtocolVersion,
 }
 
-/// Pick the interface: the card's order (first = the agent's preference) among those with a
-/// binding in `prefs` (all supported bindings when empty), or `prefs`' order when
-/// `client_order` is set. Relative URLs are resolved against the card's URL.
 /// Where a gRPC interface is dialled (`None`: not by this client, or not built with `grpc`).
 fn grpc_endpoint(url: &str) -> Option<Url> {
     #[cfg(feature = "grpc")]
@@ -332,14 +387,25 @@ fn grpc_endpoint(url: &str) -> Option<Url> {
     }
 }
 
+/// Pick the interface: among those of the newest version this client speaks and the card
+/// offers (1.0, else 0.3; only `version` when given; a hybrid card's 0.3 fields, in `raw`,
+/// the document as received, offer 0.3 after its own interfaces), the card's order (first = the agent's
+/// preference) among those with a binding in `prefs` (all supported bindings when empty), or
+/// `prefs`' order when `client_order` is set. Relative URLs are resolved against the card's
+/// URL. 0.3 over gRPC is not spoken: a card that offers nothing else is refused as
+/// [`ClientError::Unsupported`].
 pub(crate) fn select_interface(
     card: &AgentCard,
+    raw: Option<&Value>,
     card_url: &Url,
     prefs: &[Binding],
     client_order: bool,
+    version: Option<ProtocolVersion>,
 ) -> Result<Selected, ClientError> {
-    let offered: Vec<String> = card
-        .supported_interfaces
+    let hybrid = hybrid_v03_interfaces(card, raw);
+    let interfaces: Vec<&AgentInterface> =
+        card.supported_interfaces.iter().chain(&hybrid).collect();
+    let offered: Vec<String> = interfaces
         .iter()
         .map(|i| {
             format!(
@@ -354,19 +420,28 @@ pub(crate) fn select_interface(
         })
         .collect();
     let allowed = |b: Binding| prefs.is_empty() || prefs.contains(&b);
-    let usable: Vec<(usize, Binding, &AgentInterface)> = card
-        .supported_interfaces
+    let usable: Vec<(usize, Binding, &AgentInterface)> = interfaces
         .iter()
+        .copied()
         .enumerate()
         .filter_map(|(i, iface)| Binding::parse(&iface.protocol_binding).map(|b| (i, b, iface)))
         .filter(|(_, b, _)| allowed(*b))
         // gRPC with feature `grpc`, to an interface it can dial (plain HTTP/2, no TLS).
         .filter(|(_, b, i)| *b != Binding::Grpc || grpc_endpoint(&i.url).is_some())
         .collect();
-    let versioned: Vec<&(usize, Binding, &AgentInterface)> = usable
-        .iter()
-        .filter(|(_, _, i)| version_supported(&i.protocol_version))
-        .collect();
+    let spoken = |wanted: ProtocolVersion| -> Vec<&(usize, Binding, &AgentInterface)> {
+        usable
+            .iter()
+            .filter(|(_, _, i)| interface_version(&i.protocol_version) == Some(wanted))
+            .filter(|(_, b, _)| wanted == ProtocolVersion::V1_0 || *b != Binding::Grpc)
+            .collect()
+    };
+    let versioned = match version {
+        Some(v) => spoken(v),
+        None => Some(spoken(ProtocolVersion::V1_0))
+            .filter(|v1| !v1.is_empty())
+            .unwrap_or_else(|| spoken(ProtocolVersion::V0_3)),
+    };
     let pick = if client_order && !prefs.is_empty() {
         prefs
             .iter()
@@ -375,12 +450,25 @@ pub(crate) fn select_interface(
         versioned.first().copied()
     };
     let Some((_, binding, iface)) = pick else {
-        return Err(if usable.is_empty() {
+        let grpc_v03 = allowed(Binding::Grpc)
+            && version != Some(ProtocolVersion::V1_0)
+            && interfaces.iter().any(|i| {
+                Binding::parse(&i.protocol_binding) == Some(Binding::Grpc)
+                    && interface_version(&i.protocol_version) == Some(ProtocolVersion::V0_3)
+            });
+        return Err(if grpc_v03 {
+            ClientError::Unsupported(format!(
+                "A2A 0.3 over gRPC is not spoken by this client (it speaks 0.3 over JSON-RPC \
+                 and HTTP+JSON, and 1.0 over all three); the agent offers {}",
+                offered.join(", ")
+            ))
+        } else if usable.is_empty() {
             ClientError::NoSupportedInterface { offered }
         } else {
             ClientError::UnsupportedVersion { offered }
         });
     };
+    let version = interface_version(&iface.protocol_version).unwrap_or_default();
     let endpoint = match binding {
         // `host:port`, not a URL the card's could resolve.
         Binding::Grpc => grpc_endpoint(&iface.url)
@@ -393,6 +481,7 @@ pub(crate) fn select_interface(
         interface: (*iface).clone(),
         binding: *binding,
         endpoint,
+        version,
     })
 }
 
@@ -454,29 +543,51 @@ mod tests {
             ("http://h/rest", "HTTP+JSON", "1.0"),
             ("/rpc", "JSONRPC", "1.0"),
         ]);
-        let s = select_interface(&c, &base, &[], false).unwrap();
+        let s = select_interface(&c, None, &base, &[], false, None).unwrap();
         assert_eq!(
             (s.binding, s.endpoint.as_str()),
             (Binding::HttpJson, "http://h/rest")
         );
         // Forcing a binding; relative URLs resolve against the card URL.
-        let s = select_interface(&c, &base, &[Binding::JsonRpc], false).unwrap();
+        let s = select_interface(&c, None, &base, &[Binding::JsonRpc], false, None).unwrap();
         assert_eq!(s.endpoint.as_str(), "http://h/rpc");
         // Client order wins when asked.
-        let s = select_interface(&c, &base, &[Binding::JsonRpc, Binding::HttpJson], true).unwrap();
+        let s = select_interface(
+            &c,
+            None,
+            &base,
+            &[Binding::JsonRpc, Binding::HttpJson],
+            true,
+            None,
+        )
+        .unwrap();
         assert_eq!(s.binding, Binding::JsonRpc);
     }
 
     #[test]
     fn explains_why_nothing_fits() {
         let base = Url::parse("http://h/").unwrap();
-        let old = card(&[("http://h", "JSONRPC", "0.3")]);
+        let future = card(&[
+            ("http://h", "JSONRPC", "2.0"),
+            ("http://h", "JSONRPC", "0.2"),
+        ]);
         assert!(matches!(
-            select_interface(&old, &base, &[], false),
+            select_interface(&future, None, &base, &[], false, None),
             Err(ClientError::UnsupportedVersion { .. })
         ));
+        let v1 = card(&[("http://h", "JSONRPC", "1.0")]);
+        assert!(matches!(
+            select_interface(&v1, None, &base, &[], false, Some(ProtocolVersion::V0_3)),
+            Err(ClientError::UnsupportedVersion { .. })
+        ));
+        let grpc03 = card(&[("h:50051", "GRPC", "0.3")]);
+        let e = select_interface(&grpc03, None, &base, &[], false, None).unwrap_err();
+        assert!(
+            matches!(&e, ClientError::Unsupported(m) if m.contains("0.3 over gRPC")),
+            "{e}"
+        );
         let grpc = card(&[("https://h:443", "GRPC", "1.0")]);
-        let e = select_interface(&grpc, &base, &[], false).unwrap_err();
+        let e = select_interface(&grpc, None, &base, &[], false, None).unwrap_err();
         assert!(matches!(e, ClientError::NoSupportedInterface { .. }));
         assert!(e.to_string().contains("GRPC 1.0"), "{e}");
     }
@@ -488,9 +599,9 @@ mod tests {
             ("http://h/rpc", "JSONRPC", "1.0"),
             ("h:50051", "GRPC", "1.0"),
         ]);
-        let first = select_interface(&c, &base, &[], false).unwrap();
+        let first = select_interface(&c, None, &base, &[], false, None).unwrap();
         assert_eq!(first.binding, Binding::JsonRpc);
-        let asked = select_interface(&c, &base, &[Binding::Grpc], false);
+        let asked = select_interface(&c, None, &base, &[Binding::Grpc], false, None);
         if cfg!(feature = "grpc") {
             let s = asked.unwrap();
             assert_eq!(
@@ -506,14 +617,91 @@ mod tests {
     }
 
     #[test]
+    fn versions_of_interfaces() {
+        let v = |s| interface_version(s);
+        assert_eq!(v(""), Some(ProtocolVersion::V1_0));
+        assert_eq!(v("1.0"), Some(ProtocolVersion::V1_0));
+        assert_eq!(v("1.2.3"), Some(ProtocolVersion::V1_0));
+        assert_eq!(v("0.3"), Some(ProtocolVersion::V0_3));
+        assert_eq!(v(" 0.3.0 "), Some(ProtocolVersion::V0_3));
+        assert_eq!(v("0.2.5"), None);
+        assert_eq!(v("2.0"), None);
+    }
+
+    #[test]
+    fn prefers_1_0_then_0_3_or_the_version_asked_for() {
+        let base = Url::parse("http://h/.well-known/agent-card.json").unwrap();
+        let c = card(&[
+            ("http://h/v03", "JSONRPC", "0.3"),
+            ("http://h/v1", "HTTP+JSON", "1.0"),
+        ]);
+        let s = select_interface(&c, None, &base, &[], false, None).unwrap();
+        assert_eq!(
+            (s.version, s.endpoint.as_str()),
+            (ProtocolVersion::V1_0, "http://h/v1")
+        );
+        let s = select_interface(&c, None, &base, &[], false, Some(ProtocolVersion::V0_3)).unwrap();
+        assert_eq!(
+            (s.version, s.endpoint.as_str()),
+            (ProtocolVersion::V0_3, "http://h/v03")
+        );
+        // The binding asked for exists only in 0.3: 0.3 it is.
+        let s = select_interface(&c, None, &base, &[Binding::JsonRpc], false, None).unwrap();
+        assert_eq!(s.version, ProtocolVersion::V0_3);
+        // 0.3 over gRPC is skipped for 0.3 over JSON-RPC.
+        let c = card(&[
+            ("h:50051", "GRPC", "0.3"),
+            ("http://h/rpc", "JSONRPC", "0.3.0"),
+        ]);
+        let s = select_interface(&c, None, &base, &[], false, None).unwrap();
+        assert_eq!(
+            (s.binding, s.version),
+            (Binding::JsonRpc, ProtocolVersion::V0_3)
+        );
+    }
+
+    #[test]
     fn recognises_documents() {
         assert!(parse_card(&serde_json::json!([1])).is_err());
         assert!(parse_card(&serde_json::json!({"hello": 1})).is_err());
         let v03 = serde_json::json!({"name": "a", "url": "http://h", "protocolVersion": "0.3.0"});
+        let card = parse_card(&v03).unwrap().unwrap();
+        assert_eq!(card.supported_interfaces[0].protocol_version, "0.3");
+        assert_eq!(card.supported_interfaces[0].protocol_binding, "JSONRPC");
+        let v02 = serde_json::json!({"name": "a", "url": "http://h", "protocolVersion": "0.2.5"});
         assert!(matches!(
-            parse_card(&v03),
+            parse_card(&v02),
             Ok(Err(ClientError::UnsupportedVersion { .. }))
         ));
+        // A hybrid card: read as the 1.0 card it is; its 0.3 fields offer 0.3 when asked for.
+        let hybrid = serde_json::json!({"name": "h", "protocolVersion": "0.3.0",
+            "url": "http://h/", "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [{"url": "http://h/", "transport": "JSONRPC"},
+                                     {"url": "http://h/rest", "transport": "HTTP+JSON"}],
+            "supportedInterfaces": [{"url": "http://h/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+        let card = parse_card(&hybrid).unwrap().unwrap();
+        assert_eq!(card.supported_interfaces.len(), 1);
+        let base = Url::parse("http://h/").unwrap();
+        let pick = |binding: &[Binding], version| {
+            select_interface(&card, Some(&hybrid), &base, binding, false, version)
+                .map(|s| (s.binding, s.version, s.endpoint.to_string()))
+        };
+        assert_eq!(
+            pick(&[], None).unwrap(),
+            (Binding::JsonRpc, ProtocolVersion::V1_0, "http://h/".into())
+        );
+        assert_eq!(
+            pick(&[], Some(ProtocolVersion::V0_3)).unwrap(),
+            (Binding::JsonRpc, ProtocolVersion::V0_3, "http://h/".into())
+        );
+        assert_eq!(
+            pick(&[Binding::HttpJson], None).unwrap(),
+            (
+                Binding::HttpJson,
+                ProtocolVersion::V0_3,
+                "http://h/rest".into()
+            )
+        );
         assert!(matches!(
             parse_card(&serde_json::json!({"name": "a", "supportedInterfaces": []})),
             Ok(Ok(_))

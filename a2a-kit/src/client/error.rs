@@ -257,8 +257,10 @@ pub enum ClientError {
         /// What was found instead.
         reason: String,
     },
-    /// The agent offers only protocol versions this client does not speak.
-    #[error("the agent does not support A2A 1.0; it offers {}", offered.join(", "))]
+    /// The agent offers only protocol versions this client does not speak (it speaks 1.0,
+    /// and 0.3 over JSON-RPC and HTTP+JSON), or not the one
+    /// [`ClientBuilder::protocol_version`](super::ClientBuilder::protocol_version) asked for.
+    #[error("the agent does not support A2A 1.0 or 0.3 (or not the version asked for); it offers {}", offered.join(", "))]
     UnsupportedVersion {
         /// `binding version` of each interface the card lists.
         offered: Vec<String>,

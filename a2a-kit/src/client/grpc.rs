@@ -68,7 +68,8 @@ async fn request<T>(
         .join(&format!("/lf.a2a.v1.A2AService/{}", call.method))
         .map_err(|e| ClientError::InvalidUrl(e.to_string()))?;
     let head = http
-        .prepare(
+        .prepare_in(
+            crate::protocol::ProtocolVersion::V1_0,
             call.method,
             Some(card),
             reqwest::Request::new(reqwest::Method::POST, url),

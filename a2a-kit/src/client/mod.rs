@@ -1,5 +1,6 @@
 //! An A2A 1.0 client: discovery, every operation over JSON-RPC, HTTP+JSON or (feature
 //! `grpc`) gRPC, streams that resume, and delegation from a running skill to another agent.
+//! It speaks A2A 0.3 too, to agents that offer only 0.3, with the same types in and out.
 //!
 //! Enabled by the `client` cargo feature (on by default). Plain `http://` only by default:
 //! enable the opt-in **`rustls`** feature for `https://` agents (it is left out of the default
@@ -36,9 +37,15 @@
 //!   `Cache-Control: max-age`, revalidating with `If-None-Match` / `If-Modified-Since`), and
 //!   takes the first interface of `supportedInterfaces` whose binding it speaks and whose
 //!   `protocolVersion` is 1.x. [`ClientBuilder::binding`] forces one binding.
+//! - **A2A 0.3**: a 0.3 card (`url`, `preferredTransport`, `additionalInterfaces`,
+//!   `protocolVersion` 0.3.x) is read as a card whose interfaces are 0.3 ones; when a card
+//!   offers no 1.x interface the client speaks 0.3 over JSON-RPC or HTTP+JSON
+//!   ([`A2aClient::protocol_version`]), translating every request and answer through
+//!   [`crate::v03::convert`]; a hybrid card (1.0 with the 0.3 fields beside) keeps 1.0 unless
+//!   [`ClientBuilder::protocol_version`] asks for 0.3. ListTasks does not exist in 0.3.
 //! - **Service parameters**: `A2A-Version: 1.0` on every request, `A2A-Extensions` when
-//!   configured, and the interface's `tenant` copied into every request (JSON-RPC `params`,
-//!   REST path prefix).
+//!   configured (in 0.3: no version, `X-A2A-Extensions`), and the interface's `tenant`
+//!   copied into every request (JSON-RPC `params`, REST path prefix).
 //! - **Auth**: [`Interceptor`]s see every request; [`BearerAuth`], [`BearerTokenProvider`]
 //!   (a fresh token per request from a [`TokenProvider`]), [`ApiKeyAuth`] and
 //!   [`StaticHeaders`] are built in.
@@ -58,6 +65,7 @@ mod grpc;
 mod request;
 mod stream;
 mod transport;
+mod v03;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -143,9 +151,9 @@ use crate::protocol::{
     AgentCard, AgentInterface, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest, ListTasksResponse, Message, Metadata, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
-    TaskPushNotificationConfig,
+    ListTasksRequest, ListTasksResponse, Message, Metadata, ProtocolVersion,
+    SendMessageConfiguration, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest,
+    Task, TaskPushNotificationConfig,
 };
 use transport::{Call, Rest};
 
@@ -162,6 +170,7 @@ impl std::fmt::Debug for A2aClient {
         f.debug_struct("A2aClient")
             .field("agent", &r.card.name)
             .field("binding", &r.binding)
+            .field("version", &r.version)
             .field("endpoint", &r.endpoint.as_str())
             .finish_non_exhaustive()
     }
@@ -224,6 +233,18 @@ impl A2aClient {
         self.resolved().endpoint.clone()
     }
 
+    /// The A2A version spoken to the agent: 1.0 when its card offers it, else 0.3 (a 0.3
+    /// agent), unless [`ClientBuilder::protocol_version`] chose. Either way the operations
+    /// take and return the same (1.0) types; over 0.3 ListTasks is
+    /// [`ClientError::Unsupported`].
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.resolved().version
+    }
+
+    fn speaks_v03(&self) -> bool {
+        self.protocol_version() == ProtocolVersion::V0_3
+    }
+
     /// The card, revalidated first if its cache lifetime is over (a 304 keeps it).
     pub async fn fresh_card(&self) -> Result<Arc<AgentCard>, ClientError> {
         self.reload_card(false).await
@@ -245,6 +266,7 @@ impl A2aClient {
                 &self.inner.base,
                 self.config().card_ttl,
                 force,
+                self.config().version,
             )
             .await?;
         if Arc::ptr_eq(&f.card, &current.card) || (!f.changed && *f.card == *current.card) {
@@ -252,7 +274,7 @@ impl A2aClient {
         }
         // A changed card is verified before it replaces the one in use.
         let verified_by = self.config().check_card(&f.raw)?;
-        self.adopt(f.card, f.url, verified_by)
+        self.adopt(f.card, &f.raw, f.url, verified_by)
     }
 
     /// The `kid` of the key whose signature verified the card in use, when the client
@@ -264,14 +286,17 @@ impl A2aClient {
     fn adopt(
         &self,
         card: Arc<AgentCard>,
+        raw: &Value,
         card_url: Url,
         verified_by: Option<String>,
     ) -> Result<Arc<AgentCard>, ClientError> {
         let s = card::select_interface(
             &card,
+            Some(raw),
             &card_url,
             &self.config().bindings,
             self.config().client_order,
+            self.config().version,
         )?;
         let r = Resolved {
             card: card.clone(),
@@ -279,6 +304,7 @@ impl A2aClient {
             interface: s.interface,
             binding: s.binding,
             endpoint: s.endpoint,
+            version: s.version,
             verified_by,
             #[cfg(feature = "grpc")]
             grpc: Default::default(),
@@ -399,6 +425,9 @@ impl A2aClient {
         task_id: &str,
         last_event_id: Option<&str>,
     ) -> Result<stream::RawEvents, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_subscribe(task_id, last_event_id).await;
+        }
         let req = SubscribeToTaskRequest {
             tenant: self.tenant(None),
             id: task_id.to_string(),
@@ -427,6 +456,9 @@ impl A2aClient {
         &self,
         req: impl Into<SendRequest>,
     ) -> Result<SendMessageResponse, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_send(req.into().request).await;
+        }
         self.unary(self.send_call_for(req, "SendMessage", "message:send"))
             .await
     }
@@ -436,6 +468,12 @@ impl A2aClient {
         &self,
         req: impl Into<SendRequest>,
     ) -> Result<TaskStream, ClientError> {
+        if self.speaks_v03() {
+            let req = req.into().request;
+            let known = req.message.task_id.clone();
+            let first = self.v03_send_streaming(req).await?;
+            return Ok(TaskStream::new(self.clone(), first, known, None));
+        }
         let call = self.send_call_for(req, "SendStreamingMessage", "message:stream");
         let known = call
             .params
@@ -457,6 +495,9 @@ impl A2aClient {
 
     /// GetTask with every option.
     pub async fn get_task_with(&self, mut req: GetTaskRequest) -> Result<Task, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_get_task(req).await;
+        }
         req.tenant = self.tenant(req.tenant.take());
         let id = req.id.clone();
         self.unary(Call::new("GetTask", &req, |b| {
@@ -465,11 +506,15 @@ impl A2aClient {
         .await
     }
 
-    /// ListTasks: one page.
+    /// ListTasks: one page. (A2A 0.3 has no ListTasks: against a 0.3 agent it is
+    /// [`ClientError::Unsupported`].)
     pub async fn list_tasks(
         &self,
         mut req: ListTasksRequest,
     ) -> Result<ListTasksResponse, ClientError> {
+        if self.speaks_v03() {
+            return Err(v03::no_list_tasks());
+        }
         req.tenant = self.tenant(req.tenant.take());
         self.unary(Call::new("ListTasks", &req, |b| {
             Rest::Get(vec!["tasks".into()], transport::query(&b, &[]))
@@ -518,6 +563,9 @@ impl A2aClient {
 
     /// CancelTask with metadata.
     pub async fn cancel_task_with(&self, mut req: CancelTaskRequest) -> Result<Task, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_cancel_task(req).await;
+        }
         req.tenant = self.tenant(req.tenant.take());
         let id = req.id.clone();
         self.unary(Call::new("CancelTask", &req, |mut b| {
@@ -557,6 +605,9 @@ impl A2aClient {
         &self,
         mut config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_create_push_config(config).await;
+        }
         config.tenant = self.tenant(config.tenant.take());
         let task_id = config.task_id.clone().unwrap_or_default();
         self.unary(Call::new(
@@ -578,6 +629,9 @@ impl A2aClient {
         task_id: &str,
         id: &str,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_get_push_config(task_id, id).await;
+        }
         let req = GetTaskPushNotificationConfigRequest {
             tenant: self.tenant(None),
             task_id: task_id.into(),
@@ -607,11 +661,15 @@ impl A2aClient {
         .await
     }
 
-    /// ListTaskPushNotificationConfigs with paging options.
+    /// ListTaskPushNotificationConfigs with paging options (A2A 0.3 has no pages: every
+    /// config is on the first).
     pub async fn list_push_configs_with(
         &self,
         mut req: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        if self.speaks_v03() {
+            return self.v03_list_push_configs(&req.task_id).await;
+        }
         req.tenant = self.tenant(req.tenant.take());
         let segs = vec![
             "tasks".into(),
@@ -626,6 +684,9 @@ impl A2aClient {
 
     /// DeleteTaskPushNotificationConfig.
     pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        if self.speaks_v03() {
+            return self.v03_delete_push_config(task_id, id).await;
+        }
         let req = DeleteTaskPushNotificationConfigRequest {
             tenant: self.tenant(None),
             task_id: task_id.into(),
@@ -650,29 +711,35 @@ impl A2aClient {
     /// client that [verifies cards](ClientBuilder::verify_card) refuses an extended card
     /// without a valid signature too.
     pub async fn extended_card(&self) -> Result<Arc<AgentCard>, ClientError> {
-        let req = GetExtendedAgentCardRequest {
-            tenant: self.tenant(None),
+        let (card, raw) = if self.speaks_v03() {
+            self.v03_extended_card().await?
+        } else {
+            let req = GetExtendedAgentCardRequest {
+                tenant: self.tenant(None),
+            };
+            let card: AgentCard = self
+                .unary(Call::new("GetExtendedAgentCard", &req, |_| {
+                    Rest::Get(vec!["extendedAgentCard".into()], Vec::new())
+                }))
+                .await?;
+            let raw = serde_json::to_value(&card).unwrap_or_default();
+            (card, raw)
         };
-        let card: AgentCard = self
-            .unary(Call::new("GetExtendedAgentCard", &req, |_| {
-                Rest::Get(vec!["extendedAgentCard".into()], Vec::new())
-            }))
-            .await?;
         // A client that verifies cards verifies this one too (the agent signs it per caller).
-        let verified_by = self
-            .config()
-            .check_card(&serde_json::to_value(&card).unwrap_or_default())?;
+        let verified_by = self.config().check_card(&raw)?;
         let card = Arc::new(card);
         let r = self.resolved();
         if card::select_interface(
             &card,
+            Some(&raw),
             &r.card_url,
             &self.config().bindings,
             self.config().client_order,
+            self.config().version,
         )
         .is_ok()
         {
-            let _ = self.adopt(card.clone(), r.card_url.clone(), verified_by);
+            let _ = self.adopt(card.clone(), &raw, r.card_url.clone(), verified_by);
         }
         Ok(card)
     }

@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::error::{AgentError, ClientError};
 use super::{A2aClient, Binding};
 use crate::protocol::{
-    Artifact, Message, SendMessageResponse, StreamResponse, Task, TaskArtifactUpdateEvent,
-    TaskState, TaskStatus,
+    Artifact, Message, ProtocolVersion, SendMessageResponse, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus,
 };
 
 /// How a stream recovers from a dropped connection.
@@ -70,6 +70,18 @@ pub(crate) fn decode_sse(
     binding: Binding,
     idle: Option<Duration>,
 ) -> RawEvents {
+    decode_sse_with(resp, idle, move |event, data| {
+        parse_event(event, data, binding)
+    })
+}
+
+/// Decode an SSE response body into stream events, each event's `event:` and `data:` read by
+/// `parse`.
+pub(crate) fn decode_sse_with(
+    resp: reqwest::Response,
+    idle: Option<Duration>,
+    parse: impl Fn(&str, &str) -> Result<StreamResponse, ClientError> + Send + 'static,
+) -> RawEvents {
     let mut bytes = resp.bytes_stream();
     // The idle timer runs on raw bytes, so keep-alive comments count as activity.
     let timed = async_stream::stream! {
@@ -109,8 +121,7 @@ pub(crate) fn decode_sse(
                 ))),
                 Ok(ev) if ev.data.trim().is_empty() => None,
                 Ok(ev) => Some(
-                    parse_event(&ev.event, &ev.data, binding)
-                        .map(|e| ((!ev.id.is_empty()).then_some(ev.id), e)),
+                    parse(&ev.event, &ev.data).map(|e| ((!ev.id.is_empty()).then_some(ev.id), e)),
                 ),
             };
             futures::future::ready(out)
@@ -237,15 +248,19 @@ impl TaskStream {
         }));
         let p = progress.clone();
         let policy = client.config().resume;
+        let v03 = client.protocol_version() == ProtocolVersion::V0_3;
         let inner = async_stream::stream! {
             let mut events = first;
             let mut attempts = 0u32;
             loop {
                 let mut broke: Option<ClientError> = None;
+                let mut refused: Option<ClientError> = None;
+                let mut said_something = false;
                 while let Some(item) = events.next().await {
                     match item {
                         Ok((id, ev)) => {
                             attempts = 0;
+                            said_something = true;
                             lock(&p).observe(id, &ev);
                             yield Ok(ev);
                         }
@@ -253,10 +268,46 @@ impl TaskStream {
                             broke = Some(e);
                             break;
                         }
+                        // 0.3 servers refuse to resubscribe to a task that has ended
+                        // (InvalidParams, or UnsupportedOperation).
+                        Err(ClientError::Agent(a))
+                            if v03 && !said_something && matches!(a.code, -32602 | -32004) =>
+                        {
+                            refused = Some(ClientError::Agent(a));
+                            break;
+                        }
                         Err(e) => {
                             yield Err(e);
                             return;
                         }
+                    }
+                }
+                // A 0.3 stream of a known task that said nothing (refused, or cut at once, as
+                // the Python SDK's HTTP+JSON does for a task that has ended): the task, read
+                // once, if it has ended; else it is resumed as any broken stream.
+                if v03 && !said_something {
+                    let known = lock(&p).task_id.clone();
+                    if let Some(task_id) = known {
+                        match client.get_task(&task_id).await {
+                            Ok(task)
+                                if task.status.state.is_terminal()
+                                    || task.status.state.is_interrupted() =>
+                            {
+                                let ev = StreamResponse::Task(task);
+                                lock(&p).observe(None, &ev);
+                                yield Ok(ev);
+                                return;
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                yield Err(e);
+                                return;
+                            }
+                        }
+                    }
+                    if let Some(e) = refused {
+                        yield Err(e);
+                        return;
                     }
                 }
                 let (task_id, last_id) = {
@@ -289,7 +340,12 @@ impl TaskStream {
                         }
                         Err(e) if e.is_transient() => broke = Some(e),
                         // The task ended meanwhile and the server cannot replay: read it once.
-                        Err(ClientError::Agent(a)) if a.code == -32004 => {
+                        // (0.3 servers refuse to resubscribe to a finished task as InvalidParams.)
+                        Err(ClientError::Agent(a))
+                            if a.code == -32004
+                                || (a.code == -32602
+                                    && client.protocol_version() == ProtocolVersion::V0_3) =>
+                        {
                             match client.get_task(&task_id).await {
                                 Ok(task) => {
                                     let ev = StreamResponse::Task(task);

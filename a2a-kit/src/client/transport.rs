@@ -13,7 +13,7 @@ use super::auth::{CallInfo, Interceptor};
 use super::error::{AgentError, ClientError};
 use super::stream::{RawEvents, decode_sse, snippet};
 use crate::protocol::AgentInterface;
-use crate::protocol::{AgentCard, PROTOCOL_VERSION, StreamResponse};
+use crate::protocol::{AgentCard, PROTOCOL_VERSION, ProtocolVersion, StreamResponse};
 
 /// A protocol binding the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,13 +83,26 @@ impl Http {
         &self,
         operation: &str,
         card: Option<&AgentCard>,
+        req: reqwest::Request,
+        timeout: Option<Duration>,
+    ) -> Result<reqwest::Response, ClientError> {
+        self.execute_in(ProtocolVersion::V1_0, operation, card, req, timeout)
+            .await
+    }
+
+    /// [`execute`](Self::execute) in protocol `version` (its service parameters).
+    pub async fn execute_in(
+        &self,
+        version: ProtocolVersion,
+        operation: &str,
+        card: Option<&AgentCard>,
         mut req: reqwest::Request,
         timeout: Option<Duration>,
     ) -> Result<reqwest::Response, ClientError> {
         if timeout.is_some() {
             *req.timeout_mut() = timeout;
         }
-        let req = self.prepare(operation, card, req).await?;
+        let req = self.prepare_in(version, operation, card, req).await?;
         let url = req.url().to_string();
         self.client
             .execute(req)
@@ -98,19 +111,28 @@ impl Http {
     }
 
     /// Add service parameters and run the interceptors (for the agent's origins only): what
-    /// every binding sends, as headers or as gRPC metadata.
-    pub async fn prepare(
+    /// every binding sends, as headers or as gRPC metadata. In protocol `version`: 1.0 sends
+    /// `A2A-Version: 1.0` and `A2A-Extensions`; 0.3 sends no version (0.3 clients send none,
+    /// and a server that speaks both reads its absence as 0.3) and `X-A2A-Extensions`.
+    pub async fn prepare_in(
         &self,
+        version: ProtocolVersion,
         operation: &str,
         card: Option<&AgentCard>,
         mut req: reqwest::Request,
     ) -> Result<reqwest::Request, ClientError> {
         let headers = req.headers_mut();
-        headers.insert("A2A-Version", HeaderValue::from_static(PROTOCOL_VERSION));
+        let extensions_header = match version {
+            ProtocolVersion::V1_0 => {
+                headers.insert("A2A-Version", HeaderValue::from_static(PROTOCOL_VERSION));
+                "A2A-Extensions"
+            }
+            ProtocolVersion::V0_3 => "X-A2A-Extensions",
+        };
         if !self.extensions.is_empty()
             && let Ok(v) = HeaderValue::from_str(&self.extensions.join(","))
         {
-            headers.insert("A2A-Extensions", v);
+            headers.insert(extensions_header, v);
         }
         let call = CallInfo { operation, card };
         if self
@@ -285,7 +307,7 @@ pub(crate) fn build(
         .map_err(|e| ClientError::InvalidUrl(e.to_string()))
 }
 
-fn is_event_stream(resp: &reqwest::Response) -> bool {
+pub(crate) fn is_event_stream(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
