@@ -58,8 +58,8 @@ use a2a_kit::client::{
     StaticHeaders,
 };
 use a2a_kit::protocol::{
-    AuthenticationInfo, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageResponse,
-    TaskPushNotificationConfig, TaskState,
+    AuthenticationInfo, GetTaskRequest, ListTasksRequest, Message, Part, ProtocolVersion,
+    SendMessageResponse, TaskPushNotificationConfig, TaskState,
 };
 use a2a_kit::signing::Verifier;
 use clap::{Args, Parser, Subcommand};
@@ -67,9 +67,9 @@ use futures::{StreamExt, TryStreamExt};
 
 use render::Out;
 
-/// Talk to A2A (Agent2Agent) v1.0 agents.
+/// Talk to A2A (Agent2Agent) v1.0 and v0.3 agents.
 #[derive(Debug, Parser)]
-#[command(name = "a2a", version, about = "Talk to A2A (Agent2Agent) v1.0 agents from the command line", after_help = EXIT_CODES)]
+#[command(name = "a2a", version, about = "Talk to A2A (Agent2Agent) v1.0 and v0.3 agents from the command line", after_help = EXIT_CODES)]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -78,7 +78,7 @@ struct Cli {
 }
 
 const EXIT_CODES: &str = "Exit status: 0 success; 1 the agent answered with an error; 2 usage error; \
-3 the agent could not be reached or is not a usable A2A 1.0 agent; 4 the task ended failed, rejected or canceled.";
+3 the agent could not be reached or is not a usable A2A 1.0 or 0.3 agent; 4 the task ended failed, rejected or canceled.";
 
 #[derive(Debug, Args)]
 struct Global {
@@ -89,6 +89,9 @@ struct Global {
     /// grpc.
     #[arg(long, global = true, value_name = "BINDING")]
     binding: Option<Binding>,
+    /// Speak this A2A version: 1.0 or 0.3 (by default 1.0 when the agent offers it, else 0.3).
+    #[arg(long, global = true, value_name = "VERSION", value_parser = parse_protocol_version)]
+    protocol_version: Option<ProtocolVersion>,
     /// Bearer token sent as `Authorization: Bearer TOKEN`.
     #[arg(long, global = true, env = "A2A_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -291,6 +294,16 @@ impl Cmd {
     }
 }
 
+fn parse_protocol_version(s: &str) -> Result<ProtocolVersion, String> {
+    match s.trim() {
+        "1" | "1.0" => Ok(ProtocolVersion::V1_0),
+        "0.3" | "0.3.0" => Ok(ProtocolVersion::V0_3),
+        _ => Err(format!(
+            "`{s}` is not a protocol version this client speaks; use 1.0 or 0.3"
+        )),
+    }
+}
+
 fn parse_state(s: &str) -> Result<TaskState, String> {
     let norm = s.trim().to_ascii_uppercase().replace('-', "_");
     let name = if norm.starts_with("TASK_STATE_") {
@@ -460,6 +473,9 @@ async fn connect_verified(g: &Global, url: &str, verifier: Option<Verifier>) -> 
             .extensions(g.extensions.clone());
         if let Some(binding) = g.binding {
             b = b.binding(binding);
+        }
+        if let Some(version) = g.protocol_version {
+            b = b.protocol_version(version);
         }
         if let Some(v) = &verifier {
             b = b.verify_card(v.clone());

@@ -143,7 +143,9 @@ impl Out {
         }
         outln!("\n{}", self.bold("Interfaces"));
         let chosen = client.interface();
-        for i in &card.supported_interfaces {
+        // A hybrid card's 0.3 interface, chosen from its 0.3 fields, is listed too.
+        let extra = (!card.supported_interfaces.contains(&chosen)).then_some(&chosen);
+        for i in card.supported_interfaces.iter().chain(extra) {
             let mark = if *i == chosen {
                 self.paint("32", "*")
             } else {
@@ -694,7 +696,7 @@ fn hint(e: &ClientError) -> Option<&'static str> {
             "an A2A agent serves its card at /.well-known/agent-card.json; check the URL"
         }
         ClientError::UnsupportedVersion { .. } => {
-            "this client speaks A2A 1.0 only; the agent must list a 1.0 interface"
+            "this client speaks A2A 1.0, and 0.3 over JSONRPC and HTTP+JSON; the agent must offer one (the one --protocol-version names, if given)"
         }
         ClientError::NoSupportedInterface { .. } => {
             "this client speaks JSONRPC, HTTP+JSON and GRPC (plain HTTP/2); drop --binding to let it choose"
