@@ -1,4 +1,4 @@
-//! Between the 0.3 shapes ([`wire`](super::wire)) and this crate's 1.0 types: the one place
+//! Between the 0.3 shapes ([`wire`]) and this crate's 1.0 types: the one place
 //! the two versions meet.
 //!
 //! Reading 0.3 names the offending field by its 0.3 path (`params.message.parts[1].file`);

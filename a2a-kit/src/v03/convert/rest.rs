@@ -1,4 +1,4 @@
-//! Between 0.3's HTTP+JSON shapes ([`rest`](crate::v03::rest), ProtoJSON of the 0.3 proto)
+//! Between 0.3's HTTP+JSON shapes ([`rest`], ProtoJSON of the 0.3 proto)
 //! and this crate's 1.0 types. Errors name the field by its 0.3 HTTP+JSON path
 //! (`message.content[0].file`). The decisions of the JSON-RPC translation hold here too
 //! (`historyLength`, push schemes, data parts that are no object), but for `blocking`:
