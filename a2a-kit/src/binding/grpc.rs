@@ -18,7 +18,6 @@
 //! `google.rpc.BadRequest` naming each field by its ProtoJSON path.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -26,11 +25,10 @@ use futures::StreamExt;
 use http_body::Frame;
 use http_body_util::{BodyStream, Either, Full, StreamBody};
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 
 use super::A2aBody;
 use super::response::with_extensions;
-use crate::error::{A2aError, ERROR_DOMAIN};
+use crate::error::A2aError;
 use crate::grpc::convert::{FromProto, ToProto};
 use crate::grpc::pb;
 use crate::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
@@ -231,26 +229,7 @@ fn code_of(name: &str) -> Code {
 /// An A2A error as its gRPC status, with its `ErrorInfo` and, for invalid parameters, a
 /// `BadRequest`.
 pub(crate) fn status_of(err: &A2aError) -> Status {
-    let metadata: HashMap<String, String> = err
-        .metadata()
-        .into_iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => (k, s),
-            other => (k, other.to_string()),
-        })
-        .collect();
-    let mut details = ErrorDetails::with_error_info(err.reason(), ERROR_DOMAIN, metadata);
-    if let A2aError::InvalidParams { violations, .. } = err
-        && !violations.is_empty()
-    {
-        details.set_bad_request(
-            violations
-                .iter()
-                .map(|v| tonic_types::FieldViolation::new(v.field.clone(), v.description.clone()))
-                .collect::<Vec<_>>(),
-        );
-    }
-    Status::with_error_details(code_of(err.grpc_status()), err.to_string(), details)
+    crate::grpc::error_status(err, code_of(err.grpc_status()), err.to_string())
 }
 
 tokio::task_local! {
@@ -399,7 +378,10 @@ impl A2aService for Operations {
 
 #[cfg(test)]
 mod tests {
+    use tonic_types::StatusExt;
+
     use super::*;
+    use crate::error::ERROR_DOMAIN;
 
     fn ct(value: &str) -> http::HeaderMap {
         let mut h = http::HeaderMap::new();
