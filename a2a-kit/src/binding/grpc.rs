@@ -16,6 +16,10 @@
 //! ([`A2aError::grpc_status`], A2A v1.0.0's table), a `google.rpc.ErrorInfo` (reason, domain
 //! `a2a-protocol.org`, the ids it is about) and, for invalid parameters, a
 //! `google.rpc.BadRequest` naming each field by its ProtoJSON path.
+//!
+//! A2A v0.3's service, `a2a.v1.A2AService`, is served here too, told apart by the call's path
+//! (`/a2a.v1.A2AService/...`): everything above holds for it, and [`grpc_v03`](super::grpc_v03)
+//! translates its calls (unless the agent serves 1.0 only: then it is UNIMPLEMENTED).
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -27,6 +31,7 @@ use http_body_util::{BodyStream, Either, Full, StreamBody};
 use tonic::{Code, Status};
 
 use super::A2aBody;
+use super::grpc_v03::{self, GrpcV03};
 use super::response::with_extensions;
 use crate::error::A2aError;
 use crate::grpc::convert::{FromProto, ToProto};
@@ -35,7 +40,8 @@ use crate::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
 use crate::protocol::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    ListTasksRequest, ProtocolVersion, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
 };
 use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
@@ -56,10 +62,12 @@ pub(crate) fn is_grpc(headers: &http::HeaderMap) -> bool {
         })
 }
 
-/// The one tonic service every gRPC request of an agent goes through.
+/// The tonic services every gRPC request of an agent goes through: 1.0's, and v0.3's when
+/// the agent serves v0.3.
 #[derive(Clone)]
 pub(crate) struct GrpcBinding {
     server: A2aServiceServer<Operations>,
+    v03: Option<GrpcV03>,
 }
 
 impl std::fmt::Debug for GrpcBinding {
@@ -72,6 +80,9 @@ impl GrpcBinding {
     /// The binding of `service`; a message may be as large as the edge's body limit.
     pub(crate) fn new(service: AgentService, body_limit: usize) -> Self {
         GrpcBinding {
+            v03: service
+                .serves_v03()
+                .then(|| GrpcV03::new(service.clone(), body_limit)),
             server: A2aServiceServer::new(Operations { service })
                 .max_decoding_message_size(body_limit),
         }
@@ -106,9 +117,27 @@ impl GrpcBinding {
                 "gRPC needs HTTP/2 (with prior knowledge on a plain connection)",
             ));
         }
-        let meta = match super::params::check_service(service, &parts.headers, None) {
+        let v03 = if grpc_v03::is_v03(parts.uri.path()) {
+            match &self.v03 {
+                Some(v03) => Some(v03),
+                None => {
+                    return status_response(Status::unimplemented(
+                        "this agent serves A2A 1.0 only (lf.a2a.v1.A2AService), not 0.3",
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let meta = match v03 {
+            None => super::params::check_service(service, &parts.headers, None)
+                .map_err(|e| status_of(&e)),
+            Some(_) => super::params::check_v03(service, &parts.headers, None)
+                .map_err(|e| grpc_v03::status_of(&e)),
+        };
+        let meta = match meta {
             Ok(meta) => meta,
-            Err(e) => return status_response(status_of(&e)),
+            Err(status) => return status_response(status),
         };
         static TIMEOUT: http::HeaderName = http::HeaderName::from_static("grpc-timeout");
         match parts.headers.get(&TIMEOUT).map(parse_timeout) {
@@ -120,18 +149,30 @@ impl GrpcBinding {
             }
             Some(Err(why)) => return status_response(Status::invalid_argument(why)),
         }
-        if service.public_url().is_none() && parts.uri.path().ends_with("/GetExtendedAgentCard") {
-            // The URL the extended card names when no public URL is set, as over HTTP.
+        let card_method = match v03 {
+            None => "/GetExtendedAgentCard",
+            Some(_) => "/GetAgentCard",
+        };
+        if service.public_url().is_none() && parts.uri.path().ends_with(card_method) {
+            // The URL the card names when no public URL is set, as over HTTP.
             if let Ok(url) = super::card::request_base_url(&parts, "", trust_forwarded) {
                 cx = cx.with_agent_url(url);
             }
         }
         let req = http::Request::from_parts(parts, Full::new(body));
-        let mut server = self.server.clone();
-        let call = tower_service::Service::call(&mut server, req);
-        let resp = match CALL_CONTEXT.scope(RefCell::new(Some(cx)), call).await {
-            Ok(resp) => resp,
-            Err(never) => match never {},
+        let resp = match v03 {
+            Some(v03) => {
+                v03.call(req, cx.with_protocol_version(ProtocolVersion::V0_3))
+                    .await
+            }
+            None => {
+                let mut server = self.server.clone();
+                let call = tower_service::Service::call(&mut server, req);
+                match CALL_CONTEXT.scope(RefCell::new(Some(cx)), call).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                }
+            }
         };
         with_extensions(into_a2a_body(resp), &meta)
     }
