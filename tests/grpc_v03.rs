@@ -225,16 +225,22 @@ async fn get_agent_card_is_the_card_in_v03_shape() {
         .into_inner();
     assert_eq!(card.protocol_version, "0.3.0");
     assert_eq!(card.name, s.service.card().name);
-    assert!(!card.url.is_empty());
-    assert!(!card.preferred_transport.is_empty());
+    // The interfaces that serve v0.3, gRPC's too: JSON-RPC preferred, as in the JSON card.
+    let base = format!("http://{}", s.authority);
+    assert_eq!(card.url, base);
+    assert_eq!(card.preferred_transport, "JSONRPC");
     let transports: Vec<(&str, &str)> = card
         .additional_interfaces
         .iter()
         .map(|i| (i.transport.as_str(), i.url.as_str()))
         .collect();
-    assert!(
-        transports.contains(&("GRPC", s.authority.as_str())),
-        "{transports:?}"
+    assert_eq!(
+        transports,
+        [
+            ("JSONRPC", base.as_str()),
+            ("HTTP+JSON", base.as_str()),
+            ("GRPC", s.authority.as_str()),
+        ]
     );
     let capabilities = card.capabilities.expect("capabilities");
     assert!(capabilities.streaming && capabilities.push_notifications);
@@ -962,16 +968,48 @@ async fn extensions_and_the_edge_as_for_1_0() {
     with.metadata_mut()
         .insert("a2a-extensions", ext.parse().unwrap());
     client.send_message(with).await.expect("1.0's header too");
-    // A2A-Version: absent, 0.3 or 1.0 are served as 0.3; another is refused.
-    for (version, ok) in [("0.3", true), ("1.0", true), ("2.0", false)] {
+    // A2A-Version: absent or 0.3 is served as 0.3; anything else is 1.0's, which has no
+    // such service (as JSON-RPC's 0.3 method names with 1.0).
+    for (version, refused) in [
+        ("0.3", None),
+        ("1.0", Some("METHOD_NOT_FOUND")),
+        ("2.0", Some("VERSION_NOT_SUPPORTED")),
+    ] {
         let mut r = authed(send(to_skill("echo", "x")));
         r.metadata_mut()
             .insert("x-a2a-extensions", ext.parse().unwrap());
         r.metadata_mut()
             .insert("a2a-version", version.parse().unwrap());
-        let got = client.send_message(r).await;
-        assert_eq!(got.is_ok(), ok, "{version}: {got:?}");
+        match (client.send_message(r).await, refused) {
+            (Ok(_), None) => {}
+            (Err(e), Some(why)) => {
+                assert_eq!(e.code(), Code::Unimplemented, "{version}: {e:?}");
+                assert_eq!(reason(&e), why, "{version}");
+            }
+            (got, _) => panic!("{version}: {got:?}"),
+        }
     }
+}
+
+#[tokio::test]
+async fn an_agent_serving_1_0_only_refuses_v03_calls() {
+    let s = serve(test_agent().v03(false)).await;
+    let err = connect(&s)
+        .await
+        .get_task(pb::GetTaskRequest {
+            name: name("t-1"),
+            history_length: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented);
+    assert_eq!(reason(&err), "VERSION_NOT_SUPPORTED");
+    assert!(err.message().contains("0.3"), "{}", err.message());
+    // 1.0's service is there as ever.
+    let tasks = Client10::new(channel(&s).await)
+        .list_tasks(req10(pb10::ListTasksRequest::default()))
+        .await;
+    assert!(tasks.is_ok());
 }
 
 #[tokio::test]

@@ -564,7 +564,8 @@ pub(super) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// A `StreamResponse`, or a bare `Task` (`{"id", "status", ...}`).
+/// A `StreamResponse`, a bare `Task` (`{"id", "status", ...}`), or an A2A 0.3 event (a bare
+/// Task, status or artifact update with its `kind`, lowercase states).
 pub(super) fn parse_body(body: &[u8]) -> Result<(StreamResponse, bool), WebhookRejection> {
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| WebhookRejection::MalformedBody(format!("not JSON: {e}")))?;
@@ -572,6 +573,15 @@ pub(super) fn parse_body(body: &[u8]) -> Result<(StreamResponse, bool), WebhookR
         return Err(WebhookRejection::MalformedBody(
             "the body is not a JSON object".into(),
         ));
+    }
+    // A2A 0.3: a bare event told apart by its `kind` (a Task, a status or artifact update).
+    if let Some(kind) = value.get("kind").and_then(serde_json::Value::as_str) {
+        let bare_task = kind == "task";
+        let event: a2a_kit::v03::wire::Event = serde_json::from_value(value)
+            .map_err(|e| WebhookRejection::MalformedBody(format!("not an A2A 0.3 event: {e}")))?;
+        return a2a_kit::v03::convert::event_from_v03(event, "body")
+            .map(|e| (e, bare_task))
+            .map_err(|e| WebhookRejection::MalformedBody(e.to_string()));
     }
     let wrapped = [
         "task",

@@ -44,11 +44,23 @@ pub fn card_response(
             }
         },
     };
-    let json_bytes = service.card_document(&base_url);
+    // A 1.0 client (it sends `A2A-Version: 1.0`) gets the card as 1.0 writes it; any other
+    // request the card both kinds of client read.
+    let version = match super::params::asks_for_v1(&request.headers, request.uri.query()) {
+        true => crate::protocol::ProtocolVersion::V1_0,
+        false => crate::protocol::ProtocolVersion::V0_3,
+    };
+    let json_bytes = service.card_document_for(&base_url, version);
     let mut resp = cacheable_json(request, json_bytes, service.built_at());
+    if service.serves_v03() {
+        resp.headers_mut().append(
+            http::header::VARY,
+            http::HeaderValue::from_static("A2A-Version"),
+        );
+    }
     if service.public_url().is_none() && trust_forwarded {
         // A cache in front must not serve one proxy's view of the URL to another.
-        resp.headers_mut().insert(
+        resp.headers_mut().append(
             http::header::VARY,
             http::HeaderValue::from_static(
                 "Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix",

@@ -97,7 +97,7 @@ pub(super) enum Params<'a> {
 }
 
 impl Params<'_> {
-    fn parse<T: DeserializeOwned>(self) -> Result<T, A2aError> {
+    pub(super) fn parse<T: DeserializeOwned>(self) -> Result<T, A2aError> {
         match self {
             Params::JsonRpc { raw, .. } => jsonrpc_params(raw),
             Params::Rest(value) => rest_params(value),

@@ -19,7 +19,10 @@
 //!
 //! A2A v0.3's service, `a2a.v1.A2AService`, is served here too, told apart by the call's path
 //! (`/a2a.v1.A2AService/...`): everything above holds for it, and [`grpc_v03`](super::grpc_v03)
-//! translates its calls (unless the agent serves 1.0 only: then it is UNIMPLEMENTED).
+//! translates its calls. As for JSON-RPC's 0.3 method names, it is served when the call asks
+//! for 0.3 (no `a2a-version`, or 0.3) and the agent serves 0.3; otherwise the call is 1.0's: a
+//! version other than 1.0 is VersionNotSupported, and with 1.0 there is no such method
+//! (UNIMPLEMENTED, MethodNotFound).
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -34,6 +37,7 @@ use super::A2aBody;
 use super::grpc_v03::{self, GrpcV03};
 use super::response::with_extensions;
 use crate::error::A2aError;
+use crate::grpc::SERVICE_NAME;
 use crate::grpc::convert::{FromProto, ToProto};
 use crate::grpc::pb;
 use crate::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
@@ -117,17 +121,14 @@ impl GrpcBinding {
                 "gRPC needs HTTP/2 (with prior knowledge on a plain connection)",
             ));
         }
-        let v03 = if grpc_v03::is_v03(parts.uri.path()) {
-            match &self.v03 {
-                Some(v03) => Some(v03),
-                None => {
-                    return status_response(Status::unimplemented(
-                        "this agent serves A2A 1.0 only (lf.a2a.v1.A2AService), not 0.3",
-                    ));
-                }
+        // v0.3's service asked for in 0.3 (no `a2a-version`, or 0.3) by an agent that serves it;
+        // anything else is 1.0's, as JSON-RPC's 0.3 method names are.
+        let v0_3_path = grpc_v03::is_v03(parts.uri.path());
+        let v03 = match &self.v03 {
+            Some(v03) if v0_3_path && super::params::asks_for_v03(&parts.headers, None) => {
+                Some(v03)
             }
-        } else {
-            None
+            _ => None,
         };
         let meta = match v03 {
             None => super::params::check_service(service, &parts.headers, None)
@@ -139,6 +140,13 @@ impl GrpcBinding {
             Ok(meta) => meta,
             Err(status) => return status_response(status),
         };
+        if v0_3_path && v03.is_none() {
+            // `a2a-version: 1.0` on v0.3's service: no 1.0 method is there.
+            return status_response(status_of(&A2aError::MethodNotFound(format!(
+                "`{}` is A2A 0.3's service; a 1.0 client calls {SERVICE_NAME}",
+                parts.uri.path()
+            ))));
+        }
         static TIMEOUT: http::HeaderName = http::HeaderName::from_static("grpc-timeout");
         match parts.headers.get(&TIMEOUT).map(parse_timeout) {
             None => {}

@@ -6,9 +6,9 @@
 //! [`binding::grpc`](super::grpc) tells the two services apart by the call's path
 //! ([`is_v03`]) and does for both what a call needs before its message is read (the
 //! content type, HTTP/2, `grpc-timeout`, the edge's refusals as Trailers-Only statuses); for
-//! a v0.3 call it checks the service parameters as 0.3's (`A2A-Version` absent, 0.3 or 1.0;
-//! extensions from `x-a2a-extensions` or `a2a-extensions`, echoed in `x-a2a-extensions`) and
-//! marks the context as 0.3 (a push config registered over it gets 0.3 webhook bodies).
+//! a v0.3 call (one asking for 0.3: no `a2a-version`, or 0.3) it checks the extensions as
+//! 0.3's (from `x-a2a-extensions` or `a2a-extensions`, echoed in `x-a2a-extensions`) and marks
+//! the context as 0.3 (a push config registered over it gets 0.3 webhook bodies).
 //!
 //! Where the versions' operations differ:
 //! - Errors are statuses with v0.3's codes and messages ([`status_code`](crate::grpc::v03::status_code):
@@ -34,35 +34,17 @@ use tonic::Status;
 
 use crate::error::A2aError;
 use crate::grpc::v03::convert::{
-    FromV03, ToV03, create_push_config_from_v03, ends_stream_by_default, renamed_fields,
-    stream_response_to_v03,
+    FromV03, ToV03, create_push_config_from_v03, renamed_fields, stream_response_to_v03,
 };
 use crate::grpc::v03::pb;
 use crate::grpc::v03::pb::a2a_service_server::{A2aService, A2aServiceServer};
 use crate::protocol::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    SendMessageRequest, StreamResponse, SubscribeToTaskRequest, TaskState,
+    SendMessageRequest, StreamResponse, SubscribeToTaskRequest,
 };
 use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
-
-// ----- STUB: until `AgentServiceBuilder::v03` lands (the JSON-RPC and HTTP+JSON v0.3 work
-// adds `AgentService::serves_v03` and `AgentService::ends_stream` in `server::card`). When it
-// is merged these two clash with the real ones: delete this block. -----
-impl AgentService {
-    /// STUB: whether A2A 0.3 is served beside 1.0 (always, until the builder's switch lands).
-    pub(crate) fn serves_v03(&self) -> bool {
-        true
-    }
-
-    /// STUB: whether a stream ends with an event in `state` (the default rule, until the
-    /// service says it as its runtime is configured).
-    pub(crate) fn ends_stream(&self, state: TaskState) -> bool {
-        ends_stream_by_default(state)
-    }
-}
-// ----- end of STUB -----
 
 /// The path prefix of v0.3's calls: `/a2a.v1.A2AService/{method}`.
 const PATH_PREFIX: &str = "/a2a.v1.A2AService/";
@@ -162,6 +144,17 @@ const SEND_FIELDS: &[(&str, &str)] = &[
 const TASK_NAME: &[(&str, &str)] = &[("id", "name")];
 /// A request naming a push config by `name`.
 const CONFIG_NAME: &[(&str, &str)] = &[("taskId", "name"), ("id", "name")];
+
+/// The bindings GetAgentCard offers a v0.3 client: those the JSON card offers it
+/// ([`V03_BINDINGS`](crate::server::V03_BINDINGS)), and gRPC, which it is reading the card
+/// over.
+fn card_bindings() -> Vec<&'static str> {
+    let mut bindings = crate::server::V03_BINDINGS.to_vec();
+    if !bindings.contains(&"GRPC") {
+        bindings.push("GRPC");
+    }
+    bindings
+}
 
 /// Events as v0.3 stream messages; an error ends the stream with its status.
 type Events = futures::stream::BoxStream<'static, Result<pb::StreamResponse, Status>>;
@@ -300,7 +293,13 @@ impl A2aService for Operations {
                 _ => service.card().clone(),
             })
         };
-        reply(card, &[])
+        match card {
+            Ok(card) => Ok(tonic::Response::new(crate::grpc::v03::card_to_v03(
+                card,
+                &card_bindings(),
+            ))),
+            Err(e) => Err(status_of(&e)),
+        }
     }
 
     async fn delete_task_push_notification_config(

@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 use super::dispatch::{A2aMethod, Answer, Edge, Params, call};
 use super::response::A2aBody;
 use super::response::{json, sse as sse_response, with_extensions};
-use super::{content_type, is_json_content_type, sse};
+use super::{content_type, is_json_content_type, sse, v03};
 use crate::error::A2aError;
 use crate::protocol::SendMessageRequest;
 use crate::request::RequestContext;
@@ -287,8 +287,22 @@ pub(super) async fn handle(
             &A2aError::InvalidRequest("`id` must be a string, a number or null".into()),
         );
     }
-    let method = match checked_method(env.jsonrpc, env.method) {
+    let method = match checked_method(env.jsonrpc, env.method.as_deref()) {
         Ok(method) => method,
+        // A 0.3 method name (looked for only once no 1.0 one matched: 1.0 calls pay nothing).
+        Err(A2aError::MethodNotFound(why)) => {
+            let (headers, query) = (&edge.parts.headers, edge.parts.uri.query());
+            return match v03_method(service, env.method.as_deref()) {
+                Some(method) if super::params::asks_for_v03(headers, query) => {
+                    handle_v03(service, edge, cx, id, method, env.params).await
+                }
+                // A 0.3 method asked for in another version: an unknown one is that.
+                Some(_) if let Err(e) = super::params::check_service(service, headers, query) => {
+                    error_response(&id, &e)
+                }
+                _ => error_response(&id, &A2aError::MethodNotFound(why)),
+            };
+        }
         Err(e) => return error_response(&id, &e),
     };
     let meta = match super::params::check_service(service, headers, query) {
@@ -313,6 +327,76 @@ pub(super) async fn handle(
         }
         Err(e) => error_response(&id, &e),
     }
+}
+
+/// The 0.3 operation `name` is, when the service serves 0.3.
+fn v03_method(service: &AgentService, name: Option<&str>) -> Option<v03::Method> {
+    name.filter(|_| service.serves_v03())
+        .and_then(v03::Method::from_jsonrpc)
+}
+
+/// Handle an A2A 0.3 request: its version and extensions checked as 0.3's, the operation
+/// translated (`binding::v03`), the answer and errors in 0.3's shapes.
+async fn handle_v03(
+    service: &AgentService,
+    edge: Edge<'_>,
+    cx: &RequestContext,
+    id: Value,
+    method: v03::Method,
+    params: Option<&RawValue>,
+) -> http::Response<A2aBody> {
+    let meta = match super::params::check_v03(service, &edge.parts.headers, edge.parts.uri.query())
+    {
+        Ok(meta) => meta,
+        Err(e) => return error_response_v03(&id, &e),
+    };
+    let cx = v03::context(cx);
+    let params = Params::JsonRpc {
+        raw: params,
+        send: None,
+    };
+    let answer = match v03::jsonrpc_request(method, params) {
+        Ok(request) => v03::call(service, request, &cx).await,
+        Err(e) => Err(e),
+    };
+    match answer {
+        Ok(v03::Answer::Events(events)) => {
+            let err_id = id.clone();
+            let service = service.clone();
+            let frames = sse::event_frames(
+                events,
+                move |item| Ok(success(&id, &v03::event(&service, item))),
+                move |e| failure_v03(&err_id, e),
+            );
+            with_extensions(sse_response(frames), &meta)
+        }
+        Ok(answer) => match v03::jsonrpc_result(answer) {
+            Ok(result) => with_extensions(json(http::StatusCode::OK, success(&id, &result)), &meta),
+            Err(e) => error_response_v03(&id, &e),
+        },
+        Err(e) => error_response_v03(&id, &e),
+    }
+}
+
+/// A 0.3 error envelope: 0.3's codes, free-form `data`.
+fn failure_v03(id: &Value, err: &A2aError) -> Bytes {
+    Bytes::from(
+        serde_json::to_vec(&Failure {
+            jsonrpc: "2.0",
+            id,
+            error: crate::v03::jsonrpc_error(err),
+        })
+        .unwrap_or_default(),
+    )
+}
+
+fn error_response_v03(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
+    if let A2aError::PermissionDenied(_) = err {
+        return error_response(id, err);
+    }
+    let mut resp = json(http::StatusCode::OK, failure_v03(id, err));
+    super::response::retry_if_unavailable(err, &mut resp);
+    resp
 }
 
 /// Refuse, before the body is parsed, a request that is not JSON or is a batch.
@@ -346,16 +430,16 @@ fn envelope_error(e: &serde_json::Error) -> A2aError {
 /// The A2A method an envelope calls (`jsonrpc` must be "2.0"); MethodNotFound names the
 /// methods there are.
 #[inline]
-fn checked_method(jsonrpc: Option<&str>, method: Option<String>) -> Result<A2aMethod, A2aError> {
+fn checked_method(jsonrpc: Option<&str>, method: Option<&str>) -> Result<A2aMethod, A2aError> {
     if jsonrpc != Some("2.0") {
         return Err(A2aError::InvalidRequest("`jsonrpc` must be \"2.0\"".into()));
     }
     let Some(name) = method else {
         return Err(A2aError::InvalidRequest("`method` is required".into()));
     };
-    A2aMethod::from_name(&name).ok_or_else(|| {
+    A2aMethod::from_name(name).ok_or_else(|| {
         let hint = if name.contains('/') {
-            " (that is an A2A 0.3 method name; this agent speaks 1.0)"
+            " (that is an A2A 0.3 method name: it is served to requests without `A2A-Version: 1.0`, if the agent serves 0.3)"
         } else {
             ""
         };

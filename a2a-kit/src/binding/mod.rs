@@ -23,8 +23,11 @@ pub mod params;
 mod refusal;
 mod response;
 mod rest;
+mod rest_v03;
+mod route;
 mod service;
 pub mod sse;
+mod v03;
 
 #[cfg(feature = "jose")]
 pub use card::jwks_response;

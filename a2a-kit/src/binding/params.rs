@@ -2,11 +2,12 @@
 //!
 //! Decisions (the spec leaves room):
 //! - The version comes from the `A2A-Version` header, else the `A2A-Version` query parameter.
-//!   A missing or empty value means 0.3 (spec §3.4). A 1.0 method or route with a version
-//!   other than 1.0 is VersionNotSupportedError (a 1.0 client always sends 1.0). A 0.3 method
-//!   name (JSON-RPC) or a 0.3 route asked for without a version or with 0.3 is served in 0.3
-//!   (`binding::v03`); with 1.0 the method name still decides for JSON-RPC. Any other
-//!   version is VersionNotSupportedError. A patch part (`1.0.2`) is ignored, as the spec says.
+//!   A missing or empty value means 0.3 (spec §3.4). A request asking for 0.3 (no version,
+//!   or 0.3) with a 0.3 method name (JSON-RPC) or a 0.3 route (`/v1/...`) is served in 0.3
+//!   (`binding::v03`) when the agent serves it. Anything else is 1.0's: a version other than
+//!   1.0 is VersionNotSupportedError (a 1.0 method without a version too: a 1.0 client
+//!   always sends it), and a 0.3 method name sent with `A2A-Version: 1.0` is MethodNotFound,
+//!   the strict reading of the conflict. A patch part (`1.0.2`) is ignored, as the spec says.
 //! - `A2A-Extensions` (and v0.3's `X-A2A-Extensions`) is a comma-separated URI list. Unknown
 //!   URIs are ignored; the activated ones the agent supports are echoed back.
 
@@ -77,21 +78,14 @@ pub fn check(
     extensions(headers, required, supported, PROTOCOL_VERSION)
 }
 
-/// [`check`] for a request in A2A 0.3 (a 0.3 method name or route): `A2A-Version` absent,
-/// empty, 0.3, or 1.0 (the method or route says 0.3: it decides); any other version is
-/// VersionNotSupportedError, as for 1.0.
+/// [`check`] for a request in A2A 0.3 (a 0.3 method name or route asked for without a 1.0
+/// `A2A-Version`, see [`asks_for_v03`]): the extensions, from `X-A2A-Extensions` too.
 pub(super) fn check_v03(
     service: &crate::server::AgentService,
     headers: &http::HeaderMap,
     query: Option<&str>,
 ) -> Result<RequestMeta, A2aError> {
-    let version = requested_version(headers, query);
-    if !matches!(major_minor(&version), "" | "0.3" | PROTOCOL_VERSION) {
-        let version = version.into_owned();
-        let message =
-            format!("A2A-Version `{version}` is not supported; this agent speaks 1.0 and 0.3");
-        return Err(A2aError::VersionNotSupported { version, message });
-    }
+    debug_assert!(asks_for_v03(headers, query));
     let (required, supported) = service.extensions();
     extensions(headers, required, supported, "0.3")
 }
@@ -100,6 +94,11 @@ pub(super) fn check_v03(
 /// empty or 0.3. (A 1.0 client always sends 1.0.)
 pub(super) fn asks_for_v03(headers: &http::HeaderMap, query: Option<&str>) -> bool {
     matches!(major_minor(&requested_version(headers, query)), "" | "0.3")
+}
+
+/// Whether a request asks for 1.0 (`A2A-Version: 1.0`, any patch).
+pub(super) fn asks_for_v1(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    major_minor(&requested_version(headers, query)) == PROTOCOL_VERSION
 }
 
 /// The `A2A-Version` header, else the query parameter, trimmed; empty when neither is sent.

@@ -82,6 +82,10 @@ pub(super) async fn send_with_retries(
         Ok(h) => h,
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
     };
+    let body = match body_for_config(config, &out.body) {
+        Ok(body) => body,
+        Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
+    };
     let max = cfg.retry.max_attempts.max(1);
     // Attempts made before (recorded in the lane) count, and their schedule holds.
     let mut attempt = retrying.as_ref().map_or(0, |r| r.lane.attempts);
@@ -96,14 +100,14 @@ pub(super) async fn send_with_retries(
             // timeout starts when the request does.
             let _turn = in_flight.acquire().await;
             // Signed once its turn came: a signature's `iat` is the moment it is sent.
-            let Some(headers) = attempt_headers(cfg, &headers, &out.body) else {
+            let Some(headers) = attempt_headers(cfg, &headers, &body) else {
                 let reason = "the delivery could not be signed".to_string();
                 return (attempt - 1, DeliveryOutcome::Invalid { reason });
             };
             let sent = client
                 .post(url.clone())
                 .headers(headers)
-                .body(out.body.clone())
+                .body(body.clone())
                 .send()
                 .await;
             // The response (and its connection, unless kept idle) is let go before the turn.
@@ -191,6 +195,22 @@ fn attempt_headers(
     Some(headers)
 }
 
+/// The body `config`'s webhook gets for an event posted as `body`: as it is, or for a
+/// webhook an A2A 0.3 client registered, the bare 0.3 event (`kind`, lowercase states,
+/// `final` on a status update that settles the task).
+fn body_for_config(config: &TaskPushNotificationConfig, body: &Bytes) -> Result<Bytes, String> {
+    if config.protocol_version != crate::protocol::ProtocolVersion::V0_3 {
+        return Ok(body.clone());
+    }
+    let event: crate::protocol::StreamResponse = serde_json::from_slice(body)
+        .map_err(|e| format!("the event could not be read back for a 0.3 webhook: {e}"))?;
+    let settled = super::config::is_settled(event.state());
+    let v03 = crate::v03::convert::event_to_v03(event, settled);
+    serde_json::to_vec(&v03)
+        .map(Bytes::from)
+        .map_err(|e| format!("the event could not be written for a 0.3 webhook: {e}"))
+}
+
 /// The headers of every attempt to `config`: the content type, `Authorization` from its
 /// `authentication` (or, with `token_as_bearer` and no `authentication`, its token as a
 /// bearer token), and its token in [`NOTIFICATION_TOKEN_HEADER`].
@@ -200,7 +220,12 @@ pub(super) fn push_headers(
 ) -> Result<reqwest::header::HeaderMap, String> {
     use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
     let mut h = HeaderMap::new();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(PUSH_CONTENT_TYPE));
+    // A 0.3 webhook gets plain JSON, as 0.3 agents send it.
+    let content_type = match config.protocol_version {
+        crate::protocol::ProtocolVersion::V0_3 => "application/json",
+        crate::protocol::ProtocolVersion::V1_0 => PUSH_CONTENT_TYPE,
+    };
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Some(auth) = config
         .authentication
         .as_ref()

@@ -121,6 +121,11 @@ pub(crate) fn closes_stream(state: Option<TaskState>, close_on_auth: bool) -> bo
 }
 
 impl Runtime {
+    /// Whether a stream ends with an event in `state`, as this runtime's streams end.
+    pub(crate) fn closes_stream(&self, state: TaskState) -> bool {
+        closes_stream(Some(state), self.config.close_streams_on_auth_required)
+    }
+
     pub(crate) fn new(store: Arc<dyn TaskManager>, config: ExecutionConfig) -> Self {
         let turns = Turns::new(config.max_running_skills, config.per_caller.running_skills);
         Runtime {

@@ -152,6 +152,8 @@ pub struct AgentServiceBuilder {
     /// request) is, `Some(Some(host_port))` there, `None` not at all.
     #[cfg(feature = "grpc")]
     grpc: Option<Option<String>>,
+    /// Whether A2A 0.3 is served beside 1.0.
+    v03: bool,
 }
 
 impl AgentServiceBuilder {
@@ -185,6 +187,7 @@ impl AgentServiceBuilder {
             published_keys: Vec::new(),
             #[cfg(feature = "grpc")]
             grpc: Some(None),
+            v03: true,
         }
     }
 
@@ -300,6 +303,17 @@ impl AgentServiceBuilder {
     #[cfg(feature = "grpc")]
     pub fn grpc_address(mut self, host_port: impl Into<String>) -> Self {
         self.grpc = Some(Some(host_port.into()));
+        self
+    }
+
+    /// Serve A2A 0.3 beside 1.0 on the same URLs (on by default): its JSON-RPC methods
+    /// (`message/send`...), its HTTP+JSON routes (`/v1/...`) and, with the gRPC binding, its
+    /// gRPC service (`a2a.v1.A2AService`), translated at the edge to the same operations;
+    /// the card carries the fields a 0.3 client reads beside its own. `false` serves 1.0
+    /// only: a 0.3 method is MethodNotFound, a request without `A2A-Version`
+    /// VersionNotSupported.
+    pub fn v03(mut self, on: bool) -> Self {
+        self.v03 = on;
         self
     }
 
@@ -600,6 +614,8 @@ impl AgentServiceBuilder {
     ) -> Result<(), BuildError> {
         for signer in &self.card_signers {
             let failed = |e: crate::signing::KeyError| BuildError::CardSigning(e.to_string());
+            // Over the card as 1.0 writes it; the card served with the 0.3 fields beside
+            // its own verifies without them (`Verifier::verify_card_json`).
             signer.sign_card(card).map_err(failed)?;
             if let Some(extended) = extended_card
                 .as_deref_mut()
@@ -634,7 +650,7 @@ impl AgentServiceBuilder {
             streaming,
             push,
         } = cards;
-        let card_json = CardJson::new(&card, self.public_url.is_none())
+        let card_json = CardJson::new(&card, self.public_url.is_none(), self.v03)
             .map_err(|e| BuildError::Card(e.to_string()))?;
         let supported_extensions = card
             .capabilities
@@ -686,6 +702,7 @@ impl AgentServiceBuilder {
                 jwks,
                 #[cfg(feature = "grpc")]
                 grpc: self.grpc.is_some(),
+                v03: self.v03,
             }),
         })
     }

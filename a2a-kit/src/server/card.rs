@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::AgentService;
 use crate::error::A2aError;
-use crate::protocol::{AgentCard, GetExtendedAgentCardRequest};
+use crate::protocol::{AgentCard, GetExtendedAgentCardRequest, ProtocolVersion};
 use crate::request::RequestContext;
 
 /// The base URL of an agent built without a public URL, as its [`card`](AgentService::card)
@@ -21,8 +21,15 @@ pub const PER_REQUEST_URL: &str = "http://per-request-url.invalid";
 /// interface (gRPC dials an authority, not a URL); served cards name each request's.
 pub const PER_REQUEST_AUTHORITY: &str = "per-request-url.invalid:0";
 
-/// The public card as JSON: fixed, or split where the request's URL or authority goes.
-pub(super) enum CardJson {
+/// The public card as JSON: as 1.0 writes it, and, when the agent serves A2A 0.3, with the
+/// fields a 0.3 client reads beside its own (what a request that does not ask for 1.0 gets).
+pub(super) struct CardJson {
+    v1: CardDocument,
+    hybrid: Option<CardDocument>,
+}
+
+/// One card document: fixed, or split where the request's URL or authority goes.
+enum CardDocument {
     Fixed {
         json: Bytes,
     },
@@ -33,12 +40,31 @@ pub(super) enum CardJson {
 }
 
 impl CardJson {
-    pub(super) fn new(card: &AgentCard, per_request: bool) -> Result<Self, serde_json::Error> {
-        let json = serde_json::to_vec(card)?;
+    /// The card's documents; the hybrid one when `v03`.
+    pub(super) fn new(
+        card: &AgentCard,
+        per_request: bool,
+        v03: bool,
+    ) -> Result<Self, serde_json::Error> {
+        let v1 = CardDocument::new(serde_json::to_vec(card)?, per_request);
+        let hybrid = match v03 {
+            true => {
+                let json =
+                    serde_json::to_vec(&crate::v03::hybrid_card(card, super::V03_BINDINGS)?)?;
+                Some(CardDocument::new(json, per_request))
+            }
+            false => None,
+        };
+        Ok(CardJson { v1, hybrid })
+    }
+}
+
+impl CardDocument {
+    fn new(json: Vec<u8>, per_request: bool) -> Self {
         if !per_request {
-            return Ok(CardJson::Fixed {
+            return CardDocument::Fixed {
                 json: Bytes::from(json),
-            });
+            };
         }
         let text = String::from_utf8(json).unwrap_or_default();
         let mut pieces = Vec::new();
@@ -58,7 +84,39 @@ impl CardJson {
             pieces.push((Bytes::copy_from_slice(&rest.as_bytes()[..at]), is_authority));
             rest = &rest[at + len..];
         }
-        Ok(CardJson::PerRequest { pieces })
+        CardDocument::PerRequest { pieces }
+    }
+
+    fn for_url(&self, base_url: &str) -> Bytes {
+        match self {
+            CardDocument::Fixed { json } => json.clone(),
+            CardDocument::PerRequest { pieces } => {
+                let base = base_url.trim_end_matches('/');
+                // The URL goes inside JSON strings: escaped as JSON would escape it.
+                let escape = |s: &str| {
+                    let quoted = serde_json::to_string(s).unwrap_or_default();
+                    quoted[1..quoted.len().max(2) - 1].to_string()
+                };
+                let url = escape(base);
+                let mut authority = None;
+                let mut out = BytesMut::new();
+                let last = pieces.len().saturating_sub(1);
+                for (i, (piece, is_authority)) in pieces.iter().enumerate() {
+                    out.extend_from_slice(piece);
+                    if i == last {
+                        break;
+                    }
+                    if *is_authority {
+                        let authority =
+                            authority.get_or_insert_with(|| escape(&authority_of(base)));
+                        out.extend_from_slice(authority.as_bytes());
+                    } else {
+                        out.extend_from_slice(url.as_bytes());
+                    }
+                }
+                out.freeze()
+            }
+        }
     }
 }
 
@@ -94,36 +152,22 @@ pub fn authority_of(url: &str) -> String {
 impl AgentService {
     /// The card's JSON as served to a request that reached the agent at `base_url` (scheme,
     /// host and the path the agent is mounted at). With a public URL configured, `base_url`
-    /// is ignored and the bytes are the same for everyone.
+    /// is ignored and the bytes are the same for everyone. An agent that serves A2A 0.3
+    /// serves the card with the fields a 0.3 client reads beside its own (see
+    /// [`card_document_for`](Self::card_document_for)).
     pub fn card_document(&self, base_url: &str) -> Bytes {
-        match &self.inner.card_json {
-            CardJson::Fixed { json } => json.clone(),
-            CardJson::PerRequest { pieces } => {
-                let base = base_url.trim_end_matches('/');
-                // The URL goes inside JSON strings: escaped as JSON would escape it.
-                let escape = |s: &str| {
-                    let quoted = serde_json::to_string(s).unwrap_or_default();
-                    quoted[1..quoted.len().max(2) - 1].to_string()
-                };
-                let url = escape(base);
-                let mut authority = None;
-                let mut out = BytesMut::new();
-                let last = pieces.len().saturating_sub(1);
-                for (i, (piece, is_authority)) in pieces.iter().enumerate() {
-                    out.extend_from_slice(piece);
-                    if i == last {
-                        break;
-                    }
-                    if *is_authority {
-                        let authority =
-                            authority.get_or_insert_with(|| escape(&authority_of(base)));
-                        out.extend_from_slice(authority.as_bytes());
-                    } else {
-                        out.extend_from_slice(url.as_bytes());
-                    }
-                }
-                out.freeze()
-            }
+        self.card_document_for(base_url, ProtocolVersion::V0_3)
+    }
+
+    /// The card's JSON for a request in `version`: a 1.0 request (one that sends
+    /// `A2A-Version: 1.0`) gets the card as 1.0 writes it, and so does any request to an
+    /// agent that does not serve 0.3; any other request gets the card both kinds of client
+    /// read ([`hybrid_card`](crate::v03::hybrid_card)).
+    pub fn card_document_for(&self, base_url: &str, version: ProtocolVersion) -> Bytes {
+        let json = &self.inner.card_json;
+        match (&json.hybrid, version) {
+            (Some(hybrid), ProtocolVersion::V0_3) => hybrid.for_url(base_url),
+            _ => json.v1.for_url(base_url),
         }
     }
 
@@ -135,10 +179,12 @@ impl AgentService {
     /// The card as served to a request that reached the agent at `base_url` (see
     /// [`card_document`](Self::card_document)): what `--print-card` shows.
     pub fn card_for_url(&self, base_url: &str) -> AgentCard {
-        match &self.inner.card_json {
-            CardJson::Fixed { .. } => self.inner.card.clone(),
-            CardJson::PerRequest { .. } => serde_json::from_slice(&self.card_document(base_url))
-                .unwrap_or_else(|_| self.inner.card.clone()),
+        match &self.inner.card_json.v1 {
+            CardDocument::Fixed { .. } => self.inner.card.clone(),
+            CardDocument::PerRequest { .. } => {
+                serde_json::from_slice(&self.card_document_for(base_url, ProtocolVersion::V1_0))
+                    .unwrap_or_else(|_| self.inner.card.clone())
+            }
         }
     }
 
@@ -154,6 +200,17 @@ impl AgentService {
     #[cfg(feature = "grpc")]
     pub fn serves_grpc(&self) -> bool {
         self.inner.grpc
+    }
+
+    /// Whether A2A 0.3 is served beside 1.0 ([`v03`](super::AgentServiceBuilder::v03)).
+    pub fn serves_v03(&self) -> bool {
+        self.inner.v03
+    }
+
+    /// Whether a stream ends with an event in `state` (a 0.3 status update's `final`):
+    /// terminal and input-required states, auth-required as configured.
+    pub(crate) fn ends_stream(&self, state: crate::protocol::TaskState) -> bool {
+        self.rt().closes_stream(state)
     }
 
     /// The configured public URL; `None` when each request's own URL is served instead.

@@ -48,6 +48,10 @@ pub struct StreamItem {
 /// A stream of events for SendStreamingMessage / SubscribeToTask. An `Err` item ends it.
 pub type EventStream = BoxStream<'static, Result<StreamItem, A2aError>>;
 
+/// The bindings that serve A2A 0.3 too, at the same URLs as 1.0 (when the agent serves 0.3):
+/// the card offers a 0.3 client these of its 1.0 interfaces.
+pub const V03_BINDINGS: &[&str] = &["JSONRPC", "HTTP+JSON"];
+
 /// Hosts one agent: card, task lifecycle, streams, push configs.
 ///
 /// ```
@@ -93,6 +97,8 @@ struct ServiceInner {
     /// Whether the gRPC binding is served.
     #[cfg(feature = "grpc")]
     grpc: bool,
+    /// Whether A2A 0.3 is served beside 1.0.
+    v03: bool,
 }
 
 impl std::fmt::Debug for AgentService {

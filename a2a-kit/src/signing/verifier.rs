@@ -203,7 +203,9 @@ impl Verifier {
     }
 
     /// Verify a card document as received (JSON): its signatures cover the document without
-    /// `signatures`, unknown fields included. A document that also carries fields at their
+    /// `signatures`, unknown fields included, or, for a card that also carries the fields an
+    /// A2A 0.3 client reads ([`hybrid_card`](crate::v03::hybrid_card)), the document without
+    /// those. A document that also carries fields at their
     /// default values (which the spec's payload preparation drops) verifies against its
     /// typed form too. Returns the `kid` of the key that verified it.
     pub fn verify_card_json(&self, card: &Value) -> Result<String, VerifyError> {
@@ -213,6 +215,11 @@ impl Verifier {
                 .map_err(|e| VerifyError::Malformed(format!("`signatures`: {e}")))?,
         };
         let mut payloads = vec![card_json_payload(card)];
+        // A card served to both A2A 1.0 and 0.3 clients carries 0.3's fields beside its own;
+        // its signatures cover the 1.0 card (what a 1.0 reader acts on).
+        if let Some(v1) = crate::v03::without_v03_members(card) {
+            payloads.push(card_json_payload(&v1));
+        }
         if let Ok(typed) = serde_json::from_value::<AgentCard>(card.clone()) {
             // Only when the typed form drops nothing but defaults: an unknown field is
             // always covered.

@@ -21,18 +21,16 @@ fn transport(interface: &AgentInterface) -> &str {
     &interface.protocol_binding
 }
 
-/// `card` as JSON with the 0.3 fields beside its own. The interfaces a 0.3 client is offered
-/// are the card's 0.3 ones (`protocolVersion` 0.3), else its 1.0 ones (a card made without
-/// 0.3 in mind: the same URLs serve both); the first is the preferred one.
-pub fn hybrid_card(card: &AgentCard) -> serde_json::Result<Value> {
-    let mut v03_interfaces: Vec<&AgentInterface> = card
+/// `card` as JSON with the 0.3 fields beside its own. A 0.3 client is offered the card's
+/// 1.0 interfaces whose binding is in `bindings` (the same URLs serve both versions), the
+/// first the preferred one; `supportedInterfaces` is left as it is, so a 1.0 client choosing
+/// by binding is never handed a 0.3 interface.
+pub fn hybrid_card(card: &AgentCard, bindings: &[&str]) -> serde_json::Result<Value> {
+    let v03_interfaces: Vec<&AgentInterface> = card
         .supported_interfaces
         .iter()
-        .filter(|i| i.protocol_version == "0.3")
+        .filter(|i| bindings.contains(&i.protocol_binding.as_str()))
         .collect();
-    if v03_interfaces.is_empty() {
-        v03_interfaces = card.supported_interfaces.iter().collect();
-    }
     let mut value = serde_json::to_value(card)?;
     let Value::Object(out) = &mut value else {
         return Ok(value);
@@ -47,13 +45,10 @@ pub fn hybrid_card(card: &AgentCard) -> serde_json::Result<Value> {
             .collect();
         out.insert("additionalInterfaces".into(), additional.into());
     }
-    out.insert(
-        "supportsAuthenticatedExtendedCard".into(),
-        card.capabilities
-            .extended_agent_card
-            .unwrap_or(false)
-            .into(),
-    );
+    // As 0.3 agents write it: only when there is one.
+    if card.capabilities.extended_agent_card == Some(true) {
+        out.insert("supportsAuthenticatedExtendedCard".into(), true.into());
+    }
     if !card.security_requirements.is_empty() {
         out.insert("security".into(), security(&card.security_requirements));
     }
@@ -72,6 +67,53 @@ pub fn hybrid_card(card: &AgentCard) -> serde_json::Result<Value> {
         }
     }
     Ok(value)
+}
+
+/// The 0.3 members [`hybrid_card`] adds at the top of a card.
+const CARD_MEMBERS: [&str; 6] = [
+    "protocolVersion",
+    "url",
+    "preferredTransport",
+    "additionalInterfaces",
+    "supportsAuthenticatedExtendedCard",
+    "security",
+];
+
+/// The 0.3 members [`hybrid_card`] adds to a security scheme, beside its 1.0 member.
+const SCHEME_MEMBERS: [&str; 9] = [
+    "type",
+    "in",
+    "name",
+    "scheme",
+    "bearerFormat",
+    "flows",
+    "oauth2MetadataUrl",
+    "openIdConnectUrl",
+    "description",
+];
+
+/// A card document without the members [`hybrid_card`] adds (only those): the 1.0 card a
+/// hybrid one was made from, which its signatures cover. `None` when it has none of them.
+pub fn without_v03_members(card: &Value) -> Option<Value> {
+    let Value::Object(top) = card else {
+        return None;
+    };
+    if !CARD_MEMBERS.iter().any(|m| top.contains_key(*m)) {
+        return None;
+    }
+    let mut out = top.clone();
+    out.retain(|k, _| !CARD_MEMBERS.contains(&k.as_str()));
+    if let Some(Value::Array(skills)) = out.get_mut("skills") {
+        for skill in skills.iter_mut().filter_map(Value::as_object_mut) {
+            skill.remove("security");
+        }
+    }
+    if let Some(Value::Object(schemes)) = out.get_mut("securitySchemes") {
+        for scheme in schemes.values_mut().filter_map(Value::as_object_mut) {
+            scheme.retain(|k, _| !SCHEME_MEMBERS.contains(&k.as_str()));
+        }
+    }
+    Some(Value::Object(out))
 }
 
 /// 0.3's `security`: a list of `{scheme: [scopes]}`.
@@ -157,13 +199,17 @@ mod tests {
     #[test]
     fn a_hybrid_card_reads_back_as_the_same_1_0_card() {
         let card = card();
-        let hybrid = hybrid_card(&card).unwrap();
+        let hybrid = hybrid_card(&card, &["JSONRPC"]).unwrap();
         assert_eq!(hybrid["url"], "http://h:1");
         assert_eq!(hybrid["preferredTransport"], "JSONRPC");
         assert_eq!(hybrid["protocolVersion"], "0.3.0");
         assert_eq!(hybrid["security"], json!([{ "key": [] }]));
         assert_eq!(hybrid["securitySchemes"]["key"]["type"], "apiKey");
         assert_eq!(hybrid["securitySchemes"]["key"]["in"], "header");
+        assert_eq!(
+            without_v03_members(&hybrid).unwrap(),
+            serde_json::to_value(&card).unwrap()
+        );
         let back: AgentCard = serde_json::from_value(hybrid).unwrap();
         assert_eq!(back, card);
     }

@@ -1,5 +1,6 @@
 //! A2A 0.3, served beside 1.0 on the same URLs and spoken by the client to 0.3 agents: its
-//! wire shapes ([`wire`]), their translation to and from this crate's 1.0 types
+//! JSON-RPC shapes ([`wire`]) and HTTP+JSON shapes ([`rest`], ProtoJSON of its proto), their
+//! translation to and from this crate's 1.0 types
 //! ([`convert`]: the one place the versions meet), its error codes, and the card fields a 0.3
 //! client reads.
 //!
@@ -34,9 +35,10 @@
 mod card;
 pub mod convert;
 mod error;
+pub mod rest;
 pub mod wire;
 
-pub use card::{CARD_PROTOCOL_VERSION, hybrid_card};
+pub use card::{CARD_PROTOCOL_VERSION, hybrid_card, without_v03_members};
 pub use error::{error_code, jsonrpc_error};
 
 /// The 0.3 JSON-RPC method names, each with the 1.0 operation it is.

@@ -112,8 +112,8 @@ struct Opts {
     #[arg(long, default_value_t = 150)]
     xrep_events: usize,
     /// Servers to run (keys: hello, hello-apikey, hello-llm, hello-sqlite, hello-postgres,
-    /// hello-manual, limit, python, python-postgres, stream, stream-sqlite, stream-postgres,
-    /// llm; over gRPC: hello-grpc, stream-grpc, grpc-limit). `hello-llm` (`bench-hello-llm`) and `llm` (`bench-llm`) are built with the
+    /// hello-manual, hello-v03 (W1 in A2A 0.3), limit, python, python-postgres, stream,
+    /// stream-sqlite, stream-postgres, llm; over gRPC: hello-grpc, stream-grpc, grpc-limit). `hello-llm` (`bench-hello-llm`) and `llm` (`bench-llm`) are built with the
     /// `a2a-bench` feature `llm` (bench/run.sh does); without their binaries they are skipped.
     #[arg(long, value_delimiter = ',')]
     servers: Option<Vec<String>>,
@@ -176,9 +176,13 @@ struct Spec {
     api_key: Option<&'static str>,
     /// The workloads speak gRPC to it (W1, its instructions and W2).
     grpc: bool,
+    /// W1 speaks A2A 0.3 to it (`message/send`, no `A2A-Version`).
+    v03: bool,
 }
 
 struct Server {
+    /// W1 speaks A2A 0.3 to it.
+    v03: bool,
     child: Child,
     pid: u32,
     url: String,
@@ -271,6 +275,13 @@ impl Env {
                 vec![],
                 true,
             ),
+            "hello-v03" => (
+                "ours: macro hello, in-memory store, A2A 0.3 (JSON-RPC `message/send`)",
+                Kind::Ours,
+                bin("bench-hello"),
+                vec![],
+                false,
+            ),
             "hello-grpc" => (
                 "ours: macro hello, in-memory store, over gRPC",
                 Kind::Ours,
@@ -354,6 +365,7 @@ impl Env {
             postgres: key.ends_with("-postgres"),
             api_key: (key == "hello-apikey").then_some(BENCH_API_KEY),
             grpc: matches!(key, "hello-grpc" | "stream-grpc" | "grpc-limit"),
+            v03: key == "hello-v03",
         }
     }
 
@@ -439,6 +451,7 @@ impl Env {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Server {
+            v03: spec.v03,
             child,
             pid,
             url,
@@ -494,6 +507,16 @@ fn unary_body() -> String {
     .to_string()
 }
 
+/// The W1 request as an A2A 0.3 client writes it.
+fn unary_body_v03() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": "bench-w1", "role": "user",
+                               "parts": [{"kind": "text", "text": TEXT_100}]}}
+    })
+    .to_string()
+}
+
 fn stream_body(message_id: &str, skill: &str, text: &str) -> Value {
     json!({
         "jsonrpc": "2.0", "id": "s", "method": "SendStreamingMessage",
@@ -522,9 +545,12 @@ async fn check_unary(env: &Env, server: &Server) -> Result<Vec<u8>, String> {
     let mut req = env
         .client
         .post(&server.url)
-        .header("A2A-Version", "1.0")
-        .header("Content-Type", "application/json")
-        .body(unary_body());
+        .header("Content-Type", "application/json");
+    req = if server.v03 {
+        req.body(unary_body_v03())
+    } else {
+        req.header("A2A-Version", "1.0").body(unary_body())
+    };
     if let Some(key) = server.api_key {
         req = req.header("X-API-Key", key);
     }
@@ -532,8 +558,12 @@ async fn check_unary(env: &Env, server: &Server) -> Result<Vec<u8>, String> {
     let body = r.bytes().await.map_err(|e| e.to_string())?.to_vec();
     let v: Value = serde_json::from_slice(&body)
         .map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))?;
-    let state = &v["result"]["task"]["status"]["state"];
-    if state != "TASK_STATE_COMPLETED" {
+    let state = if server.v03 {
+        &v["result"]["status"]["state"]
+    } else {
+        &v["result"]["task"]["status"]["state"]
+    };
+    if state != "TASK_STATE_COMPLETED" && state != "completed" {
         return Err(format!("unexpected SendMessage response: {v}"));
     }
     Ok(body)
@@ -555,7 +585,12 @@ struct OhaResult {
 }
 
 async fn oha(env: &Env, server: &Server, how: &[String]) -> OhaResult {
-    oha_body(env, server, how, &unary_body()).await
+    let body = if server.v03 {
+        unary_body_v03()
+    } else {
+        unary_body()
+    };
+    oha_body(env, server, how, &body).await
 }
 
 /// [`oha`] sending `body` (a JSON-RPC request) instead of the W1 one.
@@ -566,21 +601,13 @@ async fn oha_body(env: &Env, server: &Server, how: &[String], body: &str) -> Oha
     if let Some(key) = server.api_key {
         cmd.args(["-H".to_string(), format!("X-API-Key: {key}")]);
     }
-    cmd.args([
-        "-c",
-        &c,
-        "-m",
-        "POST",
-        "-H",
-        "A2A-Version: 1.0",
-        "-T",
-        "application/json",
-        "-d",
-        body,
-    ])
-    .args(["--no-tui", "--output-format", "json", &server.url])
-    .stdin(Stdio::null())
-    .stderr(Stdio::inherit());
+    if !server.v03 {
+        cmd.args(["-H", "A2A-Version: 1.0"]);
+    }
+    cmd.args(["-c", &c, "-m", "POST", "-T", "application/json", "-d", body])
+        .args(["--no-tui", "--output-format", "json", &server.url])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit());
     let out = cmd.output().await.expect("oha runs");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -1599,6 +1626,7 @@ fn report(
             "limit",
             "python",
             "python-postgres",
+            "hello-v03",
             "hello-grpc",
             "grpc-limit",
         ] {
@@ -1685,6 +1713,7 @@ fn report(
             "hello-manual",
             "hello-apikey",
             "hello-llm",
+            "hello-v03",
             "limit",
             "hello-grpc",
             "grpc-limit",

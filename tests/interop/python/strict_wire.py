@@ -28,6 +28,29 @@ import json
 import re
 from collections import Counter
 
+# The A2A 0.3 members a card served to both kinds of client carries beside its 1.0 fields
+# (as the SDK's own card reader, `parse_agent_card`, reads them): at the top, in each skill,
+# and each security scheme's OpenAPI members beside its 1.0 member.
+V03_CARD_MEMBERS = ('protocolVersion', 'url', 'preferredTransport', 'additionalInterfaces',
+                    'supportsAuthenticatedExtendedCard', 'security')
+V03_SCHEME_MEMBERS = ('type', 'in', 'name', 'scheme', 'bearerFormat', 'flows',
+                      'oauth2MetadataUrl', 'openIdConnectUrl', 'description')
+
+
+def without_v03_card_members(card):
+    """The card without its A2A 0.3 members (only those): what is left is parsed strictly."""
+    if not isinstance(card, dict):
+        return card
+    card = {k: v for k, v in card.items() if k not in V03_CARD_MEMBERS}
+    if isinstance(card.get('skills'), list):
+        card['skills'] = [{k: v for k, v in s.items() if k != 'security'} if isinstance(s, dict) else s
+                          for s in card['skills']]
+    if isinstance(card.get('securitySchemes'), dict):
+        card['securitySchemes'] = {
+            name: {k: v for k, v in scheme.items() if k not in V03_SCHEME_MEMBERS} if isinstance(scheme, dict) else scheme
+            for name, scheme in card['securitySchemes'].items()}
+    return card
+
 import grpc
 import httpx
 from google.protobuf import empty_pb2
@@ -283,7 +306,7 @@ class StrictTransport(httpx.AsyncBaseTransport):
         except ValueError as e:
             return strict.fail(where, f'body is not JSON: {e}')
         if request.url.path.endswith('/.well-known/agent-card.json'):
-            return strict.parse(where, value, AgentCard)
+            return strict.parse(where, without_v03_card_members(value), AgentCard)
         if rpc_method is not None:
             return strict.jsonrpc_envelope(where, value, jsonrpc_id, JSONRPC_RESULTS.get(rpc_method))
         if status >= 400:

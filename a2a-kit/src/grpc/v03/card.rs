@@ -9,21 +9,6 @@ use crate::protocol::{
     AgentCard, AgentInterface, AgentSkill, OAuthFlows, SecurityRequirement, SecurityScheme,
 };
 
-/// The card's interfaces a v0.3 client is offered: its v0.3 ones (`protocolVersion` 0.3),
-/// else all (a card made without v0.3 in mind: the same addresses serve both). The first is
-/// the preferred one.
-fn v03_interfaces(interfaces: &[AgentInterface]) -> Vec<&AgentInterface> {
-    let v03: Vec<&AgentInterface> = interfaces
-        .iter()
-        .filter(|i| i.protocol_version == "0.3")
-        .collect();
-    if v03.is_empty() {
-        interfaces.iter().collect()
-    } else {
-        v03
-    }
-}
-
 fn security_to_v03(requirements: Vec<SecurityRequirement>) -> Vec<pb::Security> {
     requirements
         .into_iter()
@@ -131,66 +116,84 @@ fn skill_to_v03(s: AgentSkill) -> pb::AgentSkill {
 
 impl ToV03 for AgentCard {
     type Proto = pb::AgentCard;
+    /// The card offering a v0.3 client every one of its interfaces (see [`card_to_v03`]).
     fn to_v03(self) -> pb::AgentCard {
-        let interfaces = v03_interfaces(&self.supported_interfaces);
-        let (url, preferred_transport) = interfaces
-            .first()
-            .map(|i| (i.url.clone(), i.protocol_binding.clone()))
-            .unwrap_or_default();
-        let additional_interfaces = interfaces
-            .iter()
-            .map(|i| pb::AgentInterface {
-                url: i.url.clone(),
-                transport: i.protocol_binding.clone(),
-            })
-            .collect();
-        let capabilities = self.capabilities;
-        pb::AgentCard {
-            protocol_version: crate::v03::CARD_PROTOCOL_VERSION.to_owned(),
-            name: self.name,
-            description: self.description,
-            url,
-            preferred_transport,
-            additional_interfaces,
-            provider: self.provider.map(|p| pb::AgentProvider {
-                url: p.url,
-                organization: p.organization,
-            }),
-            version: self.version,
-            documentation_url: self.documentation_url.unwrap_or_default(),
-            capabilities: Some(pb::AgentCapabilities {
-                streaming: capabilities.streaming.unwrap_or(false),
-                push_notifications: capabilities.push_notifications.unwrap_or(false),
-                extensions: capabilities
-                    .extensions
-                    .into_iter()
-                    .map(|e| pb::AgentExtension {
-                        uri: e.uri.unwrap_or_default(),
-                        description: e.description.unwrap_or_default(),
-                        required: e.required,
-                        params: metadata_to_proto(e.params),
-                    })
-                    .collect(),
-            }),
-            security_schemes: self
-                .security_schemes
+        card_offering(self, |_| true)
+    }
+}
+
+/// `card` in v0.3's shape, offering a v0.3 client its interfaces whose binding is in
+/// `bindings` (the ones that serve v0.3 too, as
+/// [`hybrid_card`](crate::v03::hybrid_card) offers them), in the card's order: `url` and
+/// `preferred_transport` are the first's, `additional_interfaces` all of them.
+pub fn card_to_v03(card: AgentCard, bindings: &[&str]) -> pb::AgentCard {
+    card_offering(card, |i| bindings.contains(&i.protocol_binding.as_str()))
+}
+
+/// `card` in v0.3's shape, offering the interfaces `offered` keeps.
+fn card_offering(card: AgentCard, offered: impl Fn(&AgentInterface) -> bool) -> pb::AgentCard {
+    let interfaces: Vec<&AgentInterface> = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| offered(i))
+        .collect();
+    let (url, preferred_transport) = interfaces
+        .first()
+        .map(|i| (i.url.clone(), i.protocol_binding.clone()))
+        .unwrap_or_default();
+    let additional_interfaces = interfaces
+        .iter()
+        .map(|i| pb::AgentInterface {
+            url: i.url.clone(),
+            transport: i.protocol_binding.clone(),
+        })
+        .collect();
+    let capabilities = card.capabilities;
+    pb::AgentCard {
+        protocol_version: crate::v03::CARD_PROTOCOL_VERSION.to_owned(),
+        name: card.name,
+        description: card.description,
+        url,
+        preferred_transport,
+        additional_interfaces,
+        provider: card.provider.map(|p| pb::AgentProvider {
+            url: p.url,
+            organization: p.organization,
+        }),
+        version: card.version,
+        documentation_url: card.documentation_url.unwrap_or_default(),
+        capabilities: Some(pb::AgentCapabilities {
+            streaming: capabilities.streaming.unwrap_or(false),
+            push_notifications: capabilities.push_notifications.unwrap_or(false),
+            extensions: capabilities
+                .extensions
                 .into_iter()
-                .map(|(name, scheme)| (name, scheme_to_v03(scheme)))
-                .collect(),
-            security: security_to_v03(self.security_requirements),
-            default_input_modes: self.default_input_modes,
-            default_output_modes: self.default_output_modes,
-            skills: self.skills.into_iter().map(skill_to_v03).collect(),
-            supports_authenticated_extended_card: capabilities.extended_agent_card.unwrap_or(false),
-            signatures: self
-                .signatures
-                .into_iter()
-                .map(|s| pb::AgentCardSignature {
-                    protected: s.protected,
-                    signature: s.signature,
-                    header: metadata_to_proto(s.header),
+                .map(|e| pb::AgentExtension {
+                    uri: e.uri.unwrap_or_default(),
+                    description: e.description.unwrap_or_default(),
+                    required: e.required,
+                    params: metadata_to_proto(e.params),
                 })
                 .collect(),
-        }
+        }),
+        security_schemes: card
+            .security_schemes
+            .into_iter()
+            .map(|(name, scheme)| (name, scheme_to_v03(scheme)))
+            .collect(),
+        security: security_to_v03(card.security_requirements),
+        default_input_modes: card.default_input_modes,
+        default_output_modes: card.default_output_modes,
+        skills: card.skills.into_iter().map(skill_to_v03).collect(),
+        supports_authenticated_extended_card: capabilities.extended_agent_card.unwrap_or(false),
+        signatures: card
+            .signatures
+            .into_iter()
+            .map(|s| pb::AgentCardSignature {
+                protected: s.protected,
+                signature: s.signature,
+                header: metadata_to_proto(s.header),
+            })
+            .collect(),
     }
 }

@@ -31,11 +31,12 @@
 //! - CreateTaskPushNotificationConfig's config id is `config_id`, else the config's own `id`
 //!   (both given and different is refused), else the agent makes one; `config.name` is not
 //!   read (the official Python client writes `…/pushNotificationConfigs/None` there).
-//! - The card goes out in v0.3's shape only ([`ToV03`] for
-//!   [`AgentCard`](crate::protocol::AgentCard)): `protocol_version` `0.3.0`, `url`, `preferred_transport` and
-//!   `additional_interfaces` from the card's v0.3 interfaces (else all of them, as
-//!   [`hybrid_card`](crate::v03::hybrid_card) does), `supports_authenticated_extended_card`
-//!   from `capabilities.extendedAgentCard`, `security` from `securityRequirements`; an
+//! - The card goes out in v0.3's shape only ([`card_to_v03`](super::card_to_v03), [`ToV03`]
+//!   for [`AgentCard`](crate::protocol::AgentCard)): `protocol_version` `0.3.0`; `url`,
+//!   `preferred_transport` and `additional_interfaces` from the card's interfaces whose
+//!   binding serves v0.3 too (all of them for [`ToV03`]), as
+//!   [`hybrid_card`](crate::v03::hybrid_card) offers them; `supports_authenticated_extended_card`
+//!   from `capabilities.extendedAgentCard`; `security` from `securityRequirements`. An
 //!   interface's tenant, a PKCE flag, a Device Code flow and the icon URL have no place in it.
 
 use base64::Engine as _;

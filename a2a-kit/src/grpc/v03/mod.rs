@@ -38,6 +38,8 @@ use crate::error::A2aError;
 
 mod card;
 pub mod convert;
+
+pub use card::card_to_v03;
 #[cfg(test)]
 mod tests;
 

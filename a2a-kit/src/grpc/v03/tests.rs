@@ -377,12 +377,8 @@ fn the_card_in_v03_shape() {
         out.security_schemes["key"].scheme,
         Some(pb::security_scheme::Scheme::ApiKeySecurityScheme(_))
     ));
-    // The card's v0.3 interfaces, when it has some, are the ones offered.
-    card.supported_interfaces.push(AgentInterface {
-        protocol_version: "0.3".into(),
-        ..AgentInterface::new("h:1", "GRPC")
-    });
-    let out = card.to_v03();
+    // Offering the interfaces of the bindings that serve v0.3.
+    let out = super::card_to_v03(card, &["GRPC"]);
     assert_eq!(
         (out.url.as_str(), out.preferred_transport.as_str()),
         ("h:1", "GRPC")

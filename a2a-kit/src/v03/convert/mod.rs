@@ -12,6 +12,8 @@
 //! - `unknown` is 1.0's `TASK_STATE_UNSPECIFIED`; a 1.0 message with no role is written as
 //!   the agent's.
 
+pub mod rest;
+
 use base64::Engine as _;
 
 use super::wire;
