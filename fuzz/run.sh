@@ -11,7 +11,7 @@ seconds=${1:-600}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(jsonrpc grpc rest last_event_id push_config client_card client_stream card_signature webhook_signature bearer_jwt)
+  targets=(jsonrpc grpc rest v03 last_event_id push_config client_card client_stream card_signature webhook_signature bearer_jwt)
 fi
 command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is missing: cargo install cargo-fuzz" >&2; exit 2; }
 # cargo-fuzz expects a nightly compiler; this machine's stable one passes as one with this.

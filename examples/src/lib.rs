@@ -10,7 +10,8 @@
 //! API keys and JWTs together are accepted either way. The first log line says which
 //! authentication is on, or that the agent is open. With the `grpc` feature (on by default)
 //! every example also serves gRPC on `--bind`; `--grpc-bind HOST:PORT` adds a listener for
-//! it (named in the card), `--no-grpc` turns it off.
+//! it (named in the card), `--no-grpc` turns it off. Every example serves A2A 0.3 clients
+//! too, on the same URLs; `--no-v03` serves 1.0 only.
 
 #![forbid(unsafe_code)]
 
@@ -96,6 +97,9 @@ pub struct Cli {
     #[cfg(feature = "grpc")]
     #[arg(long)]
     pub no_grpc: bool,
+    /// Serve A2A 1.0 only (by default 0.3 clients are served too, on the same URLs).
+    #[arg(long)]
+    pub no_v03: bool,
 }
 
 /// The address an example listens on unless told otherwise.
@@ -216,6 +220,7 @@ impl Cli {
             Some((auth, _)) => a2a.authenticate(auth),
             None => a2a,
         };
+        let a2a = a2a.v03(!self.no_v03);
         #[cfg(feature = "grpc")]
         let a2a = match (self.no_grpc, self.grpc_address()?) {
             (true, _) => a2a.grpc(false),

@@ -233,6 +233,12 @@ impl Ids {
         text
     }
 
+    /// [`learn`](Self::learn) for 0.3's answers: a bare task (JSON-RPC's result) or one in
+    /// `{"task": ...}` (HTTP+JSON's), as 1.0's are read.
+    fn learn_v03(&mut self, answer: &Answer) {
+        self.learn(answer);
+    }
+
     /// Remember the task an answer (JSON-RPC or REST, unary or the first SSE frame) names.
     fn learn(&mut self, answer: &Answer) {
         let text = String::from_utf8_lossy(&answer.body);
@@ -448,6 +454,70 @@ pub fn rest(data: &[u8]) {
         let answer = h.request(req);
         check_answer(&answer, jsonrpc, &Shown(&text));
         ids.learn(&answer);
+    }
+}
+
+/// A2A 0.3: each request of the script is a JSON-RPC body (it starts with `{`) POSTed without
+/// `A2A-Version`, as 0.3 clients send it, or an HTTP request (as in [`rest`]) sent with
+/// `A2A-Version: 0.3`, mostly on 0.3's `/v1/` routes. Answers are 0.3's: JSON-RPC envelopes,
+/// or HTTP+JSON bodies whose errors are `{"code", "message"}` with a 4xx status.
+pub fn v03(data: &[u8]) {
+    let h = harness();
+    let mut ids = Ids::default();
+    for part in script(data) {
+        let text = ids.fill(part);
+        let jsonrpc = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        let req = if jsonrpc {
+            http::Request::post("/")
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(text.clone())))
+                .ok()
+        } else {
+            http_request(&text).map(|mut req| {
+                req.headers_mut()
+                    .insert("a2a-version", http::HeaderValue::from_static("0.3"));
+                req
+            })
+        };
+        let Some(req) = req else {
+            continue;
+        };
+        let answer = h.request(req);
+        if jsonrpc || answer.content_type.starts_with("text/event-stream") {
+            check_answer(&answer, jsonrpc, &Shown(&text));
+        } else {
+            check_v03_rest(&answer, &Shown(&text));
+        }
+        ids.learn_v03(&answer);
+    }
+}
+
+/// A 0.3 HTTP+JSON answer: no server error but "unavailable", JSON, an error with its A2A
+/// code and a message.
+fn check_v03_rest(answer: &Answer, what: &dyn std::fmt::Display) {
+    assert!(
+        answer.status < 500 || answer.status == 501 || answer.status == 503,
+        "HTTP {} for {what}: {}",
+        answer.status,
+        String::from_utf8_lossy(&answer.body)
+    );
+    if answer.body.is_empty() {
+        return;
+    }
+    let v: Value = serde_json::from_slice(&answer.body).unwrap_or_else(|e| {
+        panic!(
+            "HTTP {} for {what} is not JSON ({e}): {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
+        )
+    });
+    if answer.status >= 400 {
+        // A 1.0 route (a tenant named `v1`, or no 0.3 route) answers 1.0's error body.
+        let error = v.get("error").unwrap_or(&v);
+        assert!(
+            error["code"].is_i64() && error["message"].is_string(),
+            "0.3 error for {what}: {v}"
+        );
     }
 }
 

@@ -31,6 +31,11 @@ fn jsonrpc() {
 }
 
 #[test]
+fn v03() {
+    replay("v03", a2a_fuzz::v03);
+}
+
+#[test]
 fn grpc() {
     replay("grpc", a2a_fuzz::grpc);
 }

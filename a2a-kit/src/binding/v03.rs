@@ -161,27 +161,36 @@ pub(super) fn jsonrpc_request(method: Method, params: Params<'_>) -> Result<Requ
     })
 }
 
-/// A 0.3 JSON-RPC answer's `result`.
-pub(super) fn jsonrpc_result(answer: Answer) -> Result<Value, A2aError> {
-    let value = match answer {
+/// A 0.3 JSON-RPC answer's `result`, written straight into the envelope.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(super) enum JsonRpcResult {
+    Task(wire::Task),
+    Message(wire::Message),
+    PushConfig(wire::TaskPushNotificationConfig),
+    PushConfigs(Vec<wire::TaskPushNotificationConfig>),
+    /// `null` (a delete's).
+    Null(()),
+    Card(Value),
+}
+
+/// The `result` a 0.3 JSON-RPC client gets for `answer` (not a stream's).
+pub(super) fn jsonrpc_result(answer: Answer) -> Result<JsonRpcResult, A2aError> {
+    Ok(match answer {
         Answer::Sent(SendMessageResponse::Task(task)) | Answer::Task(task) => {
-            serde_json::to_value(wire::Task::from(task))
+            JsonRpcResult::Task(task.into())
         }
-        Answer::Sent(SendMessageResponse::Message(m)) => {
-            serde_json::to_value(wire::Message::from(m))
+        Answer::Sent(SendMessageResponse::Message(m)) => JsonRpcResult::Message(m.into()),
+        Answer::PushConfig(c) => JsonRpcResult::PushConfig(c.into()),
+        Answer::PushConfigs(configs) => {
+            JsonRpcResult::PushConfigs(configs.into_iter().map(Into::into).collect())
         }
-        Answer::PushConfig(c) => serde_json::to_value(wire::TaskPushNotificationConfig::from(c)),
-        Answer::PushConfigs(configs) => serde_json::to_value(
-            configs
-                .into_iter()
-                .map(wire::TaskPushNotificationConfig::from)
-                .collect::<Vec<_>>(),
+        Answer::Deleted | Answer::Events(_) => JsonRpcResult::Null(()),
+        Answer::Card(card) => JsonRpcResult::Card(
+            crate::v03::hybrid_card(&card, crate::server::V03_BINDINGS)
+                .map_err(|e| A2aError::Internal(format!("could not serialize the card: {e}")))?,
         ),
-        Answer::Deleted => Ok(Value::Null),
-        Answer::Card(card) => crate::v03::hybrid_card(&card, crate::server::V03_BINDINGS),
-        Answer::Events(_) => Ok(Value::Null),
-    };
-    value.map_err(|e| A2aError::Internal(format!("could not serialize the result: {e}")))
+    })
 }
 
 /// Call the 1.0 operation a 0.3 request is; `cx` is the 0.3 call's ([`context`]).
