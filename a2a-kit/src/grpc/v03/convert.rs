@@ -17,8 +17,10 @@
 //!   proto3 default, returns at once, as the proto says). The official Python client always
 //!   sends a configuration, with `blocking` true unless asked to poll.
 //! - A file's bytes (`file_with_bytes`) carry the base64 *text* of the content, as the official
-//!   v0.3 SDKs (Python, Go) write and read them: decoded on the way in (standard or URL-safe,
-//!   padded or not; anything else is refused), encoded on the way out.
+//!   v0.3 SDKs for Python and Go write and read them: decoded on the way in (standard or
+//!   URL-safe, padded or not; anything else is refused naming the field), encoded on the way
+//!   out. (The JS SDK's v0.3 layer puts the raw bytes there, as the proto's type says: the SDKs
+//!   cannot all be served; its bytes are refused unless they happen to be base64 text.)
 //! - v0.3's proto has no media type or file name on text and data parts, no file name on file
 //!   parts, no part metadata and no `reference_task_ids`: they are left out. A data part whose
 //!   value is not an object (v0.3 requires a `Struct`) goes out as `{"value": ...}`; one
