@@ -15,14 +15,15 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// What is installed: the official v0.3 SDK, pinned, with its HTTP server extra, and uvicorn
-/// (py_server.py). The packages that shape what goes over the wire are pinned too, so that a
-/// new release of any of them cannot change what the tests run: the HTTP server extra's
-/// (`fastapi`, `starlette`, `sse-starlette`), the client's HTTP stack (`httpx`, `httpx-sse`),
-/// `pydantic` (the SDK's types, which the client script validates strictly with) and the
-/// `protobuf` runtime its HTTP+JSON binding parses with.
+/// What is installed: the official v0.3 SDK, pinned, with its HTTP server and gRPC extras,
+/// and uvicorn (py_server.py). The packages that shape what goes over the wire are pinned
+/// too, so that a new release of any of them cannot change what the tests run: the HTTP
+/// server extra's (`fastapi`, `starlette`, `sse-starlette`), the gRPC extra's (`grpcio`,
+/// `grpcio-tools`, `grpcio-reflection`: py_grpc_client.py's channel), the client's HTTP stack
+/// (`httpx`, `httpx-sse`), `pydantic` (the SDK's types, which the client script validates
+/// strictly with) and the `protobuf` runtime its HTTP+JSON and gRPC bindings parse with.
 pub const REQUIREMENTS: &[&str] = &[
-    "a2a-sdk[http-server]==0.3.26",
+    "a2a-sdk[http-server,grpc]==0.3.26",
     "uvicorn==0.54.0",
     "fastapi==0.165.0",
     "starlette==1.10.0",
@@ -31,6 +32,9 @@ pub const REQUIREMENTS: &[&str] = &[
     "httpx-sse==0.4.3",
     "pydantic==2.14.4",
     "protobuf==7.36.2",
+    "grpcio==1.85.1",
+    "grpcio-tools==1.85.1",
+    "grpcio-reflection==1.85.1",
 ];
 
 /// The v0.3 scripts: tests/interop/v03.

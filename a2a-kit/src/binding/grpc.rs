@@ -16,9 +16,15 @@
 //! ([`A2aError::grpc_status`], A2A v1.0.0's table), a `google.rpc.ErrorInfo` (reason, domain
 //! `a2a-protocol.org`, the ids it is about) and, for invalid parameters, a
 //! `google.rpc.BadRequest` naming each field by its ProtoJSON path.
+//!
+//! A2A v0.3's service, `a2a.v1.A2AService`, is served here too, told apart by the call's path
+//! (`/a2a.v1.A2AService/...`): everything above holds for it, and [`grpc_v03`](super::grpc_v03)
+//! translates its calls. As for JSON-RPC's 0.3 method names, it is served when the call asks
+//! for 0.3 (no `a2a-version`, or 0.3) and the agent serves 0.3; otherwise the call is 1.0's: a
+//! version other than 1.0 is VersionNotSupported, and with 1.0 there is no such method
+//! (UNIMPLEMENTED, MethodNotFound).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -26,18 +32,20 @@ use futures::StreamExt;
 use http_body::Frame;
 use http_body_util::{BodyStream, Either, Full, StreamBody};
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 
 use super::A2aBody;
+use super::grpc_v03::{self, GrpcV03};
 use super::response::with_extensions;
-use crate::error::{A2aError, ERROR_DOMAIN};
+use crate::error::A2aError;
+use crate::grpc::SERVICE_NAME;
 use crate::grpc::convert::{FromProto, ToProto};
 use crate::grpc::pb;
 use crate::grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
 use crate::protocol::{
     CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
-    ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    ListTasksRequest, ProtocolVersion, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
 };
 use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
@@ -58,10 +66,12 @@ pub(crate) fn is_grpc(headers: &http::HeaderMap) -> bool {
         })
 }
 
-/// The one tonic service every gRPC request of an agent goes through.
+/// The tonic services every gRPC request of an agent goes through: 1.0's, and v0.3's when
+/// the agent serves v0.3.
 #[derive(Clone)]
 pub(crate) struct GrpcBinding {
     server: A2aServiceServer<Operations>,
+    v03: Option<GrpcV03>,
 }
 
 impl std::fmt::Debug for GrpcBinding {
@@ -74,6 +84,9 @@ impl GrpcBinding {
     /// The binding of `service`; a message may be as large as the edge's body limit.
     pub(crate) fn new(service: AgentService, body_limit: usize) -> Self {
         GrpcBinding {
+            v03: service
+                .serves_v03()
+                .then(|| GrpcV03::new(service.clone(), body_limit)),
             server: A2aServiceServer::new(Operations { service })
                 .max_decoding_message_size(body_limit),
         }
@@ -108,10 +121,32 @@ impl GrpcBinding {
                 "gRPC needs HTTP/2 (with prior knowledge on a plain connection)",
             ));
         }
-        let meta = match super::params::check_service(service, &parts.headers, None) {
-            Ok(meta) => meta,
-            Err(e) => return status_response(status_of(&e)),
+        // v0.3's service asked for in 0.3 (no `a2a-version`, or 0.3) by an agent that serves it;
+        // anything else is 1.0's, as JSON-RPC's 0.3 method names are.
+        let v0_3_path = grpc_v03::is_v03(parts.uri.path());
+        let v03 = match &self.v03 {
+            Some(v03) if v0_3_path && super::params::asks_for_v03(&parts.headers, None) => {
+                Some(v03)
+            }
+            _ => None,
         };
+        let meta = match v03 {
+            None => super::params::check_service(service, &parts.headers, None)
+                .map_err(|e| status_of(&e)),
+            Some(_) => super::params::check_v03(service, &parts.headers, None)
+                .map_err(|e| grpc_v03::status_of(&e)),
+        };
+        let meta = match meta {
+            Ok(meta) => meta,
+            Err(status) => return status_response(status),
+        };
+        if v0_3_path && v03.is_none() {
+            // `a2a-version: 1.0` on v0.3's service: no 1.0 method is there.
+            return status_response(status_of(&A2aError::MethodNotFound(format!(
+                "`{}` is A2A 0.3's service; a 1.0 client calls {SERVICE_NAME}",
+                parts.uri.path()
+            ))));
+        }
         static TIMEOUT: http::HeaderName = http::HeaderName::from_static("grpc-timeout");
         match parts.headers.get(&TIMEOUT).map(parse_timeout) {
             None => {}
@@ -122,18 +157,30 @@ impl GrpcBinding {
             }
             Some(Err(why)) => return status_response(Status::invalid_argument(why)),
         }
-        if service.public_url().is_none() && parts.uri.path().ends_with("/GetExtendedAgentCard") {
-            // The URL the extended card names when no public URL is set, as over HTTP.
+        let card_method = match v03 {
+            None => "/GetExtendedAgentCard",
+            Some(_) => "/GetAgentCard",
+        };
+        if service.public_url().is_none() && parts.uri.path().ends_with(card_method) {
+            // The URL the card names when no public URL is set, as over HTTP.
             if let Ok(url) = super::card::request_base_url(&parts, "", trust_forwarded) {
                 cx = cx.with_agent_url(url);
             }
         }
         let req = http::Request::from_parts(parts, Full::new(body));
-        let mut server = self.server.clone();
-        let call = tower_service::Service::call(&mut server, req);
-        let resp = match CALL_CONTEXT.scope(RefCell::new(Some(cx)), call).await {
-            Ok(resp) => resp,
-            Err(never) => match never {},
+        let resp = match v03 {
+            Some(v03) => {
+                v03.call(req, cx.with_protocol_version(ProtocolVersion::V0_3))
+                    .await
+            }
+            None => {
+                let mut server = self.server.clone();
+                let call = tower_service::Service::call(&mut server, req);
+                match CALL_CONTEXT.scope(RefCell::new(Some(cx)), call).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                }
+            }
         };
         with_extensions(into_a2a_body(resp), &meta)
     }
@@ -231,26 +278,7 @@ fn code_of(name: &str) -> Code {
 /// An A2A error as its gRPC status, with its `ErrorInfo` and, for invalid parameters, a
 /// `BadRequest`.
 pub(crate) fn status_of(err: &A2aError) -> Status {
-    let metadata: HashMap<String, String> = err
-        .metadata()
-        .into_iter()
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => (k, s),
-            other => (k, other.to_string()),
-        })
-        .collect();
-    let mut details = ErrorDetails::with_error_info(err.reason(), ERROR_DOMAIN, metadata);
-    if let A2aError::InvalidParams { violations, .. } = err
-        && !violations.is_empty()
-    {
-        details.set_bad_request(
-            violations
-                .iter()
-                .map(|v| tonic_types::FieldViolation::new(v.field.clone(), v.description.clone()))
-                .collect::<Vec<_>>(),
-        );
-    }
-    Status::with_error_details(code_of(err.grpc_status()), err.to_string(), details)
+    crate::grpc::error_status(err, code_of(err.grpc_status()), err.to_string())
 }
 
 tokio::task_local! {
@@ -399,7 +427,10 @@ impl A2aService for Operations {
 
 #[cfg(test)]
 mod tests {
+    use tonic_types::StatusExt;
+
     use super::*;
+    use crate::error::ERROR_DOMAIN;
 
     fn ct(value: &str) -> http::HeaderMap {
         let mut h = http::HeaderMap::new();

@@ -16,6 +16,8 @@ mod dispatch;
 pub mod edge;
 #[cfg(feature = "grpc")]
 mod grpc;
+#[cfg(feature = "grpc")]
+mod grpc_v03;
 mod jsonrpc;
 pub mod params;
 mod refusal;

@@ -1,18 +1,25 @@
 //! The gRPC binding's wire: the messages and stubs of `lf.a2a.v1.A2AService` (prost and
 //! tonic code generated from `a2a-kit/proto/a2a.proto`, committed; `scripts/regen-proto.sh`
-//! regenerates it), their conversions to and from the kit's protocol types, and the codec
-//! both sides use.
+//! regenerates it), their conversions to and from the kit's protocol types, the codec both
+//! sides use, and A2A errors as statuses; and A2A v0.3's service, `a2a.v1.A2AService`
+//! ([`v03`]: its messages, stubs and their translation to the same types).
 //!
-//! The generated messages are plain prost structs (`pb`); the rest of the kit never sees
-//! them: the server binding (`binding::grpc`) and the client's transport convert at their
-//! edge with [`convert`].
+//! The generated messages are plain prost structs (`pb`, `v03::pb`); the rest of the kit never
+//! sees them: the server binding (`binding::grpc`) and the client's transport convert at their
+//! edge with [`convert`] (and [`v03::convert`]).
 
 use std::marker::PhantomData;
 
-use tonic::Status;
+use std::collections::HashMap;
+
 use tonic::codec::{Codec, DecodeBuf, Decoder};
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::error::{A2aError, ERROR_DOMAIN};
 
 pub mod convert;
+pub mod v03;
 
 /// The prost messages and tonic stubs of package `lf.a2a.v1`, generated from
 /// `a2a-kit/proto/a2a.proto` (wire-identical to the A2A v1.0.1 specification's proto).
@@ -67,4 +74,31 @@ impl<U: prost::Message + Default> Decoder for ProtoDecoder<U> {
             Status::invalid_argument(format!("the message is not valid protobuf: {e}"))
         })
     }
+}
+
+/// `err` as a status with `code` and `message`, and its details (`google.rpc.Status` in
+/// `grpc-status-details-bin`): a `google.rpc.ErrorInfo` (the error's reason, domain
+/// `a2a-protocol.org`, the ids it is about) and, for invalid parameters, a
+/// `google.rpc.BadRequest` naming each field.
+pub(crate) fn error_status(err: &A2aError, code: Code, message: String) -> Status {
+    let metadata: HashMap<String, String> = err
+        .metadata()
+        .into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => (k, s),
+            other => (k, other.to_string()),
+        })
+        .collect();
+    let mut details = ErrorDetails::with_error_info(err.reason(), ERROR_DOMAIN, metadata);
+    if let A2aError::InvalidParams { violations, .. } = err
+        && !violations.is_empty()
+    {
+        details.set_bad_request(
+            violations
+                .iter()
+                .map(|v| tonic_types::FieldViolation::new(v.field.clone(), v.description.clone()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    Status::with_error_details(code, message, details)
 }

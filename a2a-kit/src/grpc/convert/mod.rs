@@ -55,7 +55,7 @@ pub trait ToProto {
 
 /// [`FromProto`] at a place in a larger message, so an error can name the field from the
 /// request's root. Its message is the one [`ToProto`] makes.
-trait FromProtoAt: ToProto + Sized {
+pub(super) trait FromProtoAt: ToProto + Sized {
     fn from_proto_at(proto: <Self as ToProto>::Proto, at: &Path<'_>) -> Result<Self, A2aError>;
 }
 
@@ -78,7 +78,7 @@ use from_proto_at_root;
 /// Where a field is, as a chain of borrowed links on the stack: free to extend while
 /// converting, and written out as a ProtoJSON path only when a field is refused.
 #[derive(Clone, Copy)]
-enum Path<'a> {
+pub(super) enum Path<'a> {
     Root,
     Field(&'a Path<'a>, &'static str),
     Index(&'a Path<'a>, usize),
@@ -86,20 +86,20 @@ enum Path<'a> {
 }
 
 impl<'a> Path<'a> {
-    fn field(&'a self, name: &'static str) -> Path<'a> {
+    pub(super) fn field(&'a self, name: &'static str) -> Path<'a> {
         Path::Field(self, name)
     }
 
-    fn index(&'a self, i: usize) -> Path<'a> {
+    pub(super) fn index(&'a self, i: usize) -> Path<'a> {
         Path::Index(self, i)
     }
 
-    fn key(&'a self, key: &'a str) -> Path<'a> {
+    pub(super) fn key(&'a self, key: &'a str) -> Path<'a> {
         Path::Key(self, key)
     }
 
     /// The path as the JSON bindings write it: `a.b[2].c`, map keys as members.
-    fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);
         out
@@ -129,12 +129,12 @@ impl<'a> Path<'a> {
 }
 
 /// `InvalidParams` naming the field at `at`.
-fn invalid(at: &Path<'_>, description: impl Into<String>) -> A2aError {
+pub(super) fn invalid(at: &Path<'_>, description: impl Into<String>) -> A2aError {
     A2aError::invalid_field(at.render(), description)
 }
 
 /// A `oneof` with no member set where the spec needs one.
-fn oneof_unset(at: &Path<'_>, oneof: &'static str, members: &[&str]) -> A2aError {
+pub(super) fn oneof_unset(at: &Path<'_>, oneof: &'static str, members: &[&str]) -> A2aError {
     let field = match at {
         Path::Root => oneof.to_owned(),
         _ => at.render(),
@@ -147,7 +147,7 @@ fn oneof_unset(at: &Path<'_>, oneof: &'static str, members: &[&str]) -> A2aError
 }
 
 /// A string the spec requires: empty is missing.
-fn required(s: String, at: &Path<'_>) -> Result<String, A2aError> {
+pub(super) fn required(s: String, at: &Path<'_>) -> Result<String, A2aError> {
     if s.is_empty() {
         Err(invalid(at, "is required"))
     } else {
@@ -156,7 +156,7 @@ fn required(s: String, at: &Path<'_>) -> Result<String, A2aError> {
 }
 
 /// An implicit-presence string: empty is unset, as `""` is in ProtoJSON.
-fn non_empty(s: String) -> Option<String> {
+pub(super) fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
@@ -196,7 +196,7 @@ fn to_repeated<T: ToProto>(items: Vec<T>) -> Vec<<T as ToProto>::Proto> {
 // ----- Enums -----
 
 /// An enum number the spec does not define.
-fn unknown_enum(at: &Path<'_>, name: &str, n: i32) -> A2aError {
+pub(super) fn unknown_enum(at: &Path<'_>, name: &str, n: i32) -> A2aError {
     invalid(at, format!("{n} is not a {name} value"))
 }
 
@@ -237,18 +237,18 @@ impl ToProto for Metadata {
     }
 }
 
-fn metadata(
+pub(super) fn metadata(
     proto: Option<prost_types::Struct>,
     at: &Path<'_>,
 ) -> Result<Option<Metadata>, A2aError> {
     optional(proto, at)
 }
 
-fn metadata_to_proto(metadata: Option<Metadata>) -> Option<prost_types::Struct> {
+pub(super) fn metadata_to_proto(metadata: Option<Metadata>) -> Option<prost_types::Struct> {
     metadata.map(Metadata::to_proto)
 }
 
-fn object_from_proto(
+pub(super) fn object_from_proto(
     proto: prost_types::Struct,
     at: &Path<'_>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, A2aError> {
@@ -260,7 +260,9 @@ fn object_from_proto(
     Ok(map)
 }
 
-fn object_to_proto(map: serde_json::Map<String, serde_json::Value>) -> prost_types::Struct {
+pub(super) fn object_to_proto(
+    map: serde_json::Map<String, serde_json::Value>,
+) -> prost_types::Struct {
     prost_types::Struct {
         fields: map
             .into_iter()
@@ -270,7 +272,7 @@ fn object_to_proto(map: serde_json::Map<String, serde_json::Value>) -> prost_typ
 }
 
 /// A `google.protobuf.Value` as JSON (see the module's notes on numbers).
-fn value_from_proto(
+pub(super) fn value_from_proto(
     proto: prost_types::Value,
     at: &Path<'_>,
 ) -> Result<serde_json::Value, A2aError> {
@@ -306,7 +308,7 @@ fn number_from_proto(n: f64, at: &Path<'_>) -> Result<serde_json::Value, A2aErro
         .ok_or_else(|| invalid(at, format!("{n} is not a JSON number")))
 }
 
-fn value_to_proto(value: serde_json::Value) -> prost_types::Value {
+pub(super) fn value_to_proto(value: serde_json::Value) -> prost_types::Value {
     use prost_types::value::Kind;
     use serde_json::Value;
     let kind = match value {
