@@ -250,19 +250,19 @@ async fn not_an_agent() {
 
 #[tokio::test]
 async fn unsupported_versions_and_bindings() {
-    // A v0.3 card.
-    let (base, _t) = serve_card(json!({"name": "Old", "description": "", "url": "http://127.0.0.1:1", "protocolVersion": "0.3.0",
+    // A v0.2 card (a v0.3 one is spoken: client_v03.rs).
+    let (base, _t) = serve_card(json!({"name": "Old", "description": "", "url": "http://127.0.0.1:1", "protocolVersion": "0.2.5",
         "preferredTransport": "JSONRPC", "version": "1", "capabilities": {}, "skills": [],
         "defaultInputModes": [], "defaultOutputModes": []}))
     .await;
     let e = A2aClient::connect(&base).await.unwrap_err();
     assert!(
-        matches!(&e, ClientError::UnsupportedVersion { offered } if offered == &["JSONRPC 0.3.0"]),
+        matches!(&e, ClientError::UnsupportedVersion { offered } if offered == &["JSONRPC 0.2.5"]),
         "{e:?}"
     );
-    // A v1 card listing only 0.3 interfaces.
+    // A v1 card listing only interfaces of a version this client does not speak.
     let (base, _t) = serve_card(json!({"name": "Mixed", "supportedInterfaces": [
-        {"url": "http://127.0.0.1:1", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]}))
+        {"url": "http://127.0.0.1:1", "protocolBinding": "JSONRPC", "protocolVersion": "2.0"}]}))
     .await;
     assert!(matches!(
         A2aClient::connect(&base).await.unwrap_err(),

@@ -287,7 +287,7 @@ async fn unusable_hosts_exit_3_with_a_clear_message() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let card03 =
-        serde_json::json!({"name": "Old", "url": base, "protocolVersion": "0.3.0", "version": "1"});
+        serde_json::json!({"name": "Old", "url": base, "protocolVersion": "0.2.5", "version": "1"});
     let app = axum::Router::new().fallback(move || async move { axum::Json(card03) });
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;

@@ -145,15 +145,10 @@ const TASK_NAME: &[(&str, &str)] = &[("id", "name")];
 /// A request naming a push config by `name`.
 const CONFIG_NAME: &[(&str, &str)] = &[("taskId", "name"), ("id", "name")];
 
-/// The bindings GetAgentCard offers a v0.3 client: those the JSON card offers it
-/// ([`V03_BINDINGS`](crate::server::V03_BINDINGS)), and gRPC, which it is reading the card
-/// over.
-fn card_bindings() -> Vec<&'static str> {
-    let mut bindings = crate::server::V03_BINDINGS.to_vec();
-    if !bindings.contains(&"GRPC") {
-        bindings.push("GRPC");
-    }
-    bindings
+/// The bindings GetAgentCard offers a v0.3 client: those the JSON card offers it, gRPC
+/// among them (which it is reading the card over).
+fn card_bindings(service: &AgentService) -> &'static [&'static str] {
+    service.v03_bindings()
 }
 
 /// Events as v0.3 stream messages; an error ends the stream with its status.
@@ -296,7 +291,7 @@ impl A2aService for Operations {
         match card {
             Ok(card) => Ok(tonic::Response::new(crate::grpc::v03::card_to_v03(
                 card,
-                &card_bindings(),
+                card_bindings(service),
             ))),
             Err(e) => Err(status_of(&e)),
         }

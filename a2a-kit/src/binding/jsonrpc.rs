@@ -370,7 +370,7 @@ async fn handle_v03(
             );
             with_extensions(sse_response(frames), &meta)
         }
-        Ok(answer) => match v03::jsonrpc_result(answer) {
+        Ok(answer) => match v03::jsonrpc_result(service, answer) {
             Ok(result) => with_extensions(json(http::StatusCode::OK, success(&id, &result)), &meta),
             Err(e) => error_response_v03(&id, &e),
         },

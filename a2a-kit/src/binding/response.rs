@@ -61,8 +61,10 @@ pub fn edge_refusal(
     resp
 }
 
-/// The gRPC status of an [`edge_refusal`], for a gRPC call's form of it.
+/// The gRPC status of an [`edge_refusal`], for a gRPC call's form of it (read by the gRPC
+/// binding only).
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "grpc"), allow(dead_code))]
 pub(super) struct RefusalStatus {
     pub code: String,
     pub message: String,

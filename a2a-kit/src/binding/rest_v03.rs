@@ -108,7 +108,7 @@ pub(super) async fn handle(
             })
         }
         Ok(v03::Answer::Deleted) => Ok(b"{}".to_vec()),
-        Ok(v03::Answer::Card(card)) => crate::v03::hybrid_card(&card, crate::server::V03_BINDINGS)
+        Ok(v03::Answer::Card(card)) => crate::v03::hybrid_card(&card, service.v03_bindings())
             .and_then(|card| serde_json::to_vec(&card))
             .map_err(|e| A2aError::Internal(format!("could not serialize the card: {e}"))),
         Err(e) => Err(e),

@@ -175,7 +175,10 @@ pub(super) enum JsonRpcResult {
 }
 
 /// The `result` a 0.3 JSON-RPC client gets for `answer` (not a stream's).
-pub(super) fn jsonrpc_result(answer: Answer) -> Result<JsonRpcResult, A2aError> {
+pub(super) fn jsonrpc_result(
+    service: &AgentService,
+    answer: Answer,
+) -> Result<JsonRpcResult, A2aError> {
     Ok(match answer {
         Answer::Sent(SendMessageResponse::Task(task)) | Answer::Task(task) => {
             JsonRpcResult::Task(task.into())
@@ -187,7 +190,7 @@ pub(super) fn jsonrpc_result(answer: Answer) -> Result<JsonRpcResult, A2aError> 
         }
         Answer::Deleted | Answer::Events(_) => JsonRpcResult::Null(()),
         Answer::Card(card) => JsonRpcResult::Card(
-            crate::v03::hybrid_card(&card, crate::server::V03_BINDINGS)
+            crate::v03::hybrid_card(&card, service.v03_bindings())
                 .map_err(|e| A2aError::Internal(format!("could not serialize the card: {e}")))?,
         ),
     })

@@ -650,7 +650,12 @@ impl AgentServiceBuilder {
             streaming,
             push,
         } = cards;
-        let card_json = CardJson::new(&card, self.public_url.is_none(), self.v03)
+        #[cfg(feature = "grpc")]
+        let grpc = self.grpc.is_some();
+        #[cfg(not(feature = "grpc"))]
+        let grpc = false;
+        let v03 = self.v03.then(|| super::v03_bindings(grpc));
+        let card_json = CardJson::new(&card, self.public_url.is_none(), v03)
             .map_err(|e| BuildError::Card(e.to_string()))?;
         let supported_extensions = card
             .capabilities

@@ -41,19 +41,20 @@ enum CardDocument {
 
 impl CardJson {
     /// The card's documents; the hybrid one when `v03`.
+    /// The card's documents; the hybrid one when the agent serves 0.3 over `v03` (none: 1.0
+    /// only).
     pub(super) fn new(
         card: &AgentCard,
         per_request: bool,
-        v03: bool,
+        v03: Option<&[&str]>,
     ) -> Result<Self, serde_json::Error> {
         let v1 = CardDocument::new(serde_json::to_vec(card)?, per_request);
         let hybrid = match v03 {
-            true => {
-                let json =
-                    serde_json::to_vec(&crate::v03::hybrid_card(card, super::V03_BINDINGS)?)?;
+            Some(bindings) => {
+                let json = serde_json::to_vec(&crate::v03::hybrid_card(card, bindings)?)?;
                 Some(CardDocument::new(json, per_request))
             }
-            false => None,
+            None => None,
         };
         Ok(CardJson { v1, hybrid })
     }
@@ -205,6 +206,16 @@ impl AgentService {
     /// Whether A2A 0.3 is served beside 1.0 ([`v03`](super::AgentServiceBuilder::v03)).
     pub fn serves_v03(&self) -> bool {
         self.inner.v03
+    }
+
+    /// The bindings the card offers a 0.3 client: JSON-RPC, HTTP+JSON, and gRPC when it is
+    /// served.
+    pub fn v03_bindings(&self) -> &'static [&'static str] {
+        #[cfg(feature = "grpc")]
+        let grpc = self.inner.grpc;
+        #[cfg(not(feature = "grpc"))]
+        let grpc = false;
+        super::v03_bindings(grpc)
     }
 
     /// Whether a stream ends with an event in `state` (a 0.3 status update's `final`):

@@ -52,6 +52,18 @@ pub type EventStream = BoxStream<'static, Result<StreamItem, A2aError>>;
 /// the card offers a 0.3 client these of its 1.0 interfaces.
 pub const V03_BINDINGS: &[&str] = &["JSONRPC", "HTTP+JSON"];
 
+/// [`V03_BINDINGS`] and gRPC (`a2a.v1.A2AService` beside `lf.a2a.v1.A2AService`), for an agent
+/// that serves gRPC.
+const V03_BINDINGS_WITH_GRPC: &[&str] = &["JSONRPC", "HTTP+JSON", "GRPC"];
+
+/// The bindings an agent serves A2A 0.3 over, whether it `serves_grpc`.
+pub(crate) fn v03_bindings(serves_grpc: bool) -> &'static [&'static str] {
+    match serves_grpc {
+        true => V03_BINDINGS_WITH_GRPC,
+        false => V03_BINDINGS,
+    }
+}
+
 /// Hosts one agent: card, task lifecycle, streams, push configs.
 ///
 /// ```

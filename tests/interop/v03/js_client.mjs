@@ -163,7 +163,8 @@ async function main() {
     const detail = { protocolVersion: card.protocolVersion, url: card.url, preferredTransport: card.preferredTransport, interfaces };
     expect(String(card.protocolVersion ?? '').startsWith('0.3'), 'protocolVersion 0.3.x', detail);
     expect(interfaces[want], `an interface for ${want}`, detail);
-    expect(Object.values(interfaces).every((u) => u.startsWith(base)), `interfaces on ${base}`, detail);
+    const authority = base.split('://')[1].replace(/\/+$/, '');
+    expect(Object.entries(interfaces).every(([t, u]) => (t === 'GRPC' ? u === authority : u.startsWith(base))), `interfaces on ${base} (gRPC at ${authority})`, detail);
     expect(card.capabilities?.streaming && card.capabilities?.pushNotifications, 'streaming and pushNotifications', { got: card.capabilities });
     expect(card.supportsAuthenticatedExtendedCard === true, 'supportsAuthenticatedExtendedCard', detail);
     expect(client.transport instanceof TRANSPORTS[binding], `the SDK picks ${TRANSPORTS[binding].name}`, { got: client.transport?.constructor?.name });

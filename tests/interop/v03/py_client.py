@@ -409,7 +409,9 @@ class Run:
             detail = {'protocolVersion': c.protocol_version, 'url': c.url, 'preferredTransport': c.preferred_transport, 'interfaces': interfaces}
             expect((c.protocol_version or '').startswith('0.3'), 'protocolVersion 0.3.x', **detail)
             expect(want in interfaces, f'an interface for {want}', **detail)
-            expect(all(u.startswith(self.base.rstrip('/')) for u in interfaces.values()), f'interfaces on {self.base}', **detail)
+            authority = self.base.split('://', 1)[-1].rstrip('/')
+            expect(all(u == authority if t == 'GRPC' else u.startswith(self.base.rstrip('/')) for t, u in interfaces.items()),
+                   f'interfaces on {self.base} (gRPC at {authority})', **detail)
             expect(c.capabilities.streaming and c.capabilities.push_notifications, 'streaming and pushNotifications', got=dump(c.capabilities))
             expect(c.supports_authenticated_extended_card, 'supportsAuthenticatedExtendedCard')
             client = self.client(False)
