@@ -667,3 +667,72 @@ async fn hybrid_cards_keep_v1_unless_v03_is_asked_for() {
         "{e}"
     );
 }
+
+/// a2a-kit's webhook receiver takes what the official v0.3 server's push sender posts (the
+/// bare v0.3 Task, `kind` and lowercase states, the token in `X-A2A-Notification-Token`):
+/// a task waiting for input gets a webhook through the client over v0.3, the reply completes
+/// it, and the receiver's copy of the task completes with it.
+#[tokio::test]
+async fn the_webhook_receiver_takes_the_official_v03_servers_pushes() {
+    use a2a_kit_axum::webhook::{PushTokens, RemoteTasks, WebhookReceiver};
+    let Some((_server, base)) = reference_server() else {
+        return;
+    };
+    let tokens = PushTokens::new();
+    let tasks = RemoteTasks::new();
+    let (receiver, mut rx) = WebhookReceiver::new(tokens.clone())
+        .store(tasks.clone())
+        .channel(16);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let router = receiver.router("/hook");
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let c = A2aClient::builder()
+            .binding(binding)
+            .protocol_version(ProtocolVersion::V0_3)
+            .connect(&base)
+            .await
+            .unwrap();
+        let asked = task(c.send(keyed("tck-input-required", "q")).await.unwrap());
+        let config = tokens.issue_config(&hook_url).await.unwrap();
+        let token = config.token.clone().unwrap();
+        c.create_push_config(TaskPushNotificationConfig {
+            task_id: Some(asked.id.clone()),
+            ..config
+        })
+        .await
+        .unwrap();
+        tokens.bind(&asked.id, &token).await.unwrap();
+        tasks.insert(asked.clone()).await.unwrap();
+        let reply = SendRequest::new(keyed("tck-complete-task", "Ada"))
+            .task_id(&asked.id)
+            .context_id(&asked.context_id);
+        assert_eq!(
+            task(c.send(reply).await.unwrap()).status.state,
+            TaskState::Completed
+        );
+        let done = tokio::time::timeout(
+            Duration::from_secs(10),
+            tasks.wait_for(&asked.id, |t| t.status.state == TaskState::Completed),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{binding:?}: no completed push reached the receiver"))
+        .unwrap();
+        assert_eq!(done.id, asked.id);
+        let n = loop {
+            let n = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .expect("a notification")
+                .expect("the channel is open");
+            if n.task_id == asked.id && n.event.state() == Some(TaskState::Completed) {
+                break n;
+            }
+        };
+        assert!(
+            n.bare_task,
+            "{binding:?}: the official server posts the bare Task"
+        );
+    }
+}

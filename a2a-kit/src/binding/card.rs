@@ -52,20 +52,22 @@ pub fn card_response(
     };
     let json_bytes = service.card_document_for(&base_url, version);
     let mut resp = cacheable_json(request, json_bytes, service.built_at());
-    if service.serves_v03() {
-        resp.headers_mut().append(
-            http::header::VARY,
-            http::HeaderValue::from_static("A2A-Version"),
-        );
-    }
-    if service.public_url().is_none() && trust_forwarded {
-        // A cache in front must not serve one proxy's view of the URL to another.
-        resp.headers_mut().append(
-            http::header::VARY,
-            http::HeaderValue::from_static(
-                "Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix",
-            ),
-        );
+    // A cache in front must not serve one version's card to the other (a 0.3-serving agent),
+    // nor one proxy's view of the URL to another.
+    let vary = match (
+        service.serves_v03(),
+        service.public_url().is_none() && trust_forwarded,
+    ) {
+        (true, true) => {
+            "A2A-Version, Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix"
+        }
+        (false, true) => "Forwarded, X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Prefix",
+        (true, false) => "A2A-Version",
+        (false, false) => "",
+    };
+    if !vary.is_empty() {
+        resp.headers_mut()
+            .insert(http::header::VARY, http::HeaderValue::from_static(vary));
     }
     resp
 }

@@ -314,6 +314,7 @@ async fn resubscribe(
         ..Default::default()
     };
     match service.subscribe_to_task(cx, req, None).await {
+        // (An agent without streaming refuses every subscription: that refusal stands.)
         Err(A2aError::UnsupportedOperation(why))
             if service.card().capabilities.streaming != Some(false) =>
         {
