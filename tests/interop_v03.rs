@@ -45,7 +45,7 @@
 #[path = "support_python_sdk_v03.rs"]
 mod python_sdk;
 
-#[path = "support_js_sdk_v03.rs"]
+#[path = "support_js_sdk.rs"]
 mod js_sdk;
 
 use std::collections::HashMap;
@@ -572,7 +572,7 @@ async fn setup() -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>, f64
     let start = Instant::now();
     let (py, js) = tokio::join!(
         tokio::task::spawn_blocking(python_sdk::python),
-        tokio::task::spawn_blocking(js_sdk::js_dir)
+        tokio::task::spawn_blocking(js_sdk::js_dir_v03)
     );
     (
         py.expect("python setup"),

@@ -863,3 +863,90 @@ pub fn skip_unless_ci(reason: &str) {
     );
     note(&format!("NOTE: skipping: {reason}"));
 }
+
+// ---------------------------------------------------------------------------------------------
+
+/// A Python virtualenv at `dir` with `requirements` installed from PyPI (pinned), created on
+/// first use and reused while its marker names the same pins; its python. `None` (with a
+/// printed note) only when `python3 -m venv` is unavailable, and never in CI (`CI` set: it
+/// panics then, as a failing `pip install` does). `what` names the tests in notes.
+pub fn python_venv(
+    dir: &std::path::Path,
+    requirements: &[&str],
+    what: &str,
+) -> Option<std::path::PathBuf> {
+    use std::process::{Command, Stdio};
+    fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
+        let out = cmd
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("{what}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed ({}):\n{}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+    let py = dir.join("bin").join("python");
+    let marker = dir.join(".a2a-kit-installed");
+    let wanted = requirements.join("\n");
+    std::fs::create_dir_all(dir.parent().expect("parent")).expect("create the interop directory");
+    let _lock = DirLock::acquire(dir.with_extension("lock"), Duration::from_secs(900));
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && py.exists() {
+        return Some(py);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let venv_ok = Command::new("python3")
+        .args(["-m", "venv", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !venv_ok {
+        skip_unless_ci(&format!(
+            "{what} need `python3 -m venv`, which is not available on this machine"
+        ));
+        return None;
+    }
+    if let Err(e) = run(
+        Command::new("python3").arg("-m").arg("venv").arg(dir),
+        "python3 -m venv",
+    ) {
+        // `venv` exists but cannot create environments (e.g. Debian without python3-venv).
+        let _ = std::fs::remove_dir_all(dir);
+        skip_unless_ci(&format!(
+            "{what} need `python3 -m venv`, which is unusable here: {e}"
+        ));
+        return None;
+    }
+    let mut pip = Command::new(&py);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-q",
+    ])
+    .args(requirements);
+    let start = std::time::Instant::now();
+    if let Err(e) = run(&mut pip, "pip install (PyPI)") {
+        panic!(
+            "could not install {} into {}: {e}",
+            requirements[0],
+            dir.display()
+        );
+    }
+    note(&format!(
+        "installed {} and its pins (pip) in {:.1} s",
+        requirements[0],
+        start.elapsed().as_secs_f64()
+    ));
+    std::fs::write(&marker, wanted).expect("write the venv marker");
+    Some(py)
+}

@@ -7,13 +7,13 @@
 
 #![allow(dead_code)]
 
-pub use a2a_tests::{ChildGuard, DirLock};
+pub use a2a_tests::ChildGuard;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What is installed: the official v0.3 SDK, pinned, with its HTTP server and gRPC extras,
 /// and uvicorn (py_server.py). The packages that shape what goes over the wire are pinned
@@ -54,88 +54,16 @@ fn venv_dir() -> PathBuf {
     interop_dir().join("venv-a2a-sdk-0.3.26")
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{what}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} failed ({}):\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
-
 /// The venv's python, creating the venv if needed. `None` (with a printed note) only when
 /// `python3 -m venv` is unavailable, and never in CI (`CI` set: it panics then, as a failing
 /// `pip install` does).
 pub fn python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON.get_or_init(setup).clone()
-}
-
-fn setup() -> Option<PathBuf> {
-    let dir = venv_dir();
-    let py = dir.join("bin").join("python");
-    let marker = dir.join(".a2a-kit-installed");
-    let wanted = REQUIREMENTS.join("\n");
-    std::fs::create_dir_all(interop_dir()).expect("create the interop directory");
-    let _lock = DirLock::acquire(dir.with_extension("lock"), Duration::from_secs(900));
-    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && py.exists() {
-        return Some(py);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    let venv_ok = Command::new("python3")
-        .args(["-m", "venv", "--help"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !venv_ok {
-        a2a_tests::skip_unless_ci(
-            "the v0.3 Python interop tests need `python3 -m venv`, which is not available on this machine",
-        );
-        return None;
-    }
-    if let Err(e) = run(
-        Command::new("python3").arg("-m").arg("venv").arg(&dir),
-        "python3 -m venv",
-    ) {
-        // `venv` exists but cannot create environments (e.g. Debian without python3-venv).
-        let _ = std::fs::remove_dir_all(&dir);
-        a2a_tests::skip_unless_ci(&format!(
-            "the v0.3 Python interop tests need `python3 -m venv`, which is unusable here: {e}"
-        ));
-        return None;
-    }
-    let mut pip = Command::new(&py);
-    pip.args([
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--no-input",
-        "-q",
-    ])
-    .args(REQUIREMENTS);
-    let start = Instant::now();
-    if let Err(e) = run(&mut pip, "pip install (PyPI)") {
-        panic!(
-            "could not install the official Python SDK 0.3 into {}: {e}",
-            dir.display()
-        );
-    }
-    a2a_tests::note(&format!(
-        "installed a2a-sdk 0.3.26 and its pins (pip) in {:.1} s",
-        start.elapsed().as_secs_f64()
-    ));
-    std::fs::write(&marker, wanted).expect("write the venv marker");
-    Some(py)
+    PYTHON
+        .get_or_init(|| {
+            a2a_tests::python_venv(&venv_dir(), REQUIREMENTS, "the v0.3 Python interop tests")
+        })
+        .clone()
 }
 
 /// The official v0.3 server (py_server.py) on a free port; returns it and its base URL (the
