@@ -2058,7 +2058,7 @@ fn report(
     }
 
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19, #29, #31)\n");
+    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19, #29, #31, #32)\n");
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -2339,6 +2339,7 @@ async fn main() {
 
     let keys = [
         "hello",
+        "hello-v03",
         "hello-grpc",
         "stream-grpc",
         "grpc-limit",
@@ -2400,6 +2401,7 @@ async fn main() {
                 "limit",
                 "python",
                 "python-postgres",
+                "hello-v03",
                 "hello-grpc",
                 "grpc-limit",
             ];
@@ -2424,6 +2426,7 @@ async fn main() {
                 "hello-manual",
                 "hello-apikey",
                 "hello-llm",
+                "hello-v03",
                 "limit",
                 "hello-grpc",
                 "grpc-limit",
