@@ -624,6 +624,19 @@ async fn push_configs_by_resource_name() {
         .await
         .unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
+    // The Python SDK writes a config asked for without an id as `None`: the task's one config
+    // (the unnamed one is left).
+    let only = client
+        .get_task_push_notification_config(pb::GetTaskPushNotificationConfigRequest {
+            name: format!("{}/pushNotificationConfigs/None", name(&task.id)),
+        })
+        .await
+        .expect("Get of `None`")
+        .into_inner();
+    assert_eq!(
+        only.push_notification_config.unwrap().url,
+        "https://hooks.example/a2a"
+    );
     // A config sent with the message is v0.3's too.
     let mut with_push = send_returning_at_once(to_skill("slow", "20000"));
     with_push.configuration.as_mut().unwrap().push_notification =

@@ -501,6 +501,15 @@ async fn every_http_json_route_answers_in_0_3_shapes() {
     )
     .await;
     assert_eq!(status, 200);
+    // The Python SDK writes a config asked for without an id as `None`: the task's one config.
+    let (status, r) = rest03(
+        M::GET,
+        format!("{base}/v1/tasks/{id}/pushNotificationConfigs/None"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["pushNotificationConfig"]["id"], "a", "{r}");
     let (status, r) = rest03(
         M::POST,
         format!("{base}/v1/tasks/{id}/pushNotificationConfigs"),

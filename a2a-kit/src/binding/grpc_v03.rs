@@ -259,7 +259,8 @@ impl A2aService for Operations {
         request: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (cx, req) = take::<GetTaskPushNotificationConfigRequest>(request)?;
-        reply(self.service.get_push_config(&cx, req).await, CONFIG_NAME)
+        let config = super::v03::push_config(&self.service, &cx, req.task_id, Some(req.id));
+        reply(config.await, CONFIG_NAME)
     }
 
     async fn list_task_push_notification_config(

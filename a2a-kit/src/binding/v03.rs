@@ -8,7 +8,9 @@
 //!   proto's behaviour), where 1.0 says UnsupportedOperation.
 //! - `tasks/pushNotificationConfig/get` without `pushNotificationConfigId` is the task's
 //!   config whose id is the task's (as 0.3 servers name a config given without an id), else
-//!   its only one; a task with several is InvalidParams naming the field.
+//!   its only one; a task with several is InvalidParams naming the field. The id `None`
+//!   (what the Python SDK's HTTP+JSON and gRPC clients write for no id) names no config
+//!   unless the task has one of that id.
 //! - `tasks/pushNotificationConfig/list` answers every config of the task (0.3 has no pages).
 //! - `tasks/pushNotificationConfig/delete` answers `null`.
 //! - An agent without an extended card answers `agent/getAuthenticatedExtendedCard` with
@@ -211,17 +213,8 @@ pub(super) async fn call(
         Request::SetPushConfig(config) => Answer::PushConfig(without_version(
             service.create_push_config(cx, config).await?,
         )),
-        Request::GetPushConfig(task_id, Some(id)) => {
-            let req = GetTaskPushNotificationConfigRequest {
-                task_id,
-                id,
-                ..Default::default()
-            };
-            Answer::PushConfig(service.get_push_config(cx, req).await?)
-        }
-        Request::GetPushConfig(task_id, None) => {
-            let configs = all_push_configs(service, cx, &task_id).await?;
-            Answer::PushConfig(the_config(configs, &task_id)?)
+        Request::GetPushConfig(task_id, id) => {
+            Answer::PushConfig(push_config(service, cx, task_id, id).await?)
         }
         Request::ListPushConfigs(task_id) => {
             Answer::PushConfigs(all_push_configs(service, cx, &task_id).await?)
@@ -246,6 +239,32 @@ pub(super) async fn call(
                 })?,
         )),
     })
+}
+
+/// A 0.3 `get` of a push config: by its id, else the task's one config. The Python SDK's
+/// HTTP+JSON and gRPC clients write a config asked for without an id as `None`: that name,
+/// when the task has no config of it, is read as no id.
+pub(super) async fn push_config(
+    service: &AgentService,
+    cx: &RequestContext,
+    task_id: String,
+    id: Option<String>,
+) -> Result<TaskPushNotificationConfig, A2aError> {
+    let Some(id) = id.filter(|id| !id.is_empty()) else {
+        return the_config(all_push_configs(service, cx, &task_id).await?, &task_id);
+    };
+    let unnamed = id == "None";
+    let req = GetTaskPushNotificationConfigRequest {
+        task_id: task_id.clone(),
+        id,
+        ..Default::default()
+    };
+    match service.get_push_config(cx, req).await {
+        Err(A2aError::TaskNotFound { .. }) if unnamed => {
+            the_config(all_push_configs(service, cx, &task_id).await?, &task_id)
+        }
+        other => other,
+    }
 }
 
 /// A config as the operations answer it (without the version it was registered in).
