@@ -233,12 +233,6 @@ impl Ids {
         text
     }
 
-    /// [`learn`](Self::learn) for 0.3's answers: a bare task (JSON-RPC's result) or one in
-    /// `{"task": ...}` (HTTP+JSON's), as 1.0's are read.
-    fn learn_v03(&mut self, answer: &Answer) {
-        self.learn(answer);
-    }
-
     /// Remember the task an answer (JSON-RPC or REST, unary or the first SSE frame) names.
     fn learn(&mut self, answer: &Answer) {
         let text = String::from_utf8_lossy(&answer.body);
@@ -488,7 +482,7 @@ pub fn v03(data: &[u8]) {
         } else {
             check_v03_rest(&answer, &Shown(&text));
         }
-        ids.learn_v03(&answer);
+        ids.learn(&answer);
     }
 }
 

@@ -145,12 +145,6 @@ const TASK_NAME: &[(&str, &str)] = &[("id", "name")];
 /// A request naming a push config by `name`.
 const CONFIG_NAME: &[(&str, &str)] = &[("taskId", "name"), ("id", "name")];
 
-/// The bindings GetAgentCard offers a v0.3 client: those the JSON card offers it, gRPC
-/// among them (which it is reading the card over).
-fn card_bindings(service: &AgentService) -> &'static [&'static str] {
-    service.v03_bindings()
-}
-
 /// Events as v0.3 stream messages; an error ends the stream with its status.
 type Events = futures::stream::BoxStream<'static, Result<pb::StreamResponse, Status>>;
 
@@ -292,7 +286,8 @@ impl A2aService for Operations {
         match card {
             Ok(card) => Ok(tonic::Response::new(crate::grpc::v03::card_to_v03(
                 card,
-                card_bindings(service),
+                // Those the JSON card offers a 0.3 client, gRPC among them.
+                service.v03_bindings(),
             ))),
             Err(e) => Err(status_of(&e)),
         }

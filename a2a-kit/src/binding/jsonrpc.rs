@@ -233,17 +233,35 @@ fn success_prefix(id: &Value) -> Result<Vec<u8>, A2aError> {
 
 /// An error envelope.
 pub fn failure(id: &Value, err: &A2aError) -> Bytes {
+    envelope_of(id, err.to_jsonrpc_error())
+}
+
+/// A 0.3 error envelope: 0.3's codes, free-form `data`.
+fn failure_v03(id: &Value, err: &A2aError) -> Bytes {
+    envelope_of(id, crate::v03::jsonrpc_error(err))
+}
+
+fn envelope_of(id: &Value, error: Value) -> Bytes {
     Bytes::from(
         serde_json::to_vec(&Failure {
             jsonrpc: "2.0",
             id,
-            error: err.to_jsonrpc_error(),
+            error,
         })
         .unwrap_or_default(),
     )
 }
 
 fn error_response(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
+    error_response_as(id, err, failure)
+}
+
+/// The response to `err`, its envelope written by `failure` (1.0's or 0.3's).
+fn error_response_as(
+    id: &Value,
+    err: &A2aError,
+    failure: fn(&Value, &A2aError) -> Bytes,
+) -> http::Response<A2aBody> {
     if let A2aError::PermissionDenied(why) = err {
         // An authorization failure is HTTP's, as at the edge (no JSON-RPC code for it).
         return super::response::edge_refusal(
@@ -348,7 +366,7 @@ async fn handle_v03(
     let meta = match super::params::check_v03(service, &edge.parts.headers, edge.parts.uri.query())
     {
         Ok(meta) => meta,
-        Err(e) => return error_response_v03(&id, &e),
+        Err(e) => return error_response_as(&id, &e, failure_v03),
     };
     let cx = v03::context(cx);
     let params = Params::JsonRpc {
@@ -372,31 +390,10 @@ async fn handle_v03(
         }
         Ok(answer) => match v03::jsonrpc_result(service, answer) {
             Ok(result) => with_extensions(json(http::StatusCode::OK, success(&id, &result)), &meta),
-            Err(e) => error_response_v03(&id, &e),
+            Err(e) => error_response_as(&id, &e, failure_v03),
         },
-        Err(e) => error_response_v03(&id, &e),
+        Err(e) => error_response_as(&id, &e, failure_v03),
     }
-}
-
-/// A 0.3 error envelope: 0.3's codes, free-form `data`.
-fn failure_v03(id: &Value, err: &A2aError) -> Bytes {
-    Bytes::from(
-        serde_json::to_vec(&Failure {
-            jsonrpc: "2.0",
-            id,
-            error: crate::v03::jsonrpc_error(err),
-        })
-        .unwrap_or_default(),
-    )
-}
-
-fn error_response_v03(id: &Value, err: &A2aError) -> http::Response<A2aBody> {
-    if let A2aError::PermissionDenied(_) = err {
-        return error_response(id, err);
-    }
-    let mut resp = json(http::StatusCode::OK, failure_v03(id, err));
-    super::response::retry_if_unavailable(err, &mut resp);
-    resp
 }
 
 /// Refuse, before the body is parsed, a request that is not JSON or is a batch.

@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use super::dispatch::{A2aMethod, Answer, Edge, Params, call};
 use super::response::A2aBody;
 use super::response::{json, rest_body, rest_body_as, sse as sse_response, with_extensions};
-use super::route::{Route, body_value, match_route, percent_decode};
-use super::{content_type, is_json_content_type, sse};
+use super::route::{Route, body_object, match_route, percent_decode};
+use super::sse;
 use crate::error::A2aError;
 use crate::request::RequestContext;
 use crate::server::{AgentService, EventStream};
@@ -48,32 +48,6 @@ fn error_response(err: &A2aError) -> http::Response<A2aBody> {
     let mut resp = json(status, rest_body(err));
     super::response::retry_if_unavailable(err, &mut resp);
     resp
-}
-
-/// The request body as a JSON object (`{}` when empty), with `extra` fields merged in.
-fn body_object(
-    headers: &http::HeaderMap,
-    body: &[u8],
-    extra: Map<String, Value>,
-) -> Result<Value, A2aError> {
-    let mut value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Map::new())
-    } else {
-        if !is_json_content_type(headers) {
-            let got = content_type(headers);
-            return Err(A2aError::ContentTypeNotSupported(format!(
-                "request bodies must be application/json or application/a2a+json, not `{got}`"
-            )));
-        }
-        body_value(body)?
-    };
-    let Value::Object(obj) = &mut value else {
-        return Err(A2aError::invalid_params(
-            "the request body must be a JSON object",
-        ));
-    };
-    obj.extend(extra);
-    Ok(value)
 }
 
 /// Query parameters as a JSON object; `bools` are converted to JSON booleans.

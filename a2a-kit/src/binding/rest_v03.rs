@@ -20,12 +20,11 @@
 use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::dispatch::{A2aMethod, Edge, rest_params};
 use super::response::{A2aBody, json, sse as sse_response, with_extensions};
-use super::route::{Route, body_value, match_route, percent_decode};
-use super::{content_type, is_json_content_type, sse, v03};
+use super::route::{Route, body_object, match_route, percent_decode};
+use super::{sse, v03};
 use crate::error::A2aError;
 use crate::protocol::{CancelTaskRequest, GetTaskRequest, SendMessageResponse};
 use crate::request::RequestContext;
@@ -180,25 +179,9 @@ fn request(
     })
 }
 
-/// The body as `T`, refusing what is not JSON and naming the field of an error.
+/// The body as `T`, refusing what is not a JSON object and naming the field of an error.
 fn read_body<T: DeserializeOwned>(headers: &http::HeaderMap, body: &[u8]) -> Result<T, A2aError> {
-    let value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(Default::default())
-    } else {
-        if !is_json_content_type(headers) {
-            let got = content_type(headers);
-            return Err(A2aError::ContentTypeNotSupported(format!(
-                "request bodies must be application/json, not `{got}`"
-            )));
-        }
-        body_value(body)?
-    };
-    if !value.is_object() {
-        return Err(A2aError::invalid_params(
-            "the request body must be a JSON object",
-        ));
-    }
-    rest_params(value)
+    rest_params(body_object(headers, body, Default::default())?)
 }
 
 /// `historyLength` of the query, a number.

@@ -3,9 +3,10 @@
 
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::dispatch::A2aMethod;
+use super::{content_type, is_json_content_type};
 use crate::error::A2aError;
 use crate::protocol::unique_json::UniqueValue;
 
@@ -135,7 +136,7 @@ pub(super) fn percent_decode(s: &str) -> String {
 /// The body as JSON, each object naming each key once (a `Value` would keep the last of two
 /// silently): a repeated key is InvalidParams naming where, as over JSON-RPC, whose typed
 /// parse reads free-form objects the same way (`protocol::unique_json`).
-pub(super) fn body_value(body: &[u8]) -> Result<Value, A2aError> {
+fn body_value(body: &[u8]) -> Result<Value, A2aError> {
     match serde_json::from_slice::<UniqueValue>(body) {
         Ok(UniqueValue(value)) => Ok(value),
         Err(e) if e.is_data() => {
@@ -150,4 +151,30 @@ pub(super) fn body_value(body: &[u8]) -> Result<Value, A2aError> {
             "request body is not valid JSON: {e}"
         ))),
     }
+}
+
+/// The request body as a JSON object (`{}` when empty), with `extra` fields merged in.
+pub(super) fn body_object(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    extra: Map<String, Value>,
+) -> Result<Value, A2aError> {
+    let mut value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Map::new())
+    } else {
+        if !is_json_content_type(headers) {
+            let got = content_type(headers);
+            return Err(A2aError::ContentTypeNotSupported(format!(
+                "request bodies must be application/json or application/a2a+json, not `{got}`"
+            )));
+        }
+        body_value(body)?
+    };
+    let Value::Object(obj) = &mut value else {
+        return Err(A2aError::invalid_params(
+            "the request body must be a JSON object",
+        ));
+    };
+    obj.extend(extra);
+    Ok(value)
 }

@@ -210,9 +210,9 @@ pub(super) async fn call(
         Request::GetTask(req) => Answer::Task(service.get_task(cx, req).await?),
         Request::CancelTask(req) => Answer::Task(service.cancel_task(cx, req).await?),
         Request::Resubscribe(id) => Answer::Events(resubscribe(service, cx, id).await?),
-        Request::SetPushConfig(config) => Answer::PushConfig(without_version(
-            service.create_push_config(cx, config).await?,
-        )),
+        Request::SetPushConfig(config) => {
+            Answer::PushConfig(service.create_push_config(cx, config).await?)
+        }
         Request::GetPushConfig(task_id, id) => {
             Answer::PushConfig(push_config(service, cx, task_id, id).await?)
         }
@@ -265,12 +265,6 @@ pub(super) async fn push_config(
         }
         other => other,
     }
-}
-
-/// A config as the operations answer it (without the version it was registered in).
-fn without_version(mut config: TaskPushNotificationConfig) -> TaskPushNotificationConfig {
-    config.protocol_version = ProtocolVersion::default();
-    config
 }
 
 /// Every push config of a task, page after page.

@@ -91,7 +91,10 @@ impl AgentService {
             .await?;
         self.check_webhook("url", &config.url)?;
         self.check_webhook_host("url", &config.url).await?;
-        self.store_push_config(config, "taskId").await
+        let mut created = self.store_push_config(config, "taskId").await?;
+        // The version is the agent's to keep, never an answer's.
+        created.protocol_version = Default::default();
+        Ok(created)
     }
 
     /// GetTaskPushNotificationConfig for the caller: a missing config, or a task that is not

@@ -65,18 +65,7 @@ pub fn part_from_v03(part: wire::Part, at: &str) -> Result<Part, A2aError> {
         },
         wire::Part::File(p) => {
             let file = p.file;
-            let content = match (file.bytes, file.uri) {
-                (Some(bytes), None) => PartContent::Raw(decode_base64(&bytes).map_err(|e| {
-                    A2aError::invalid_field(format!("{at}.file.bytes"), format!("not base64: {e}"))
-                })?),
-                (None, Some(uri)) => PartContent::Url(uri),
-                _ => {
-                    return Err(A2aError::invalid_field(
-                        format!("{at}.file"),
-                        "must have exactly one of `bytes` and `uri`",
-                    ));
-                }
-            };
+            let content = file_content(file.bytes, file.uri, &format!("{at}.file"), FILE_MEMBERS)?;
             Part {
                 content,
                 metadata: p.metadata,
@@ -85,6 +74,42 @@ pub fn part_from_v03(part: wire::Part, at: &str) -> Result<Part, A2aError> {
             }
         }
     })
+}
+
+/// The member names of a 0.3 JSON-RPC file: its bytes and its URI.
+const FILE_MEMBERS: (&str, &str) = ("bytes", "uri");
+
+/// A 0.3 file's content, from whichever of its bytes (base64) and its URI it has; `at` is the
+/// file's path and `members` its two members' names, for errors (0.3's bindings name them
+/// differently).
+pub(super) fn file_content(
+    bytes: Option<String>,
+    uri: Option<String>,
+    at: &str,
+    members: (&str, &str),
+) -> Result<PartContent, A2aError> {
+    match (bytes, uri) {
+        (Some(bytes), None) => decode_base64(&bytes).map(PartContent::Raw).map_err(|e| {
+            A2aError::invalid_field(format!("{at}.{}", members.0), format!("not base64: {e}"))
+        }),
+        (None, Some(uri)) => Ok(PartContent::Url(uri)),
+        _ => Err(A2aError::invalid_field(
+            at,
+            format!(
+                "must have exactly one of `{}` and `{}`",
+                members.0, members.1
+            ),
+        )),
+    }
+}
+
+/// A data part's value as 0.3 carries it: an object as it is; anything else, which 0.3
+/// cannot carry, as `{"value": ...}`.
+pub fn data_object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        other => std::iter::once(("value".to_string(), other)).collect(),
+    }
 }
 
 fn parts_from_v03(parts: Vec<wire::Part>, at: &str) -> Result<Vec<Part>, A2aError> {
@@ -280,13 +305,10 @@ impl From<Part> for wire::Part {
                 None,
             ),
             PartContent::Url(url) => file(None, Some(url)),
-            PartContent::Data(value) => {
-                let data = match value {
-                    serde_json::Value::Object(map) => map.into(),
-                    other => std::iter::once(("value".to_string(), other)).collect(),
-                };
-                wire::Part::Data(wire::DataPart { data, metadata })
-            }
+            PartContent::Data(value) => wire::Part::Data(wire::DataPart {
+                data: data_object(value).into(),
+                metadata,
+            }),
         }
     }
 }

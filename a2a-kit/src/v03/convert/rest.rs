@@ -8,7 +8,6 @@
 use base64::Engine as _;
 
 use crate::error::A2aError;
-use crate::protocol::part::decode_base64;
 use crate::protocol::{
     self as v1, Part, PartContent, Role, SendMessageConfiguration, SendMessageRequest,
     StreamResponse, TaskState,
@@ -33,21 +32,12 @@ pub fn part_from_rest(part: rest::Part, at: &str) -> Result<Part, A2aError> {
             PartContent::Data(serde_json::Value::Object(data.data.into_map()))
         }
         (None, Some(file), None) => {
-            let content = match (file.file_with_bytes, file.file_with_uri) {
-                (Some(bytes), None) => PartContent::Raw(decode_base64(&bytes).map_err(|e| {
-                    A2aError::invalid_field(
-                        format!("{at}.file.fileWithBytes"),
-                        format!("not base64: {e}"),
-                    )
-                })?),
-                (None, Some(uri)) => PartContent::Url(uri),
-                _ => {
-                    return Err(A2aError::invalid_field(
-                        format!("{at}.file"),
-                        "must have exactly one of `fileWithUri` and `fileWithBytes`",
-                    ));
-                }
-            };
+            let content = super::file_content(
+                file.file_with_bytes,
+                file.file_with_uri,
+                &format!("{at}.file"),
+                ("fileWithBytes", "fileWithUri"),
+            )?;
             return Ok(Part {
                 content,
                 metadata: part.metadata,
@@ -174,11 +164,9 @@ fn part_to_rest(part: Part) -> rest::Part {
         }
         PartContent::Url(url) => out.file = Some(file(None, Some(url))),
         PartContent::Data(value) => {
-            let data = match value {
-                serde_json::Value::Object(map) => map.into(),
-                other => std::iter::once(("value".to_string(), other)).collect(),
-            };
-            out.data = Some(rest::DataPart { data });
+            out.data = Some(rest::DataPart {
+                data: super::data_object(value).into(),
+            });
         }
     }
     out

@@ -49,7 +49,7 @@ use crate::error::A2aError;
 use crate::grpc::convert::ToProto;
 use crate::grpc::convert::{
     FromProtoAt, Path, invalid, metadata, metadata_to_proto, non_empty, object_from_proto,
-    object_to_proto, oneof_unset, required, unknown_enum, value_to_proto,
+    object_to_proto, oneof_unset, required, unknown_enum,
 };
 use crate::protocol::part::decode_base64;
 use crate::protocol::{
@@ -252,7 +252,7 @@ fn role_to_v03(role: Role) -> i32 {
 /// input-required and auth-required (an agent may keep auth-required streams open: the
 /// binding asks its service).
 pub fn ends_stream_by_default(state: TaskState) -> bool {
-    state.is_terminal() || matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+    state.is_terminal() || state.is_interrupted()
 }
 
 // ----- Parts, messages, artifacts -----
@@ -331,15 +331,9 @@ impl ToV03 for Part {
                 self.media_type,
             ),
             PartContent::Url(url) => file(File::FileWithUri(url), self.media_type),
-            PartContent::Data(value) => {
-                let object = match value {
-                    Value::Object(map) => object_to_proto(map),
-                    other => prost_types::Struct {
-                        fields: [("value".to_string(), value_to_proto(other))].into(),
-                    },
-                };
-                V03::Data(pb::DataPart { data: Some(object) })
-            }
+            PartContent::Data(value) => V03::Data(pb::DataPart {
+                data: Some(object_to_proto(crate::v03::convert::data_object(value))),
+            }),
         };
         pb::Part { part: Some(part) }
     }
