@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 /// ARCHITECTURE.md's floors of `a2a-kit`; `None`: beside the floors.
 fn floor(module: &str) -> Option<u8> {
     Some(match module {
-        "protocol" | "error" | "v03" | "grpc" | "auth" | "request" | "signing" | "fast_map" => 1,
+        "protocol" | "error" | "v03" | "grpc" | "auth" | "request" | "signing" | "fast_map"
+        | "observe" => 1,
         "task" => 2,
         "store" => 3,
         "runtime" => 4,

@@ -549,6 +549,8 @@ impl PostgresSchema {
 pub struct RecordingWebhook {
     hits: Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
     failing: Arc<std::sync::atomic::AtomicBool>,
+    /// Each request's `traceparent`, in order.
+    traces: Arc<std::sync::Mutex<Vec<Option<String>>>>,
 }
 
 impl RecordingWebhook {
@@ -557,9 +559,17 @@ impl RecordingWebhook {
         let hook = self.clone();
         let router = axum::Router::new().route(
             "/hook",
-            axum::routing::post(move |body: String| {
+            axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
                 let hook = hook.clone();
                 async move {
+                    let trace = headers
+                        .get("traceparent")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    hook.traces
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(trace);
                     let v: Value = serde_json::from_str(&body).unwrap_or_default();
                     let failing = hook.failing.load(std::sync::atomic::Ordering::SeqCst);
                     // A status update, or the task a settled state is pushed as.
@@ -588,6 +598,14 @@ impl RecordingWebhook {
             let _ = axum::serve(listener, router).await;
         });
         url
+    }
+
+    /// Each request's `traceparent` header, in the order they came.
+    pub fn traceparents(&self) -> Vec<Option<String>> {
+        self.traces
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Answer `503` (true) or `204` from now on.

@@ -221,6 +221,29 @@ pub async fn serve_service_with(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     limits: ServerLimits,
 ) -> std::io::Result<()> {
+    serve_service_with_routes(service, Router::new(), listener, shutdown, limits).await
+}
+
+/// [`serve_service_with`], with the host's own `routes` beside the agent's (a `/metrics`
+/// route, a health check): they are served behind the same connection limits.
+///
+/// ```no_run
+/// # async fn demo(service: a2a_kit::server::AgentService) -> std::io::Result<()> {
+/// use axum::routing::get;
+/// let routes = axum::Router::new().route("/healthz", get(|| async { "ok" }));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+/// a2a_kit_axum::serve_service_with_routes(
+///     service, routes, listener, a2a_kit_axum::shutdown_signal(), Default::default(),
+/// ).await
+/// # }
+/// ```
+pub async fn serve_service_with_routes(
+    service: AgentService,
+    routes: Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    limits: ServerLimits,
+) -> std::io::Result<()> {
     let _: SocketAddr = listener.local_addr()?;
     // A configuration that makes no sense stops the start before anything is touched.
     let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
@@ -232,12 +255,39 @@ pub async fn serve_service_with(
         Ok(n) => tracing::warn!(tasks = n, "ended tasks left running by a previous process"),
         Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
     }
-    let app = app(edge);
+    let app = routes.merge(app(edge));
     let drain = async {
         tracing::info!("shutting down: letting running tasks finish");
         service.shutdown(SHUTDOWN_GRACE).await;
     };
     server::run(listener, app, &limits, shutdown, drain).await
+}
+
+/// The kit's metrics as Prometheus text (feature `prometheus`), for a route the host mounts
+/// where it wants:
+///
+/// ```
+/// let (recorder, handle) = a2a_kit::observe::prometheus::recorder();
+/// // a2a_kit::observe::metrics::install(vec![Box::new(recorder)]).unwrap();
+/// # drop(recorder);
+/// let app: axum::Router = axum::Router::new().route("/metrics", a2a_kit_axum::metrics_route(handle));
+/// ```
+#[cfg(feature = "prometheus")]
+pub fn metrics_route<S: Clone + Send + Sync + 'static>(
+    handle: a2a_kit::observe::prometheus::PrometheusHandle,
+) -> axum::routing::MethodRouter<S> {
+    get(move || {
+        let handle = handle.clone();
+        async move {
+            (
+                [(
+                    http::header::CONTENT_TYPE,
+                    a2a_kit::observe::prometheus::CONTENT_TYPE,
+                )],
+                handle.render(),
+            )
+        }
+    })
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

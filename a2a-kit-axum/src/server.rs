@@ -216,6 +216,7 @@ pub(crate) async fn run(
         };
         let client = a2a_kit::request::client_key(peer.ip());
         let Some(held) = per_ip.open(client) else {
+            a2a_kit::observe::metrics::refused("connections");
             tracing::debug!(%client, "connection closed: the address holds its share");
             drop((tcp, slot));
             continue;
@@ -447,6 +448,12 @@ fn too_many_requests(
     request: &http::HeaderMap,
     wait: Duration,
 ) -> http::Response<axum::body::Body> {
+    a2a_kit::observe::metrics::refused("rate_limit");
+    tracing::info!(
+        refused = "rate_limit",
+        retry_after_s = wait.as_secs(),
+        "refused a request: over the address's rate limit"
+    );
     a2a_kit::binding::edge_refusal_for(
         request,
         http::StatusCode::TOO_MANY_REQUESTS,

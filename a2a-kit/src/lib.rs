@@ -50,6 +50,7 @@ mod fast_map;
 pub mod grpc;
 #[cfg(feature = "llm")]
 pub mod llm;
+pub mod observe;
 pub mod protocol;
 #[cfg(feature = "push")]
 pub mod push;

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::auth::Caller;
 use crate::error::A2aError;
+use crate::observe::TraceContext;
 use crate::protocol::ProtocolVersion;
 
 /// Who is calling and where: the caller the edge authenticated, the tenant the request was
@@ -122,6 +123,19 @@ impl RequestContext {
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.version = version;
         self
+    }
+
+    /// The request came in the W3C trace context `trace` (the edge reads it from the
+    /// `traceparent`, `tracestate` and `baggage` headers or metadata): the task it starts
+    /// keeps it, and the calls its skill makes carry it on.
+    pub fn with_trace_context(mut self, trace: TraceContext) -> Self {
+        self.extensions.insert(trace);
+        self
+    }
+
+    /// The trace context the request came in, if it carried a valid one.
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.extensions.get()
     }
 
     /// The protocol version the request was made in (1.0 unless the edge said otherwise).

@@ -11,7 +11,8 @@
 //! authentication is on, or that the agent is open. With the `grpc` feature (on by default)
 //! every example also serves gRPC on `--bind`; `--grpc-bind HOST:PORT` adds a listener for
 //! it (named in the card), `--no-grpc` turns it off. Every example serves A2A 0.3 clients
-//! too, on the same URLs; `--no-v03` serves 1.0 only.
+//! too, on the same URLs; `--no-v03` serves 1.0 only. `--metrics` serves Prometheus text at
+//! `/metrics`; `--otel` exports spans and metrics over OTLP as the `OTEL_*` variables say.
 
 #![forbid(unsafe_code)]
 
@@ -100,6 +101,95 @@ pub struct Cli {
     /// Serve A2A 1.0 only (by default 0.3 clients are served too, on the same URLs).
     #[arg(long)]
     pub no_v03: bool,
+    /// Deliver push notifications to webhooks on `loopback` (127.0.0.0/8, ::1: a caller on
+    /// this machine) or on `private` networks too; development only. Without it, the agent
+    /// offers no push notifications (push_worker has them always).
+    #[arg(long, value_name = "NETWORKS", value_parser = ["loopback", "private"])]
+    pub push_webhooks: Option<String>,
+    /// Metrics and traces.
+    #[command(flatten)]
+    pub observe: ObserveArgs,
+}
+
+/// What an operator sees of an example: `--metrics` and `--otel`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ObserveArgs {
+    /// Serve the agent's metrics as Prometheus text at `/metrics`.
+    #[arg(long)]
+    pub metrics: bool,
+    /// Export spans and metrics over OTLP as the standard variables say:
+    /// OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL
+    /// (http/protobuf or grpc), OTEL_SERVICE_NAME (default: the example's name), ...
+    #[arg(long)]
+    pub otel: bool,
+}
+
+/// What [`observe`] set up, for the server (the `/metrics` route) and the end of the process
+/// (the last export).
+struct Observed {
+    prometheus: Option<a2a_kit::observe::prometheus::PrometheusHandle>,
+    otel: Option<a2a_kit::observe::otel::Otel>,
+}
+
+static OBSERVED: std::sync::OnceLock<Observed> = std::sync::OnceLock::new();
+
+/// Log to stderr (see [`init_tracing`]) and, as `args` ask, record metrics for `/metrics`
+/// and export spans and metrics over OTLP. Call it before the agent is built (its store's
+/// timings are recorded from then on), inside the Tokio runtime; once per process.
+pub fn observe(args: &ObserveArgs) -> Result<(), Error> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    if OBSERVED.get().is_some() {
+        return Ok(());
+    }
+    let otel = if args.otel {
+        let name = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "a2a-agent".into());
+        Some(
+            a2a_kit::observe::otel::Otel::from_env_or_named(&name)
+                .map_err(|e| Error::from(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let fmt = log_layer();
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel.as_ref().map(|o| o.tracing_layer().boxed()))
+        .try_init();
+    let mut recorders: Vec<Box<dyn metrics::Recorder + Send + Sync>> = Vec::new();
+    let prometheus = args.metrics.then(|| {
+        let (recorder, handle) = a2a_kit::observe::prometheus::recorder();
+        recorders.push(Box::new(recorder));
+        handle
+    });
+    if let Some(otel) = &otel {
+        recorders.push(Box::new(otel.metrics_recorder()));
+    }
+    if !recorders.is_empty() {
+        a2a_kit::observe::metrics::install(recorders)
+            .map_err(|e| Error::from(format!("could not install the metrics recorder: {e}")))?;
+    }
+    let _ = OBSERVED.set(Observed { prometheus, otel });
+    Ok(())
+}
+
+/// The host's routes beside the agent's: `/metrics` with `--metrics`.
+pub fn observed_routes() -> axum::Router {
+    match OBSERVED.get().and_then(|o| o.prometheus.clone()) {
+        Some(handle) => axum::Router::new().route("/metrics", a2a_kit_axum::metrics_route(handle)),
+        None => axum::Router::new(),
+    }
+}
+
+/// Export what is pending over OTLP (at the end of the process).
+pub fn flush_telemetry() {
+    if let Some(otel) = OBSERVED.get().and_then(|o| o.otel.as_ref()) {
+        otel.shutdown();
+    }
 }
 
 /// The address an example listens on unless told otherwise.
@@ -221,6 +311,10 @@ impl Cli {
             None => a2a,
         };
         let a2a = a2a.v03(!self.no_v03);
+        let a2a = match self.push_webhooks.as_deref() {
+            Some(networks) => a2a.push_delivery(push_worker::push_config(networks == "private")),
+            None => a2a,
+        };
         #[cfg(feature = "grpc")]
         let a2a = match (self.no_grpc, self.grpc_address()?) {
             (true, _) => a2a.grpc(false),
@@ -551,7 +645,7 @@ pub async fn run(
 
 /// Run an agent with an already parsed command line.
 pub async fn run_with(cli: Cli, a2a: AgentServiceBuilder) -> Result<(), Error> {
-    init_tracing();
+    observe(&cli.observe)?;
     let service = cli.configure(a2a).await?.build()?;
     print_card_or_serve(&cli, service).await
 }
@@ -617,8 +711,19 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
             }
         });
     }
-    a2a_kit_axum::serve_service_with(service, listener, a2a_kit_axum::shutdown_signal(), limits)
-        .await?;
+    if cli.observe.metrics {
+        tracing::info!("metrics: {url}/metrics");
+    }
+    let served = a2a_kit_axum::serve_service_with_routes(
+        service,
+        observed_routes(),
+        listener,
+        a2a_kit_axum::shutdown_signal(),
+        limits,
+    )
+    .await;
+    flush_telemetry();
+    served?;
     Ok(())
 }
 
@@ -628,16 +733,26 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
 /// nothing the second time. Coloured only on a terminal, and never with `NO_COLOR` set: a
 /// log file or a pipe gets plain text.
 pub fn init_tracing() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let _ = tracing_subscriber::registry().with(log_layer()).try_init();
+}
+
+/// The stderr log: `RUST_LOG` (else `info`), coloured only on a terminal without `NO_COLOR`.
+fn log_layer<S>() -> impl tracing_subscriber::Layer<S> + Send + Sync + 'static
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(colour_on(
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
             std::env::var_os("NO_COLOR").as_deref(),
         ))
-        .try_init();
+        .with_filter(filter)
 }
 
 /// Whether to colour a stream: only a terminal, and only without a non-empty `NO_COLOR`

@@ -71,9 +71,10 @@ impl PlannerAgent {
 /// Turns goals into work for the worker agent.
 #[a2a_agent(name = "Planner")]
 impl PlannerAgent {
-    /// Plan a goal and have the worker carry it out; the worker's progress and report stream
+    /// Plan a goal and have the worker carry it out (what a message naming no skill asks);
+    /// the worker's progress and report stream
     /// through this task, followed by a summary.
-    #[skill(examples = ["launch a newsletter"])]
+    #[skill(default, examples = ["launch a newsletter"])]
     async fn plan(&self, ctx: TaskContext, Text(goal): Text) -> Result<Outcome, SkillError> {
         let goal = goal.trim().to_string();
         ctx.status(format!("Planning: {goal}")).await?;

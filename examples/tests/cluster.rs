@@ -9,7 +9,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::Example;
+use support::{Database, Example};
 
 use a2a_tests::{read_sse, rpc, rpc_stream, state_of, wait_task};
 use serde_json::{Value, json};
@@ -22,43 +22,6 @@ fn start(store: &str) -> Example {
         WORKSHOP,
         &["--bind", "127.0.0.1:0", "--store", store, "--lease", "2"],
     )
-}
-
-/// A fresh database on the test server; its URL, and a guard that drops it.
-struct Database {
-    admin: sqlx::PgPool,
-    name: String,
-    url: String,
-}
-
-impl Database {
-    async fn fresh(tag: &str) -> Database {
-        let admin_url = a2a_tests::postgres_url();
-        let admin = sqlx::PgPool::connect(&admin_url)
-            .await
-            .unwrap_or_else(|e| panic!("PostgreSQL at {admin_url}: {e}"));
-        let name = format!("a2a_cluster_{tag}_{}", std::process::id());
-        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .execute(&admin)
-            .await
-            .unwrap();
-        sqlx::query(&format!("CREATE DATABASE {name}"))
-            .execute(&admin)
-            .await
-            .unwrap();
-        let (server, _) = admin_url.rsplit_once('/').expect("a database in the URL");
-        let url = format!("{server}/{name}");
-        Database { admin, name, url }
-    }
-
-    async fn drop(self) {
-        let _ = sqlx::query(&format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.name
-        ))
-        .execute(&self.admin)
-        .await;
-    }
 }
 
 fn text(t: &str) -> Value {

@@ -161,9 +161,62 @@ pub(super) struct Edge<'a> {
     pub trust_forwarded: bool,
 }
 
-/// Call `method` with `params`; a JSON result is appended to `out` (which holds the start of
-/// the binding's envelope, if it has one).
+/// The binding names spans and metrics use (`a2a.binding`).
+pub(super) const JSONRPC: &str = "jsonrpc";
+/// See [`JSONRPC`].
+pub(super) const HTTP_JSON: &str = "http+json";
+/// See [`JSONRPC`].
+#[cfg(feature = "grpc")]
+pub(super) const GRPC: &str = "grpc";
+
+/// Run one operation as `method` over `binding`: named on the request's span, its outcome
+/// recorded there and in the request metrics.
+pub(super) async fn observed<T>(
+    (method, binding, v03): (A2aMethod, &'static str, bool),
+    cx: &RequestContext,
+    operation: impl std::future::Future<Output = Result<T, A2aError>>,
+) -> Result<T, A2aError> {
+    use tracing::Instrument;
+    let span = crate::observe::request_span(method.name(), binding, v03, cx.trace_context());
+    let started = crate::observe::metrics::start();
+    let result = operation.instrument(span.clone()).await;
+    if let Err(e) = &result {
+        crate::observe::record_error(&span, e);
+    }
+    crate::observe::metrics::request(started, method.name(), binding, result.as_ref().err());
+    result
+}
+
+/// A request refused before any operation ran (not JSON, no such method, a bad version, bad
+/// params): recorded as `method` (`unknown` when it names none) with its error, on the
+/// request's span and in the request metrics.
+pub(super) fn refused_before(
+    method: Option<A2aMethod>,
+    binding: &'static str,
+    cx: &RequestContext,
+    err: &A2aError,
+) {
+    let name = method.map_or("unknown", A2aMethod::name);
+    let span = crate::observe::request_span(name, binding, false, cx.trace_context());
+    crate::observe::record_error(&span, err);
+    crate::observe::metrics::request(crate::observe::metrics::start(), name, binding, Some(err));
+}
+
+/// Call `method` with `params` over `binding`; a JSON result is appended to `out` (which holds
+/// the start of the binding's envelope, if it has one).
 pub(super) async fn call(
+    service: &AgentService,
+    (method, binding): (A2aMethod, &'static str),
+    params: Params<'_>,
+    edge: Edge<'_>,
+    cx: &RequestContext,
+    out: Vec<u8>,
+) -> Result<Answer, A2aError> {
+    let operation = operate(service, method, params, edge, cx, out);
+    observed((method, binding, false), cx, operation).await
+}
+
+async fn operate(
     service: &AgentService,
     method: A2aMethod,
     params: Params<'_>,

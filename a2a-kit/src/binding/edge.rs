@@ -36,6 +36,7 @@ use super::response::{A2aBody, close_if_unread, edge_refusal, json, rest_body_as
 use super::{jsonrpc, rest};
 use crate::auth::Caller;
 use crate::error::A2aError;
+use crate::observe::TraceContext;
 use crate::request::RequestContext;
 use crate::server::AgentService;
 
@@ -347,7 +348,13 @@ fn admit(service: &AgentService, caller: Arc<Caller>) -> Result<Arc<Caller>, Box
     match service.quotas().and_then(|q| q.wait(&caller.subject)) {
         None => Ok(caller),
         Some(wait) => {
-            tracing::info!(caller = %caller.subject, "refused a request over the caller's quota");
+            crate::observe::metrics::refused("quota");
+            tracing::info!(
+                refused = "quota",
+                caller = %caller.subject,
+                retry_after_s = wait.as_secs(),
+                "refused a request: over the caller's quota"
+            );
             Err(Box::new(edge_refusal(
                 http::StatusCode::TOO_MANY_REQUESTS,
                 "RESOURCE_EXHAUSTED",
@@ -363,7 +370,12 @@ fn admit(service: &AgentService, caller: Arc<Caller>) -> Result<Arc<Caller>, Box
 /// sent.
 fn refused(auth: &dyn crate::auth::Authenticator, err: &crate::auth::AuthError) -> Response {
     use crate::auth::AuthError;
-    tracing::info!(reason = %err, "refused a request");
+    let what = match err {
+        AuthError::Forbidden(_) => "forbidden",
+        _ => "unauthenticated",
+    };
+    crate::observe::metrics::refused(what);
+    tracing::info!(refused = what, reason = %err, "refused a request: {what}");
     if let AuthError::Forbidden(_) = err {
         return edge_refusal(
             http::StatusCode::FORBIDDEN,
@@ -532,6 +544,13 @@ fn too_large(limit: usize) -> (http::StatusCode, A2aError) {
 
 /// A refusal of a request whose body was not read, in its binding's error format.
 fn refusal(parts: &http::request::Parts, status: http::StatusCode, err: &A2aError) -> Response {
+    let what = match status {
+        http::StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+        http::StatusCode::REQUEST_TIMEOUT => "body_timeout",
+        _ => "body_unreadable",
+    };
+    crate::observe::metrics::refused(what);
+    tracing::info!(refused = what, path = parts.uri.path(), reason = %err, "refused a request: {what}");
     #[cfg(feature = "grpc")]
     if super::grpc::is_grpc(&parts.headers) {
         let code = match status {
@@ -762,6 +781,11 @@ impl Codec {
         // What the layers in front attached (a peer address, a trace span) goes on with it.
         cx.extensions_mut()
             .extend(std::mem::take(&mut parts.extensions));
+        // The caller's trace: the operation's span is its child. A malformed `traceparent` is
+        // no trace context: the request starts a new trace.
+        if let Some(trace) = TraceContext::from_headers(&parts.headers) {
+            cx = cx.with_trace_context(trace);
+        }
         #[cfg(feature = "grpc")]
         if super::grpc::is_grpc(&parts.headers) {
             return match &self.grpc {

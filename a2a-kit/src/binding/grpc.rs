@@ -326,6 +326,8 @@ fn events(stream: Result<EventStream, A2aError>) -> Result<tonic::Response<Event
     ))
 }
 
+use super::dispatch::{A2aMethod, GRPC, observed};
+
 #[async_trait::async_trait]
 impl A2aService for Operations {
     async fn send_message(
@@ -333,7 +335,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
         let (cx, req) = take::<SendMessageRequest>(request)?;
-        reply(self.service.send_message(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::SendMessage, GRPC, false),
+                &cx,
+                self.service.send_message(&cx, req),
+            )
+            .await,
+        )
     }
 
     type SendStreamingMessageStream = Events;
@@ -343,7 +352,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<Events>, Status> {
         let (cx, req) = take::<SendMessageRequest>(request)?;
-        events(self.service.send_streaming_message(&cx, req).await)
+        events(
+            observed(
+                (A2aMethod::SendStreamingMessage, GRPC, false),
+                &cx,
+                self.service.send_streaming_message(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn get_task(
@@ -351,7 +367,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::GetTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (cx, req) = take::<GetTaskRequest>(request)?;
-        reply(self.service.get_task(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::GetTask, GRPC, false),
+                &cx,
+                self.service.get_task(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn list_tasks(
@@ -359,7 +382,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::ListTasksRequest>,
     ) -> Result<tonic::Response<pb::ListTasksResponse>, Status> {
         let (cx, req) = take::<ListTasksRequest>(request)?;
-        reply(self.service.list_tasks(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::ListTasks, GRPC, false),
+                &cx,
+                self.service.list_tasks(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn cancel_task(
@@ -367,7 +397,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::CancelTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (cx, req) = take::<CancelTaskRequest>(request)?;
-        reply(self.service.cancel_task(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::CancelTask, GRPC, false),
+                &cx,
+                self.service.cancel_task(&cx, req),
+            )
+            .await,
+        )
     }
 
     type SubscribeToTaskStream = Events;
@@ -378,7 +415,14 @@ impl A2aService for Operations {
     ) -> Result<tonic::Response<Events>, Status> {
         let (cx, req) = take::<SubscribeToTaskRequest>(request)?;
         // No Last-Event-ID over gRPC: a resubscription starts from the task as it stands.
-        events(self.service.subscribe_to_task(&cx, req, None).await)
+        events(
+            observed(
+                (A2aMethod::SubscribeToTask, GRPC, false),
+                &cx,
+                self.service.subscribe_to_task(&cx, req, None),
+            )
+            .await,
+        )
     }
 
     async fn create_task_push_notification_config(
@@ -386,7 +430,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::TaskPushNotificationConfig>,
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (cx, req) = take::<TaskPushNotificationConfig>(request)?;
-        reply(self.service.create_push_config(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::CreateTaskPushNotificationConfig, GRPC, false),
+                &cx,
+                self.service.create_push_config(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn get_task_push_notification_config(
@@ -394,7 +445,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (cx, req) = take::<GetTaskPushNotificationConfigRequest>(request)?;
-        reply(self.service.get_push_config(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::GetTaskPushNotificationConfig, GRPC, false),
+                &cx,
+                self.service.get_push_config(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn list_task_push_notification_configs(
@@ -402,7 +460,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::ListTaskPushNotificationConfigsRequest>,
     ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
         let (cx, req) = take::<ListTaskPushNotificationConfigsRequest>(request)?;
-        reply(self.service.list_push_configs(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::ListTaskPushNotificationConfigs, GRPC, false),
+                &cx,
+                self.service.list_push_configs(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn get_extended_agent_card(
@@ -410,7 +475,14 @@ impl A2aService for Operations {
         request: tonic::Request<pb::GetExtendedAgentCardRequest>,
     ) -> Result<tonic::Response<pb::AgentCard>, Status> {
         let (cx, req) = take::<GetExtendedAgentCardRequest>(request)?;
-        reply(self.service.get_extended_agent_card(&cx, req).await)
+        reply(
+            observed(
+                (A2aMethod::GetExtendedAgentCard, GRPC, false),
+                &cx,
+                self.service.get_extended_agent_card(&cx, req),
+            )
+            .await,
+        )
     }
 
     async fn delete_task_push_notification_config(
@@ -418,7 +490,13 @@ impl A2aService for Operations {
         request: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<()>, Status> {
         let (cx, req) = take::<DeleteTaskPushNotificationConfigRequest>(request)?;
-        match self.service.delete_push_config(&cx, req).await {
+        match observed(
+            (A2aMethod::DeleteTaskPushNotificationConfig, GRPC, false),
+            &cx,
+            self.service.delete_push_config(&cx, req),
+        )
+        .await
+        {
             Ok(()) => Ok(tonic::Response::new(())),
             Err(e) => Err(status_of(&e)),
         }

@@ -166,6 +166,8 @@ fn events(service: &AgentService, stream: EventStream) -> Events {
         .boxed()
 }
 
+use super::dispatch::{A2aMethod, GRPC, observed};
+
 #[async_trait::async_trait]
 impl A2aService for Operations {
     async fn send_message(
@@ -173,7 +175,15 @@ impl A2aService for Operations {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<pb::SendMessageResponse>, Status> {
         let (cx, req) = take::<SendMessageRequest>(request)?;
-        reply(self.service.send_message(&cx, req).await, SEND_FIELDS)
+        reply(
+            observed(
+                (A2aMethod::SendMessage, GRPC, true),
+                &cx,
+                self.service.send_message(&cx, req),
+            )
+            .await,
+            SEND_FIELDS,
+        )
     }
 
     type SendStreamingMessageStream = Events;
@@ -183,7 +193,13 @@ impl A2aService for Operations {
         request: tonic::Request<pb::SendMessageRequest>,
     ) -> Result<tonic::Response<Events>, Status> {
         let (cx, req) = take::<SendMessageRequest>(request)?;
-        match self.service.send_streaming_message(&cx, req).await {
+        match observed(
+            (A2aMethod::SendStreamingMessage, GRPC, true),
+            &cx,
+            self.service.send_streaming_message(&cx, req),
+        )
+        .await
+        {
             Ok(stream) => Ok(tonic::Response::new(events(&self.service, stream))),
             Err(e) => Err(status_of(&renamed_fields(e, SEND_FIELDS))),
         }
@@ -194,7 +210,15 @@ impl A2aService for Operations {
         request: tonic::Request<pb::GetTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (cx, req) = take::<GetTaskRequest>(request)?;
-        reply(self.service.get_task(&cx, req).await, TASK_NAME)
+        reply(
+            observed(
+                (A2aMethod::GetTask, GRPC, true),
+                &cx,
+                self.service.get_task(&cx, req),
+            )
+            .await,
+            TASK_NAME,
+        )
     }
 
     async fn cancel_task(
@@ -202,7 +226,15 @@ impl A2aService for Operations {
         request: tonic::Request<pb::CancelTaskRequest>,
     ) -> Result<tonic::Response<pb::Task>, Status> {
         let (cx, req) = take::<CancelTaskRequest>(request)?;
-        reply(self.service.cancel_task(&cx, req).await, TASK_NAME)
+        reply(
+            observed(
+                (A2aMethod::CancelTask, GRPC, true),
+                &cx,
+                self.service.cancel_task(&cx, req),
+            )
+            .await,
+            TASK_NAME,
+        )
     }
 
     type TaskSubscriptionStream = Events;
@@ -213,7 +245,13 @@ impl A2aService for Operations {
     ) -> Result<tonic::Response<Events>, Status> {
         let (cx, req) = take::<SubscribeToTaskRequest>(request)?;
         let id = req.id.clone();
-        let refused = match self.service.subscribe_to_task(&cx, req, None).await {
+        let refused = match observed(
+            (A2aMethod::SubscribeToTask, GRPC, true),
+            &cx,
+            self.service.subscribe_to_task(&cx, req, None),
+        )
+        .await
+        {
             Ok(stream) => return Ok(tonic::Response::new(events(&self.service, stream))),
             Err(e) => e,
         };
@@ -245,7 +283,15 @@ impl A2aService for Operations {
             ("taskId", "parent"),
             ("url", "config.pushNotificationConfig.url"),
         ];
-        reply(self.service.create_push_config(&cx, config).await, &renames)
+        reply(
+            observed(
+                (A2aMethod::CreateTaskPushNotificationConfig, GRPC, true),
+                &cx,
+                self.service.create_push_config(&cx, config),
+            )
+            .await,
+            &renames,
+        )
     }
 
     async fn get_task_push_notification_config(
@@ -254,6 +300,11 @@ impl A2aService for Operations {
     ) -> Result<tonic::Response<pb::TaskPushNotificationConfig>, Status> {
         let (cx, req) = take::<GetTaskPushNotificationConfigRequest>(request)?;
         let config = super::v03::push_config(&self.service, &cx, req.task_id, Some(req.id));
+        let config = observed(
+            (A2aMethod::GetTaskPushNotificationConfig, GRPC, true),
+            &cx,
+            config,
+        );
         reply(config.await, CONFIG_NAME)
     }
 
@@ -263,7 +314,12 @@ impl A2aService for Operations {
     ) -> Result<tonic::Response<pb::ListTaskPushNotificationConfigResponse>, Status> {
         let (cx, req) = take::<ListTaskPushNotificationConfigsRequest>(request)?;
         reply(
-            self.service.list_push_configs(&cx, req).await,
+            observed(
+                (A2aMethod::ListTaskPushNotificationConfigs, GRPC, true),
+                &cx,
+                self.service.list_push_configs(&cx, req),
+            )
+            .await,
             &[("taskId", "parent")],
         )
     }
@@ -298,7 +354,13 @@ impl A2aService for Operations {
         request: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<tonic::Response<()>, Status> {
         let (cx, req) = take::<DeleteTaskPushNotificationConfigRequest>(request)?;
-        match self.service.delete_push_config(&cx, req).await {
+        match observed(
+            (A2aMethod::DeleteTaskPushNotificationConfig, GRPC, true),
+            &cx,
+            self.service.delete_push_config(&cx, req),
+        )
+        .await
+        {
             Ok(()) => Ok(tonic::Response::new(())),
             Err(e) => Err(status_of(&renamed_fields(e, CONFIG_NAME))),
         }

@@ -287,20 +287,22 @@ pub(super) async fn handle(
 ) -> http::Response<A2aBody> {
     let (headers, query) = (&edge.parts.headers, edge.parts.uri.query());
     if let Err(e) = check_media(headers, body) {
-        return error_response(&Value::Null, &e);
+        return refused(cx, None, &Value::Null, &e);
     }
     // A failed typed pass is parsed again untyped, for the same errors as ever.
     let env = match parse_envelope(body, true).or_else(|_| parse_envelope(body, false)) {
         Ok(env) => env,
-        Err(e) => return error_response(&Value::Null, &envelope_error(&e)),
+        Err(e) => return refused(cx, None, &Value::Null, &envelope_error(&e)),
     };
     let Some(id) = env.id else {
-        return error_response(&Value::Null, &A2aError::InvalidRequest(
+        return refused(cx, None, &Value::Null, &A2aError::InvalidRequest(
             "`id` is required: A2A methods always return a result, so notifications are not supported".into(),
         ));
     };
     if !matches!(id, Value::String(_) | Value::Number(_) | Value::Null) {
-        return error_response(
+        return refused(
+            cx,
+            None,
             &Value::Null,
             &A2aError::InvalidRequest("`id` must be a string, a number or null".into()),
         );
@@ -316,16 +318,16 @@ pub(super) async fn handle(
                 }
                 // A 0.3 method asked for in another version: an unknown one is that.
                 Some(_) if let Err(e) = super::params::check_service(service, headers, query) => {
-                    error_response(&id, &e)
+                    refused(cx, None, &id, &e)
                 }
-                _ => error_response(&id, &A2aError::MethodNotFound(why)),
+                _ => refused(cx, None, &id, &A2aError::MethodNotFound(why)),
             };
         }
-        Err(e) => return error_response(&id, &e),
+        Err(e) => return refused(cx, None, &id, &e),
     };
     let meta = match super::params::check_service(service, headers, query) {
         Ok(m) => m,
-        Err(e) => return error_response(&id, &e),
+        Err(e) => return refused(cx, Some(method), &id, &e),
     };
     let params = Params::JsonRpc {
         raw: env.params,
@@ -333,9 +335,18 @@ pub(super) async fn handle(
     };
     let out = match success_prefix(&id) {
         Ok(out) => out,
-        Err(e) => return error_response(&id, &e),
+        Err(e) => return refused(cx, Some(method), &id, &e),
     };
-    match call(service, method, params, edge, cx, out).await {
+    match call(
+        service,
+        (method, super::dispatch::JSONRPC),
+        params,
+        edge,
+        cx,
+        out,
+    )
+    .await
+    {
         Ok(Answer::Json(mut out)) => {
             out.push(b'}');
             with_extensions(json(http::StatusCode::OK, out), &meta)
@@ -345,6 +356,17 @@ pub(super) async fn handle(
         }
         Err(e) => error_response(&id, &e),
     }
+}
+
+/// The error response of a request refused before its operation ran (recorded as such).
+fn refused(
+    cx: &RequestContext,
+    method: Option<A2aMethod>,
+    id: &Value,
+    err: &A2aError,
+) -> http::Response<A2aBody> {
+    super::dispatch::refused_before(method, super::dispatch::JSONRPC, cx, err);
+    error_response(id, err)
 }
 
 /// The 0.3 operation `name` is, when the service serves 0.3.
@@ -366,7 +388,10 @@ async fn handle_v03(
     let meta = match super::params::check_v03(service, &edge.parts.headers, edge.parts.uri.query())
     {
         Ok(meta) => meta,
-        Err(e) => return error_response_as(&id, &e, failure_v03),
+        Err(e) => {
+            super::dispatch::refused_before(None, super::dispatch::JSONRPC, &cx, &e);
+            return error_response_as(&id, &e, failure_v03);
+        }
     };
     let cx = v03::context(cx);
     let params = Params::JsonRpc {
@@ -374,8 +399,11 @@ async fn handle_v03(
         send: None,
     };
     let answer = match v03::jsonrpc_request(method, params) {
-        Ok(request) => v03::call(service, request, &cx).await,
-        Err(e) => Err(e),
+        Ok(request) => v03::call(service, request, &cx, super::dispatch::JSONRPC).await,
+        Err(e) => {
+            super::dispatch::refused_before(None, super::dispatch::JSONRPC, &cx, &e);
+            Err(e)
+        }
     };
     match answer {
         Ok(v03::Answer::Events(events)) => {

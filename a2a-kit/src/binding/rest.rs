@@ -143,10 +143,13 @@ pub(super) async fn handle(
     {
         return super::rest_v03::handle(service, edge, &cx, route, body).await;
     }
+    let refused = |method: Option<A2aMethod>, err: &A2aError| {
+        super::dispatch::refused_before(method, super::dispatch::HTTP_JSON, &cx, err);
+    };
     let Some((route, tenant)) = resolve(path) else {
-        return error_response(&A2aError::MethodNotFound(format!(
-            "no A2A operation at `{path}`"
-        )));
+        let err = A2aError::MethodNotFound(format!("no A2A operation at `{path}`"));
+        refused(None, &err);
+        return error_response(&err);
     };
     let Some(method) = route.method(verb) else {
         let allowed: Vec<&str> = route.allowed().iter().map(http::Method::as_str).collect();
@@ -154,6 +157,7 @@ pub(super) async fn handle(
             "`{verb} {path}` is not allowed; use {}",
             allowed.join(" or ")
         ));
+        refused(None, &err);
         let status = http::StatusCode::METHOD_NOT_ALLOWED;
         let mut resp = json(status, rest_body_as(&err, status));
         if let Ok(v) = http::HeaderValue::from_str(&allowed.join(", ")) {
@@ -163,7 +167,10 @@ pub(super) async fn handle(
     };
     let meta = match super::params::check_service(service, headers, query) {
         Ok(m) => m,
-        Err(e) => return error_response(&e),
+        Err(e) => {
+            refused(Some(method), &e);
+            return error_response(&e);
+        }
     };
     let answer = match params(&route, method, tenant.as_deref(), query, headers, body) {
         Ok(p) => {
@@ -177,9 +184,13 @@ pub(super) async fn handle(
                 Some(tenant) => cx.with_tenant(tenant),
                 None => cx,
             };
-            call(service, method, Params::Rest(p), edge, &cx, out).await
+            let at = (method, super::dispatch::HTTP_JSON);
+            call(service, at, Params::Rest(p), edge, &cx, out).await
         }
-        Err(e) => Err(e),
+        Err(e) => {
+            refused(Some(method), &e);
+            Err(e)
+        }
     };
     match answer {
         Ok(Answer::Json(out)) => with_extensions(json(http::StatusCode::OK, out), &meta),

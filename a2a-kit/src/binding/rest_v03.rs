@@ -67,7 +67,10 @@ pub(super) async fn handle(
     let (headers, query) = (&edge.parts.headers, edge.parts.uri.query());
     let meta = match super::params::check_v03(service, headers, query) {
         Ok(meta) => meta,
-        Err(e) => return error_response(&e),
+        Err(e) => {
+            super::dispatch::refused_before(None, super::dispatch::HTTP_JSON, cx, &e);
+            return error_response(&e);
+        }
     };
     let request = match &route {
         V03Route::Card if edge.parts.method == http::Method::GET => Ok(v03::Request::ExtendedCard),
@@ -82,8 +85,11 @@ pub(super) async fn handle(
     };
     let cx = v03::context(cx);
     let answer = match request {
-        Ok(request) => v03::call(service, request, &cx).await,
-        Err(e) => Err(e),
+        Ok(request) => v03::call(service, request, &cx, super::dispatch::HTTP_JSON).await,
+        Err(e) => {
+            super::dispatch::refused_before(None, super::dispatch::HTTP_JSON, &cx, &e);
+            Err(e)
+        }
     };
     let body = match answer {
         Ok(v03::Answer::Events(events)) => {

@@ -22,7 +22,7 @@
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::dispatch::Params;
+use super::dispatch::{A2aMethod, Params};
 use crate::error::A2aError;
 use crate::protocol::{
     AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
@@ -200,6 +200,34 @@ pub(super) fn jsonrpc_result(
 
 /// Call the 1.0 operation a 0.3 request is; `cx` is the 0.3 call's ([`context`]).
 pub(super) async fn call(
+    service: &AgentService,
+    request: Request,
+    cx: &RequestContext,
+    binding: &'static str,
+) -> Result<Answer, A2aError> {
+    let method = request.method();
+    super::dispatch::observed((method, binding, true), cx, operate(service, request, cx)).await
+}
+
+impl Request {
+    /// The 1.0 operation the request is.
+    pub(super) fn method(&self) -> A2aMethod {
+        match self {
+            Request::Send(_) => A2aMethod::SendMessage,
+            Request::Stream(_) => A2aMethod::SendStreamingMessage,
+            Request::GetTask(_) => A2aMethod::GetTask,
+            Request::CancelTask(_) => A2aMethod::CancelTask,
+            Request::Resubscribe(_) => A2aMethod::SubscribeToTask,
+            Request::SetPushConfig(_) => A2aMethod::CreateTaskPushNotificationConfig,
+            Request::GetPushConfig(..) => A2aMethod::GetTaskPushNotificationConfig,
+            Request::ListPushConfigs(_) => A2aMethod::ListTaskPushNotificationConfigs,
+            Request::DeletePushConfig(..) => A2aMethod::DeleteTaskPushNotificationConfig,
+            Request::ExtendedCard => A2aMethod::GetExtendedAgentCard,
+        }
+    }
+}
+
+async fn operate(
     service: &AgentService,
     request: Request,
     cx: &RequestContext,

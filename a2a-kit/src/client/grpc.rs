@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
+use tracing::Instrument;
 
 use super::error::{AgentError, ClientError};
 use super::stream::RawEvents;
@@ -121,6 +122,20 @@ pub(crate) async fn unary<T: DeserializeOwned>(
     call: &Call,
     timeout: Option<Duration>,
 ) -> Result<T, ClientError> {
+    let span = crate::observe::client_span(call.method, endpoint);
+    unary_untraced::<T>(http, card, endpoint, channel, call, timeout)
+        .instrument(span)
+        .await
+}
+
+async fn unary_untraced<T: DeserializeOwned>(
+    http: &Http,
+    card: &AgentCard,
+    endpoint: &Url,
+    channel: Channel,
+    call: &Call,
+    timeout: Option<Duration>,
+) -> Result<T, ClientError> {
     let mut client = A2aServiceClient::new(channel).max_decoding_message_size(usize::MAX);
     let url = endpoint.as_str();
     let failed = |s: Status| from_status(url, s);
@@ -184,6 +199,20 @@ pub(crate) async fn unary<T: DeserializeOwned>(
 /// SendStreamingMessage or SubscribeToTask: the events as they come (no event ids over
 /// gRPC: a resumed stream starts again from the task as it stands).
 pub(crate) async fn stream(
+    http: &Http,
+    card: &AgentCard,
+    endpoint: &Url,
+    channel: Channel,
+    call: &Call,
+    idle: Option<Duration>,
+) -> Result<RawEvents, ClientError> {
+    let span = crate::observe::client_span(call.method, endpoint);
+    stream_untraced(http, card, endpoint, channel, call, idle)
+        .instrument(span)
+        .await
+}
+
+async fn stream_untraced(
     http: &Http,
     card: &AgentCard,
     endpoint: &Url,

@@ -8,6 +8,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use super::auth::{CallInfo, Interceptor};
 use super::error::{AgentError, ClientError};
@@ -102,12 +103,23 @@ impl Http {
         if timeout.is_some() {
             *req.timeout_mut() = timeout;
         }
-        let req = self.prepare_in(version, operation, card, req).await?;
-        let url = req.url().to_string();
-        self.client
-            .execute(req)
-            .await
-            .map_err(|e| ClientError::from_reqwest(&url, &e))
+        let span = crate::observe::client_span(operation, req.url());
+        async move {
+            let req = self.prepare_in(version, operation, card, req).await?;
+            let url = req.url().to_string();
+            let resp = self.client.execute(req).await;
+            let span = tracing::Span::current();
+            match &resp {
+                Ok(r) if !span.is_disabled() => {
+                    span.record("http.response.status_code", r.status().as_u16());
+                }
+                Err(e) => crate::observe::record_failure("transport", e),
+                _ => {}
+            }
+            resp.map_err(|e| ClientError::from_reqwest(&url, &e))
+        }
+        .instrument(span)
+        .await
     }
 
     /// Add service parameters and run the interceptors (for the agent's origins only): what
@@ -133,6 +145,11 @@ impl Http {
             && let Ok(v) = HeaderValue::from_str(&self.extensions.join(","))
         {
             headers.insert(extensions_header, v);
+        }
+        // The trace this call is part of: the call's span (`otel`), else the run's or the
+        // request's the code runs in.
+        if let Some(trace) = crate::observe::TraceContext::current() {
+            trace.inject(req.headers_mut());
         }
         let call = CallInfo { operation, card };
         if self

@@ -16,6 +16,7 @@ use rig_core::message::{
 use rig_core::streaming::{Item, PartKind, StreamEvent};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::stream_json::StringField;
 use super::tool::{ModelTool, definition};
@@ -319,13 +320,28 @@ impl ModelRun<'_> {
             turns += 1;
             let first = self.first_tool.as_deref().filter(|_| turns == 1);
             let request = self.request(&messages, force, first);
+            let span = crate::observe::chat_span(self.model.name());
+            let before = (spent.input, spent.output);
             let turn =
                 if !force && first.is_none() && !self.stream_tool_turns && !self.tools.is_empty() {
                     self.unary_turn(request, &chunks, &mut messages, spent)
-                        .await?
+                        .instrument(span.clone())
+                        .await
                 } else {
-                    self.turn(request, &chunks, &mut messages, spent).await?
+                    self.turn(request, &chunks, &mut messages, spent)
+                        .instrument(span.clone())
+                        .await
                 };
+            if !span.is_disabled() {
+                span.record("gen_ai.usage.input_tokens", spent.input - before.0);
+                span.record("gen_ai.usage.output_tokens", spent.output - before.1);
+                if let Err(e) = &turn {
+                    span.record("error.type", "MODEL_FAILED");
+                    span.record("otel.status_code", "ERROR");
+                    tracing::info!(parent: &span, error = %e, "the model call failed");
+                }
+            }
+            let turn = turn?;
             wrote |= turn.wrote;
             if turn.artifact {
                 return Ok(());
@@ -371,7 +387,18 @@ impl ModelRun<'_> {
         let arguments = Value::Object(call.function.arguments.clone());
         // The tool sees the cancel itself (an A2A agent's tool cancels its remote task);
         // one that ignores it is aborted with the skill after the cancel grace.
-        let answer = tool.call(self.ctx, arguments).await;
+        let span = crate::observe::tool_span(name);
+        let answer = tool
+            .call(self.ctx, arguments)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &answer
+            && !span.is_disabled()
+        {
+            span.record("error.type", "TOOL_FAILED");
+            span.record("otel.status_code", "ERROR");
+            tracing::info!(parent: &span, error = %e, "the tool failed");
+        }
         if self.ctx.is_cancelled() {
             return Err(SkillError::Canceled);
         }

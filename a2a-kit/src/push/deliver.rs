@@ -5,6 +5,8 @@ use std::time::Duration;
 use crate::protocol::{TaskPushNotificationConfig, Timestamp};
 use bytes::Bytes;
 
+use crate::observe::TraceContext;
+
 use crate::store::{PushLane, PushOutbox, Seq};
 
 use super::{config::*, report::*, *};
@@ -70,7 +72,7 @@ pub(super) async fn send_with_retries(
     client: &reqwest::Client,
     cfg: &PushConfig,
     in_flight: &tokio::sync::Semaphore,
-    config: &TaskPushNotificationConfig,
+    (config, trace): (&TaskPushNotificationConfig, Option<&TraceContext>),
     out: &Outgoing,
     mut retrying: Option<Retrying<'_>>,
 ) -> (u32, DeliveryOutcome) {
@@ -78,10 +80,13 @@ pub(super) async fn send_with_retries(
         Ok(url) => url,
         Err(outcome) => return (0, outcome),
     };
-    let headers = match push_headers(config, cfg.token_as_bearer) {
+    let mut headers = match push_headers(config, cfg.token_as_bearer) {
         Ok(h) => h,
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),
     };
+    if let Some(trace) = trace {
+        trace.inject(&mut headers);
+    }
     let body = match body_for_config(config, &out.body) {
         Ok(body) => body,
         Err(reason) => return (0, DeliveryOutcome::Invalid { reason }),

@@ -261,6 +261,7 @@ pub(super) fn start_worker(
         inner: inner.clone(),
         store: store.clone(),
         task_id: task_id.to_string(),
+        trace: Default::default(),
     };
     handle.spawn(worker.run(start));
     true

@@ -3,6 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+use tracing::{Instrument, Span};
+
+use crate::observe::TraceContext;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,6 +20,8 @@ pub(super) struct Worker {
     pub(super) inner: Arc<Inner>,
     pub(super) store: Arc<dyn TaskManager>,
     pub(super) task_id: String,
+    /// The task's trace context (read once, on the first delivery): its deliveries' parent.
+    pub(super) trace: tokio::sync::OnceCell<Option<TraceContext>>,
 }
 
 impl Worker {
@@ -492,15 +498,35 @@ impl Worker {
         out: &Outgoing,
         retrying: Option<Retrying<'_>>,
     ) -> DeliveryReport {
+        let stored = self
+            .trace
+            .get_or_init(|| async {
+                let view = TaskView {
+                    history_length: Some(0),
+                    include_artifacts: false,
+                };
+                match self.store.get_task(&self.task_id, view).await {
+                    Ok(Some(rec)) => TraceContext::from_metadata(rec.task.metadata.as_ref()),
+                    _ => None,
+                }
+            })
+            .await;
+        let span = push_span(&self.task_id, &config.url, stored.as_ref());
+        // What the webhook's request carries: this delivery's span (`otel`), else the task's.
+        let carried = crate::observe::context_of(&span, stored.as_ref());
+        crate::observe::metrics::outbox(1);
         let (attempts, outcome) = send_with_retries(
             &self.inner.client,
             &self.inner.config,
             &self.inner.in_flight,
-            config,
+            (config, carried.as_ref()),
             out,
             retrying,
         )
+        .instrument(span.clone())
         .await;
+        crate::observe::metrics::outbox(-1);
+        record_push(&span, attempts, &outcome);
         let task_id = self.task_id.as_str();
         let config_id = config.id.as_deref().unwrap_or_default();
         match &outcome {
@@ -577,6 +603,48 @@ impl Worker {
         status.consecutive_failures = lane.consecutive_failures;
         status.suspended = lane.suspended;
         status.last = Some(report);
+    }
+}
+
+/// The span of one event's delivery to one webhook: a child of the task's stored context.
+fn push_span(task_id: &str, url: &str, stored: Option<&TraceContext>) -> Span {
+    let span = tracing::info_span!(
+        target: "a2a_kit::push",
+        "a2a.push.deliver",
+        otel.name = "a2a.push.deliver",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        a2a.task.id = task_id,
+        url.full = url.split(['?', '#']).next().unwrap_or_default(),
+        http.response.status_code = tracing::field::Empty,
+        a2a.push.attempts = tracing::field::Empty,
+        a2a.push.outcome = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+    );
+    if let Some(stored) = stored {
+        crate::observe::set_parent(&span, stored);
+    }
+    span
+}
+
+/// Record a delivery's fate on its span and in the metrics.
+fn record_push(span: &Span, attempts: u32, outcome: &DeliveryOutcome) {
+    let what = match outcome {
+        DeliveryOutcome::Delivered { .. } => "delivered",
+        DeliveryOutcome::GaveUp { .. } => "failed",
+        _ => "refused",
+    };
+    crate::observe::metrics::push_delivery(what, attempts);
+    if span.is_disabled() {
+        return;
+    }
+    span.record("a2a.push.attempts", attempts);
+    span.record("a2a.push.outcome", what);
+    if let DeliveryOutcome::Delivered { status } = outcome {
+        span.record("http.response.status_code", *status);
+    } else {
+        span.record("error.type", what);
+        span.record("otel.status_code", "ERROR");
     }
 }
 
@@ -672,6 +740,7 @@ mod tests {
             inner: PushDispatcher::new(config).inner,
             store: store.clone(),
             task_id: "t".into(),
+            trace: Default::default(),
         }
     }
 

@@ -24,7 +24,7 @@ pub(crate) use bus::BusSubscription;
 pub use config::{EventObserver, ExecutionConfig, NarrationContext, StatusNarrator, StatusStyle};
 pub use quota::CallerQuota;
 pub(crate) use quota::Quotas;
-pub(crate) use run::{Ending, NoReply, TaskRun, recorded_answers};
+pub(crate) use run::{Ending, NoReply, TaskRun, TraceParent, recorded_answers};
 pub use share::CallerShare;
 pub(crate) use share::{LiveTask, OverShare, ShareKey, Shares};
 pub(crate) use staging::Emitting;
@@ -58,6 +58,7 @@ fn running_entry(
         cancel: run.cancel.clone(),
         waiter,
         abort: None,
+        span: run.span.clone(),
     }
 }
 
@@ -67,6 +68,8 @@ struct Running {
     cancel: tokio_util::sync::CancellationToken,
     waiter: Option<oneshot::Sender<Message>>,
     abort: Option<AbortHandle>,
+    /// The run's span, for the cancel event.
+    span: tracing::Span,
 }
 
 /// How a runtime continues a reply handed to it for a task no skill of it waits for: the
@@ -88,6 +91,22 @@ pub(crate) struct Runtime {
     /// INPUT_REQUIRED or AUTH_REQUIRED), by task: still counted against their caller's
     /// share until the reply comes, the task ends or the reply timeout passes.
     parked: Mutex<FastMap<String, (u64, LiveTask)>>,
+    /// The agent's name, for the runs' spans (`invoke_agent {name}`).
+    pub(crate) agent_name: Arc<str>,
+}
+
+/// A skill's future run in its run's span and trace context (re-boxed only when there is one).
+fn traced(fut: BoxFuture<'static, Ending>, run: &TaskRun) -> BoxFuture<'static, Ending> {
+    use tracing::Instrument;
+    let fut = if run.span.is_disabled() {
+        fut
+    } else {
+        Box::pin(fut.instrument(run.span.clone()))
+    };
+    match &run.trace {
+        Some(trace) => Box::pin(trace.clone().scope(fut)),
+        None => fut,
+    }
 }
 
 /// A status update of `task_id`, stamped now.
@@ -137,6 +156,7 @@ impl Runtime {
             observers: Vec::new(),
             turns,
             parked: Mutex::default(),
+            agent_name: Arc::from(""),
         }
     }
 
@@ -355,6 +375,10 @@ impl Runtime {
         fut: BoxFuture<'static, Ending>,
         run: Option<&TaskRun>,
     ) -> Ending {
+        let fut = match run {
+            Some(run) => traced(fut, run),
+            None => fut,
+        };
         let mut guarded = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
         // Most skills end in their first poll: no timer for them.
         let first = std::future::poll_fn(|cx| std::task::Poll::Ready(guarded.as_mut().poll(cx)));
@@ -470,6 +494,7 @@ impl Runtime {
         // schedules the abort.
         let (abort, generation) = match self.running().get_mut(task_id) {
             Some(r) => {
+                tracing::debug!(parent: &r.span, "a2a.task.cancel");
                 r.waiter = None;
                 r.cancel.cancel();
                 (r.abort.clone(), r.generation)

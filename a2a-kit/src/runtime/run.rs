@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::staging::{Emitting, Staging};
 use super::{Runtime, StatusStyle, status_update};
+use crate::observe::TraceContext;
 use crate::protocol::{
     Artifact, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
     status_indicator, status_message_metadata,
@@ -41,6 +42,21 @@ pub(crate) struct TaskRun {
     pauses: std::sync::Mutex<Pauses>,
     /// The caller's live task this run is (counted against its share), until it ends.
     live: Option<super::LiveTask>,
+    /// The run's span (`invoke_agent`): the skill runs in it, the task's events are its events.
+    pub(crate) span: tracing::Span,
+    /// The trace context the run's outgoing calls and its task's push deliveries carry.
+    pub(crate) trace: Option<TraceContext>,
+    /// Artifact chunks emitted so far (recorded on the span).
+    chunks: AtomicU32,
+}
+
+/// Where a run's trace continues.
+#[derive(Clone, Copy)]
+pub(crate) enum TraceParent<'a> {
+    /// The current span (the request that starts the run), which came in this context.
+    Current(Option<&'a TraceContext>),
+    /// The task's stored context: a run a later request or process starts.
+    Stored(&'a TraceContext),
 }
 
 /// How long a run has waited for replies (`ctx.ask`): the past waits and the current one.
@@ -144,27 +160,38 @@ impl Runtime {
     /// A run of a stored task, counted as `live` (if given) until it ends.
     pub(crate) fn run(
         self: &Arc<Self>,
-        task_id: String,
-        context_id: String,
+        (task_id, context_id): (String, String),
         skill_id: impl Into<Cow<'static, str>>,
         message: Message,
         live: Option<super::LiveTask>,
+        trace: TraceParent<'_>,
     ) -> Arc<TaskRun> {
-        self.new_run(task_id, context_id, skill_id.into(), message, None, live)
+        let ids = (task_id, context_id);
+        self.new_run(ids, skill_id.into(), message, None, live, trace)
     }
 
     /// A run of `task_id`, staged when `staging` holds its new task back
     /// ([`Runtime::staged_run`]).
     pub(super) fn new_run(
         self: &Arc<Self>,
-        task_id: String,
-        context_id: String,
+        (task_id, context_id): (String, String),
         skill_id: Cow<'static, str>,
         message: Message,
         staging: Option<Staging>,
         live: Option<super::LiveTask>,
+        trace: TraceParent<'_>,
     ) -> Arc<TaskRun> {
+        let (stored, started_in) = match trace {
+            TraceParent::Current(t) => (None, t),
+            TraceParent::Stored(t) => (Some(t), Some(t)),
+        };
+        let span =
+            crate::observe::run_span(&self.agent_name, &skill_id, &task_id, &context_id, stored);
+        let trace = crate::observe::context_of(&span, started_in);
         Arc::new(TaskRun {
+            span,
+            trace,
+            chunks: AtomicU32::new(0),
             task_id,
             context_id,
             skill_id,
@@ -251,6 +278,14 @@ impl TaskRun {
         last_chunk: bool,
     ) -> Emitting<'_> {
         self.produced_artifact.store(true, Ordering::Release);
+        let chunks = self.chunks.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::debug!(
+            parent: &self.span,
+            a2a.artifact.id = artifact.artifact_id.as_str(),
+            a2a.artifact.chunks = chunks,
+            a2a.artifact.last_chunk = last_chunk,
+            "a2a.task.artifact"
+        );
         let event = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
             task_id: self.task_id.clone(),
             context_id: self.context_id.clone(),
@@ -264,6 +299,11 @@ impl TaskRun {
 
     /// Append a status update.
     pub(crate) fn emit_status(&self, state: TaskState, message: Option<Message>) -> Emitting<'_> {
+        tracing::debug!(
+            parent: &self.span,
+            a2a.task.state = state.as_str(),
+            "a2a.task.status"
+        );
         let event = status_update(&self.task_id, &self.context_id, state, message);
         self.runtime.emit_for(self, event)
     }
@@ -304,6 +344,10 @@ impl TaskRun {
 
     /// Write the run's ending as the task's final (or interrupted) events.
     pub(crate) async fn finish(&self, ending: Ending) {
+        self.ended_in(match &ending {
+            Ending::Settled { state, .. } => *state,
+            _ => TaskState::Completed,
+        });
         let result = match ending {
             Ending::Completed {
                 artifact,
@@ -342,11 +386,18 @@ impl TaskRun {
                 if state == TaskState::Failed {
                     let reason = message.as_ref().map(Message::text).unwrap_or_default();
                     tracing::warn!(
+                        parent: &self.span,
                         task_id = self.task_id,
+                        context_id = self.context_id,
                         skill = %self.skill_id,
                         reason,
                         "task failed"
                     );
+                    if !self.span.is_disabled() {
+                        self.span.record("otel.status_code", "ERROR");
+                        self.span.record("otel.status_description", reason.as_str());
+                        self.span.record("error.type", "TASK_FAILED");
+                    }
                 }
                 let message = message.map(|m| self.stamp(m));
                 self.emit_status(state, message).await.map(|_| ())
@@ -360,6 +411,16 @@ impl TaskRun {
                 "could not record the end of a task"
             ),
         }
+    }
+
+    /// Record where the run ended: on its span, and in the task metrics.
+    fn ended_in(&self, state: TaskState) {
+        if !self.span.is_disabled() {
+            self.span.record("a2a.task.state", state.as_str());
+            self.span
+                .record("a2a.artifact.chunks", self.chunks.load(Ordering::Relaxed));
+        }
+        crate::observe::metrics::task_ended(&self.skill_id, state.as_str(), self.started.elapsed());
     }
 
     /// Suspend the skill in `state` (INPUT_REQUIRED or AUTH_REQUIRED, asking with `parts`)

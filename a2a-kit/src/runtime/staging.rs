@@ -167,17 +167,12 @@ impl Runtime {
         owner: Option<Owner>,
         message: Message,
         live: Option<super::LiveTask>,
+        trace: Option<&crate::observe::TraceContext>,
     ) -> Arc<TaskRun> {
-        let (task_id, context_id) = (task.id.clone(), task.context_id.clone());
+        let ids = (task.id.clone(), task.context_id.clone());
         let staging = Staging::new(task, skill_id, owner);
-        self.new_run(
-            task_id,
-            context_id,
-            skill_id.into(),
-            message,
-            Some(staging),
-            live,
-        )
+        let trace = super::run::TraceParent::Current(trace);
+        self.new_run(ids, skill_id.into(), message, Some(staging), live, trace)
     }
 
     /// Whether a new task may be staged: not with a narrator, which reads the task from the
@@ -482,7 +477,7 @@ mod tests {
             history: vec![Message::user_text("hi")],
             ..Task::default()
         };
-        let run = rt.staged_run(task, "s", None, Message::user_text("hi"), None);
+        let run = rt.staged_run(task, "s", None, Message::user_text("hi"), None, None);
         (rt, store, run)
     }
 

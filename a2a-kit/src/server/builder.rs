@@ -666,8 +666,15 @@ impl AgentServiceBuilder {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskManager::default()));
+        // Timed only when metrics are on as the service is built (else no wrapper to pass).
+        let store: Arc<dyn TaskManager> = if crate::observe::metrics::enabled() {
+            Arc::new(crate::store::Metered(store))
+        } else {
+            store
+        };
         let per_caller = self.execution.per_caller;
         let mut runtime = Runtime::new(store.clone(), self.execution);
+        runtime.agent_name = std::sync::Arc::from(card.name.as_str());
         runtime.set_observers(self.observers.into_iter().map(|f| f(&store)).collect());
         let runtime = Arc::new(runtime);
         if store.cluster().is_some() && tokio::runtime::Handle::try_current().is_err() {

@@ -3,6 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::observe::TraceContext;
+use crate::runtime::TraceParent;
+
 use futures::future::BoxFuture;
 
 use super::AgentService;
@@ -24,6 +27,7 @@ impl AgentService {
         caller: Option<&Arc<Caller>>,
         owner: &Option<Owner>,
     ) -> Result<Started, A2aError> {
+        crate::observe::record_task(&task_id, None);
         let rec = self.owned_task(&task_id, TaskView::FULL, owner).await?;
         check_follow_up(&rec.task, &mut message)?;
         let skill_id = rec.skill_id.as_deref().unwrap_or_default();
@@ -101,6 +105,7 @@ impl AgentService {
             &message,
             metadata,
             caller,
+            TraceContext::from_metadata(rec.task.metadata.as_ref()).as_ref(),
         )?;
         rt.store.add_message(&task_id, message).await?;
         rt.emit_status_for(&task_id, context_id, TaskState::Working, None)
@@ -132,18 +137,20 @@ impl AgentService {
         reply: &Message,
         metadata: Option<Metadata>,
         caller: Option<&Arc<Caller>>,
+        trace: Option<&TraceContext>,
     ) -> Result<(Arc<TaskRun>, BoxFuture<'static, Ending>), A2aError> {
         let rt = self.rt();
         let replay = crate::runtime::recorded_answers(question, &history);
         let first = replay.as_ref().map_or(reply, |(first, _)| first).clone();
         let live = rt.unpark(task_id);
-        let run = rt.run(
-            task_id.to_string(),
-            context_id.to_string(),
-            skill.id,
-            first,
-            live,
-        );
+        // In the task's trace when it kept one (it began in another request, maybe another
+        // process), else in this request's.
+        let parent = match trace {
+            Some(stored) => TraceParent::Stored(stored),
+            None => TraceParent::Current(None),
+        };
+        let ids = (task_id.to_string(), context_id.to_string());
+        let run = rt.run(ids, skill.id, first, live, parent);
         if let Some((_, answers)) = replay {
             run.replay_answers(answers);
         }
@@ -183,6 +190,7 @@ impl AgentService {
                     &reply,
                     None,
                     None,
+                    TraceContext::from_metadata(rec.task.metadata.as_ref()).as_ref(),
                 )
             });
         let (state, message) = match &started {

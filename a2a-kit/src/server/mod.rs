@@ -48,6 +48,35 @@ pub struct StreamItem {
 /// A stream of events for SendStreamingMessage / SubscribeToTask. An `Err` item ends it.
 pub type EventStream = BoxStream<'static, Result<StreamItem, A2aError>>;
 
+/// `stream`, counted among the open streams of `method` until it is dropped.
+fn counted(stream: EventStream, method: &'static str) -> EventStream {
+    crate::observe::metrics::stream(method, 1);
+    Box::pin(Counted { stream, method })
+}
+
+/// An open stream, counted (see [`counted`]).
+struct Counted {
+    stream: EventStream,
+    method: &'static str,
+}
+
+impl futures::Stream for Counted {
+    type Item = Result<StreamItem, A2aError>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.stream.as_mut().poll_next(cx)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        crate::observe::metrics::stream(self.method, -1);
+    }
+}
+
 /// The bindings that serve A2A 0.3 too, at the same URLs as 1.0 (when the agent serves 0.3):
 /// the card offers a 0.3 client these of its 1.0 interfaces.
 pub const V03_BINDINGS: &[&str] = &["JSONRPC", "HTTP+JSON"];

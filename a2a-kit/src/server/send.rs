@@ -9,11 +9,13 @@ use futures::future::BoxFuture;
 use super::{AgentService, EventStream, StreamItem, history_length, new_id};
 use crate::auth::Caller;
 use crate::error::A2aError;
+use crate::observe::{TRACE_METADATA_KEY, TraceContext};
 use crate::protocol::{
     Message, Metadata, Role, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
     TaskPushNotificationConfig, TaskState, TaskStatus,
 };
 use crate::request::RequestContext;
+use crate::runtime::TraceParent;
 use crate::runtime::{BusSubscription, Ending, LiveTask, OverShare, ShareKey, TaskRun};
 use crate::skill::{Routed, SkillCall, SkillInfo, SkillRequest, TaskContext, route_new};
 use crate::store::{Owner, Seq, TaskView};
@@ -157,6 +159,15 @@ impl AgentService {
     /// SendStreamingMessage: the Task first, then its events, closing on terminal and
     /// interrupted states; a direct-message reply is exactly one Message.
     pub async fn send_streaming_message(
+        &self,
+        cx: &RequestContext,
+        req: SendMessageRequest,
+    ) -> Result<EventStream, A2aError> {
+        let stream = self.send_streaming_uncounted(cx, req).await?;
+        Ok(super::counted(stream, "SendStreamingMessage"))
+    }
+
+    async fn send_streaming_uncounted(
         &self,
         cx: &RequestContext,
         req: SendMessageRequest,
@@ -337,6 +348,13 @@ impl AgentService {
     fn admit(&self, cx: &RequestContext) -> Result<Option<LiveTask>, A2aError> {
         let rt = self.rt();
         if rt.saturated() {
+            crate::observe::metrics::refused("busy");
+            tracing::info!(
+                refused = "busy",
+                running = rt.config.max_running_skills,
+                waiting = rt.config.max_waiting_skills,
+                "refused a request: every turn is taken and the queue is full"
+            );
             return Err(A2aError::Unavailable(format!(
                 "{} skills are running and {} more are waiting; retry later",
                 rt.config.max_running_skills, rt.config.max_waiting_skills
@@ -346,6 +364,8 @@ impl AgentService {
             return Ok(None);
         };
         self.inner.shares.enter(&key).map(Some).map_err(|over| {
+            crate::observe::metrics::refused("share");
+            tracing::info!(refused = "share", caller = %key, ?over, "refused a request: over the caller's share");
             A2aError::Unavailable(match over {
                 OverShare::LiveTasks(n) => {
                     format!("{key} has {n} live tasks, its share; retry when one ends")
@@ -398,7 +418,7 @@ impl AgentService {
                 call.future,
                 message,
                 (task_id, context_id),
-                skill.id,
+                (skill.id, cx),
                 owner,
                 push,
             );
@@ -413,15 +433,17 @@ impl AgentService {
             skill.id,
             owner,
             message,
-            live,
+            (live, cx.trace_context()),
         );
         let ctx = TaskContext::for_run(run.clone());
         let call = self.prepare(skill.id, metadata, None, &ctx, caller)?;
         if let Some(message) = unstaged {
-            self.create_task(&task_id, &context_id, skill.id, owner, message)
+            let trace = cx.trace_context();
+            self.create_task(&task_id, &context_id, skill.id, owner, message, trace)
                 .await?;
             self.attach_push(&task_id, push).await?;
         }
+        crate::observe::record_task(&task_id, Some(&context_id));
         Ok(Started::Task {
             task_id,
             after: 0,
@@ -444,23 +466,24 @@ impl AgentService {
         skill_id: &'static str,
         owner: &Option<Owner>,
         message: Message,
-        live: Option<LiveTask>,
+        (live, trace): (Option<LiveTask>, Option<&TraceContext>),
     ) -> (Arc<TaskRun>, Option<Message>) {
         let rt = self.rt();
         if stage && rt.stages_new_tasks() {
             let ctx_message = message.clone();
-            let task = new_task_value(task_id, context_id, message);
+            let task = new_task_value(task_id, context_id, message, trace);
             return (
-                rt.staged_run(task, skill_id, owner.clone(), ctx_message, live),
+                rt.staged_run(task, skill_id, owner.clone(), ctx_message, live, trace),
                 None,
             );
         }
+        let ids = (task_id.to_string(), context_id.to_string());
         let run = rt.run(
-            task_id.to_string(),
-            context_id.to_string(),
+            ids,
             skill_id,
             message.clone(),
             live,
+            TraceParent::Current(trace),
         );
         (run, Some(message))
     }
@@ -472,7 +495,7 @@ impl AgentService {
         future: BoxFuture<'static, Ending>,
         mut message: Message,
         (task_id, context_id): (String, String),
-        skill_id: &'static str,
+        (skill_id, cx): (&'static str, &RequestContext),
         owner: &Option<Owner>,
         push: Option<TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
@@ -481,14 +504,16 @@ impl AgentService {
             return Ok(Started::Message(direct_reply(reply, context_id)));
         }
         message.task_id = Some(task_id.clone());
+        let ids = (task_id.clone(), context_id.clone());
+        let trace = cx.trace_context();
         let run = self.rt().run(
-            task_id.clone(),
-            context_id.clone(),
+            ids,
             skill_id,
             message.clone(),
             None,
+            TraceParent::Current(trace),
         );
-        self.create_task(&task_id, &context_id, skill_id, owner, message)
+        self.create_task(&task_id, &context_id, skill_id, owner, message, trace)
             .await?;
         self.attach_push(&task_id, push).await?;
         run.finish(ending).await;
@@ -506,8 +531,9 @@ impl AgentService {
         skill_id: &str,
         owner: &Option<Owner>,
         message: Message,
+        trace: Option<&TraceContext>,
     ) -> Result<(), A2aError> {
-        let task = new_task_value(task_id, context_id, message);
+        let task = new_task_value(task_id, context_id, message, trace);
         self.rt()
             .store
             .create_task(task, Some(skill_id.to_string()), owner.clone())
@@ -560,8 +586,20 @@ pub(super) enum Launch {
     Nothing,
 }
 
-/// A new task as the first message creates it: SUBMITTED, that message its history.
-fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
+/// A new task as the first message creates it: SUBMITTED, that message its history, and the
+/// trace context of the request that started it (its span's with `otel`, else the one the
+/// request came in) kept in its metadata, so that later work on it stays in its trace.
+fn new_task_value(
+    task_id: &str,
+    context_id: &str,
+    message: Message,
+    trace: Option<&TraceContext>,
+) -> Task {
+    let metadata = crate::observe::current_context(trace).map(|trace| {
+        let mut m = crate::protocol::Metadata::new();
+        m.insert(TRACE_METADATA_KEY.into(), trace.to_json());
+        m
+    });
     Task {
         id: task_id.to_string(),
         context_id: context_id.to_string(),
@@ -573,7 +611,7 @@ fn new_task_value(task_id: &str, context_id: &str, message: Message) -> Task {
             history.push(message);
             history
         },
-        metadata: None,
+        metadata,
     }
 }
 

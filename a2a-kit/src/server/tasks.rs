@@ -26,6 +26,7 @@ impl AgentService {
         req: GetTaskRequest,
     ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
+        crate::observe::record_task(&req.id, None);
         let history_length = history_length("historyLength", req.history_length)?;
         let owner = self.owner(cx, req.tenant.as_deref())?;
         self.read_task(
@@ -80,6 +81,7 @@ impl AgentService {
         req: CancelTaskRequest,
     ) -> Result<Task, A2aError> {
         require_id("id", &req.id)?;
+        crate::observe::record_task(&req.id, None);
         let rt = self.rt();
         let owner = self.owner(cx, req.tenant.as_deref())?;
         let rec = self.owned_task(&req.id, TaskView::FULL, &owner).await?;
@@ -111,6 +113,17 @@ impl AgentService {
     /// `Last-Event-ID`), replays the events after it instead, even when the task has ended
     /// meanwhile. A fresh subscription to a terminal task is UnsupportedOperationError.
     pub async fn subscribe_to_task(
+        &self,
+        cx: &RequestContext,
+        req: SubscribeToTaskRequest,
+        last_event_id: Option<Seq>,
+    ) -> Result<EventStream, A2aError> {
+        crate::observe::record_task(&req.id, None);
+        let stream = self.subscribe_uncounted(cx, req, last_event_id).await?;
+        Ok(super::counted(stream, "SubscribeToTask"))
+    }
+
+    async fn subscribe_uncounted(
         &self,
         cx: &RequestContext,
         req: SubscribeToTaskRequest,

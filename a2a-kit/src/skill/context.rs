@@ -17,6 +17,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::outcome::IntoParts;
 use crate::error::SkillError;
+use crate::observe::TraceContext;
 use crate::protocol::{Artifact, Message, Metadata, Part, Task, TaskState};
 use crate::runtime::{Emitting, NoReply, TaskRun};
 use crate::store::{Seq, StoreError};
@@ -76,6 +77,10 @@ pub(crate) trait TaskHost: Send + Sync + 'static {
     fn durable_store(&self) -> bool;
     /// The task's metadata as stored.
     fn task_metadata(&self) -> BoxFuture<'_, Metadata>;
+    /// The trace context the run carries on (none without a run).
+    fn trace_context(&self) -> Option<&TraceContext> {
+        None
+    }
 }
 
 /// A status update that cannot be written: the task ended (canceled), or the store failed.
@@ -94,6 +99,9 @@ fn artifact_error(r: Result<Seq, StoreError>) -> Result<(), SkillError> {
 impl TaskHost for TaskRun {
     fn task_id(&self) -> &str {
         &self.task_id
+    }
+    fn trace_context(&self) -> Option<&TraceContext> {
+        self.trace.as_ref()
     }
     fn context_id(&self) -> &str {
         &self.context_id
@@ -322,6 +330,15 @@ impl TaskContext {
     /// The task's id.
     pub fn task_id(&self) -> &str {
         self.host.task_id()
+    }
+
+    /// The W3C trace context of this run: what its calls to other agents carry (the
+    /// request's that started the task, or the task's kept one when a later request or
+    /// process continues it; with `otel`, the run's own span's). The client, delegation and
+    /// model tools use it without being asked; a call the skill makes by other means can
+    /// [`inject`](TraceContext::inject) it.
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.host.trace_context()
     }
     /// The task's context id.
     pub fn context_id(&self) -> &str {

@@ -26,6 +26,7 @@
 mod apply;
 mod cluster;
 mod memory;
+mod metered;
 mod page;
 mod push;
 mod remote;
@@ -52,6 +53,7 @@ pub(crate) use apply::{
 };
 pub use cluster::{ClusterStore, ReplyRoute, StoreChange};
 pub use memory::{DEFAULT_HOT_FINISHED, InMemoryConfig, InMemoryTaskManager};
+pub(crate) use metered::Metered;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use page::keyset_page;
 pub(crate) use page::{decode_cursor, encode_cursor};

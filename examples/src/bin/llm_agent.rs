@@ -19,8 +19,8 @@ struct LlmAgentCli {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
-    a2a_examples::init_tracing();
     let cli = LlmAgentCli::parse();
+    a2a_examples::observe(&cli.common.observe)?;
     let a2a = a2a_examples::llm_agent::a2a(cli.model.model(), !cli.model.no_stream_tools);
     a2a_examples::run_with(cli.common, a2a).await
 }

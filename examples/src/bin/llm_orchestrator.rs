@@ -22,8 +22,8 @@ struct OrchestratorCli {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
-    a2a_examples::init_tracing();
     let cli = OrchestratorCli::parse();
+    a2a_examples::observe(&cli.common.observe)?;
     let agents = if cli.agents.is_empty() {
         vec![
             "http://127.0.0.1:3001".to_string(),

@@ -73,6 +73,9 @@ struct Args {
     /// Cancel the remote task when it times out.
     #[arg(long)]
     cancel_on_timeout: bool,
+    /// Metrics (`--metrics`: Prometheus text at /metrics) and OTLP export (`--otel`).
+    #[command(flatten)]
+    observe: a2a_examples::ObserveArgs,
     /// The text to send.
     #[arg(default_value = "The quick brown fox jumps over the lazy dog")]
     text: String,
@@ -82,8 +85,8 @@ const WEBHOOK_PATH: &str = "/a2a/webhook";
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
-    a2a_examples::init_tracing();
     let args = Args::parse();
+    a2a_examples::observe(&args.observe)?;
 
     // 1. The store, the webhook and a view of the remote tasks.
     let store = open_store(&args.store).await?;
@@ -105,7 +108,7 @@ async fn main() -> Result<(), a2a_examples::Error> {
         .clone()
         .unwrap_or(format!("http://{}", listener.local_addr()?));
     let view = tasks.clone();
-    let app = axum::Router::new()
+    let app = a2a_examples::observed_routes()
         .merge(receiver.router(WEBHOOK_PATH))
         .route(
             "/tasks",
@@ -250,6 +253,7 @@ async fn finish(
                 Err(e) => eprintln!("could not cancel task {id}: {e}"),
             }
         }
+        a2a_examples::flush_telemetry();
         std::process::exit(2);
     }
     let mut done = record.task;
@@ -267,6 +271,7 @@ async fn finish(
         result_text(&done)
     );
     if done.status.state != TaskState::Completed {
+        a2a_examples::flush_telemetry();
         std::process::exit(1);
     }
     Ok(())

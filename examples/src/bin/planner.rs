@@ -26,8 +26,8 @@ struct PlannerCli {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
-    a2a_examples::init_tracing();
     let cli = PlannerCli::parse();
+    a2a_examples::observe(&cli.common.observe)?;
     let service = cli
         .common
         .configure(match cli.worker_binding {

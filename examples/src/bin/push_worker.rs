@@ -33,8 +33,8 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> Result<(), a2a_examples::Error> {
-    a2a_examples::init_tracing();
     let args = Args::parse();
+    a2a_examples::observe(&args.common.observe)?;
     let push = push_worker::push_config(args.allow_private_webhooks);
     let a2a = push_worker::a2a(Duration::from_millis(args.work_ms), push);
     let service = args.common.configure(a2a).await?.build()?;

@@ -21,6 +21,11 @@ pub struct Example {
 impl Example {
     /// Start `bin` with `args` and wait (up to a minute) for the URL it logs.
     pub fn start(bin: &str, args: &[&str]) -> Example {
+        Self::start_with(bin, args, &[])
+    }
+
+    /// [`start`](Self::start) with these environment variables set.
+    pub fn start_with(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Example {
         let mut child = Command::new(bin)
             .args(args)
             .env("NO_COLOR", "1")
@@ -31,6 +36,7 @@ impl Example {
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env_remove("ANTHROPIC_API_KEY")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -99,5 +105,44 @@ impl Drop for Example {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A fresh database on the test server; its URL, and a guard that drops it.
+pub struct Database {
+    admin: sqlx::PgPool,
+    name: String,
+    /// `postgres://.../NAME`
+    pub url: String,
+}
+
+impl Database {
+    pub async fn fresh(tag: &str) -> Database {
+        let admin_url = a2a_tests::postgres_url();
+        let admin = sqlx::PgPool::connect(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("PostgreSQL at {admin_url}: {e}"));
+        let name = format!("a2a_{tag}_{}", std::process::id());
+        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&admin)
+            .await
+            .unwrap();
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&admin)
+            .await
+            .unwrap();
+        let (server, _) = admin_url.rsplit_once('/').expect("a database in the URL");
+        let url = format!("{server}/{name}");
+        Database { admin, name, url }
+    }
+
+    /// Drop the database.
+    pub async fn drop(self) {
+        let _ = sqlx::query(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ))
+        .execute(&self.admin)
+        .await;
     }
 }
