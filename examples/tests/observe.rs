@@ -12,7 +12,8 @@
 //!    the one whose skill is waiting.
 //!
 //! Every span lands in the one trace with the parent its caller says; the webhook's request
-//! carries the trace; the metrics (OTLP and `/metrics`) count what happened. The spans are
+//! carries the trace; the metrics (OTLP and `/metrics`) count what happened; a malformed
+//! `traceparent` starts a trace of its own. (`OBSERVE_DEBUG=1` prints every span collected.) The spans are
 //! drawn as a waterfall (`target/observe/trace.svg`; `A2A_UPDATE_TRACE_PICTURE=1` also
 //! writes the README's `docs/observe-trace.svg`).
 
@@ -359,6 +360,20 @@ async fn one_trace_across_agents_replicas_a_model_tool_and_a_webhook() {
         "{text}"
     );
 
+    // A malformed traceparent: answered, in a trace of its own.
+    let v: Value = a2a_tests::client()
+        .post(&planner.url)
+        .header("A2A-Version", "1.0")
+        .header("traceparent", format!("00-{TRACE}-0000000000000000-01"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v["result"]["tasks"].is_array(), "{v}");
+
     // Every process exports what it has as it stops.
     for process in [&orchestrator, &planner, &worker_a, &worker_b] {
         process.terminate();
@@ -386,6 +401,13 @@ async fn one_trace_across_agents_replicas_a_model_tool_and_a_webhook() {
             );
         }
     }
+    let fresh = all
+        .iter()
+        .find(|s| s.name == "ListTasks" && s.kind == "server")
+        .expect("the ListTasks span");
+    assert_ne!(fresh.trace_id, TRACE);
+    assert_eq!(fresh.parent_span_id, None);
+    assert_eq!(fresh.status_code, 0, "not an error");
     let spans: Vec<SpanData> = all.into_iter().filter(|s| s.trace_id == TRACE).collect();
     let (grpc, http) = collector.requests_received();
     assert!(

@@ -389,7 +389,7 @@ async fn handle_v03(
     {
         Ok(meta) => meta,
         Err(e) => {
-            super::dispatch::refused_before(None, super::dispatch::JSONRPC, &cx, &e);
+            super::dispatch::refused_before(None, super::dispatch::JSONRPC, cx, &e);
             return error_response_as(&id, &e, failure_v03);
         }
     };

@@ -129,6 +129,7 @@ pub(crate) fn store_op(started: Option<Instant>, operation: &'static str) {
 }
 
 /// One push notification's fate, after `attempts` attempts.
+#[cfg(feature = "push")]
 pub(crate) fn push_delivery(outcome: &'static str, attempts: u32) {
     if enabled() {
         metrics::counter!(PUSH_DELIVERIES, "outcome" => outcome).increment(1);
@@ -138,9 +139,11 @@ pub(crate) fn push_delivery(outcome: &'static str, attempts: u32) {
     }
 }
 
+#[cfg(feature = "push")]
 static OUTBOX: AtomicI64 = AtomicI64::new(0);
 
 /// Push notifications entering (`+n`) or leaving (`-n`) this process's outbox.
+#[cfg(feature = "push")]
 pub(crate) fn outbox(delta: i64) {
     let now = OUTBOX.fetch_add(delta, Ordering::Relaxed) + delta;
     if enabled() {

@@ -167,6 +167,10 @@ impl Runtime {
         trace: TraceParent<'_>,
     ) -> Arc<TaskRun> {
         let ids = (task_id, context_id);
+        let trace = match trace {
+            TraceParent::Current(t) => (None, t),
+            TraceParent::Stored(t) => (Some(t), Some(t)),
+        };
         self.new_run(ids, skill_id.into(), message, None, live, trace)
     }
 
@@ -179,12 +183,10 @@ impl Runtime {
         message: Message,
         staging: Option<Staging>,
         live: Option<super::LiveTask>,
-        trace: TraceParent<'_>,
+        (stored, started_in): (Option<&TraceContext>, Option<&TraceContext>),
     ) -> Arc<TaskRun> {
-        let (stored, started_in) = match trace {
-            TraceParent::Current(t) => (None, t),
-            TraceParent::Stored(t) => (Some(t), Some(t)),
-        };
+        // A child of `stored` when given, else of the current span; carrying on what it
+        // `started_in` unless its span says otherwise.
         let span =
             crate::observe::run_span(&self.agent_name, &skill_id, &task_id, &context_id, stored);
         let trace = crate::observe::context_of(&span, started_in);

@@ -171,8 +171,14 @@ impl Runtime {
     ) -> Arc<TaskRun> {
         let ids = (task.id.clone(), task.context_id.clone());
         let staging = Staging::new(task, skill_id, owner);
-        let trace = super::run::TraceParent::Current(trace);
-        self.new_run(ids, skill_id.into(), message, Some(staging), live, trace)
+        self.new_run(
+            ids,
+            skill_id.into(),
+            message,
+            Some(staging),
+            live,
+            (None, trace),
+        )
     }
 
     /// Whether a new task may be staged: not with a narrator, which reads the task from the
