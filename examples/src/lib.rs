@@ -680,6 +680,8 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         (Some(_), None) => tracing::info!("authentication: configured by the agent"),
     }
     let listener = listen(cli.bind).await?;
+    // SIGTERM is a graceful stop from here on, before anyone hears the agent is up.
+    let shutdown = a2a_kit_axum::shutdown_signal();
     let local = format!("http://{}", listener.local_addr()?);
     let url = cli
         .public_url
@@ -718,7 +720,7 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
         service,
         observed_routes(),
         listener,
-        a2a_kit_axum::shutdown_signal(),
+        shutdown,
         limits,
     )
     .await;

@@ -36,9 +36,11 @@ pub const PUSH_OUTBOX_DEPTH: &str = "a2a.push.outbox.depth";
 
 static ON: AtomicBool = AtomicBool::new(false);
 
-/// Record the kit's metrics from now on (and describe them to the recorder). The installers
-/// of this module's siblings call it; a program that installs its own `metrics` recorder
-/// calls it once after. Off, recording costs one relaxed load.
+/// Record the kit's metrics from now on (and describe them to the recorder). [`install`]
+/// calls it; a program that installs its own `metrics` recorder calls it once after. Off,
+/// recording costs one relaxed load. Call it before building the agent: a service built
+/// while metrics are off does not time its store (`a2a.store.operation.duration`), as that
+/// takes a wrapper around the store.
 pub fn enable() {
     if ON.swap(true, Ordering::Relaxed) {
         return;

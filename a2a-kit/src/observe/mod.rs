@@ -5,9 +5,9 @@
 //!
 //! | span | kind | attributes |
 //! |---|---|---|
-//! | `{a2a.method.name}` (e.g. `SendMessage`), target `a2a_kit::request` | server | `a2a.method.name`, `a2a.binding` (`jsonrpc`, `http+json`, `grpc`), `a2a.protocol.version`, `rpc.system.name`, `rpc.method`, `http.request.method`, `url.path`, `http.response.status_code`, `a2a.task.id`, `a2a.context.id`, `error.type` |
+//! | `{a2a.method.name}` (e.g. `SendMessage`; `unknown` for a request naming none), target `a2a_kit::request`: one operation, from its method known to its answer | server | `a2a.method.name`, `a2a.binding` (`jsonrpc`, `http+json`, `grpc`), `a2a.protocol.version`, `rpc.system.name`, `rpc.method`, `a2a.task.id`, `a2a.context.id`, `error.type` (the error's reason) |
 //! | `invoke_agent {agent}`, target `a2a_kit::task`: one run of a skill on a task | internal | `gen_ai.operation.name` = `invoke_agent`, `gen_ai.agent.name`, `gen_ai.conversation.id`, `a2a.task.id`, `a2a.context.id`, `a2a.skill.id`, `a2a.task.state` (where the run ended), `a2a.artifact.chunks`, `error.type`; events `a2a.task.status` (`a2a.task.state`), `a2a.task.artifact` (`a2a.artifact.id`, `a2a.artifact.chunks` so far, `a2a.artifact.last_chunk`), `a2a.task.cancel` |
-//! | `{a2a.method.name}`, target `a2a_kit::client`: a call to another agent | client | as the server's, plus `server.address`, `gen_ai.operation.name` = `invoke_agent` for a send |
+//! | `{a2a.method.name}`, target `a2a_kit::client`: a call to another agent | client | `a2a.method.name`, `rpc.method`, `server.address`, `server.port`, `http.response.status_code`, `gen_ai.operation.name` = `invoke_agent` for a send |
 //! | `execute_tool {name}`, target `a2a_kit::llm`: a model's call of an agent tool | internal | `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name` |
 //! | `a2a.push.deliver`, target `a2a_kit::push`: one event to one webhook | client | `a2a.task.id`, `url.full` (without query), `http.response.status_code`, `a2a.push.attempts`, `a2a.push.outcome` |
 //!
