@@ -22,6 +22,11 @@
 #
 # runs W1, its instructions and W2 over JSON-RPC and over gRPC (the servers `hello-grpc`,
 # `stream-grpc`: the same agents called with tonic's client; `grpc-limit`: a bare tonic handler).
+#
+#   bash bench/run.sh --only w1,instr --servers hello,hello-otel --out target/bench/otel.md
+#
+# runs W1 and its instructions with no subscriber and with OTLP export on (#33: `hello-otel`,
+# exporting spans and metrics to an OTLP/HTTP sink in the driver).
 # It installs what it needs: oha (crates.io, `cargo install --locked`, into target/bench-tools/)
 # and a virtualenv target/bench-venv/ with the official Python SDK (and SQLAlchemy + asyncpg
 # for its PostgreSQL task store), pinned. Not part of `cargo test` or `.ci/run`.
@@ -76,6 +81,9 @@ echo "== building the bench binaries (--profile production; a few minutes)" >&2
 # in"); then every server without it, `bench-hello` included.
 cargo build --profile production --quiet -p a2a-bench --features llm,grpc --bin bench-hello --bin bench-llm
 cp target/production/bench-hello target/production/bench-hello-llm
+# With the `otel` feature (#33): `bench-hello-otel`, the macro hello exporting its spans and
+# metrics over OTLP to the driver's sink (the W1 rows "OTLP export on").
+cargo build --profile production --quiet -p a2a-bench --features otel,grpc --bin bench-hello-otel
 cargo build --profile production --quiet -p a2a-bench --features grpc --bins
 
 # 5. Run. 1,000 open streams need 2,000+ descriptors on each side.

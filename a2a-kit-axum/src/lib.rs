@@ -255,7 +255,12 @@ pub async fn serve_service_with_routes(
         Ok(n) => tracing::warn!(tasks = n, "ended tasks left running by a previous process"),
         Err(e) => tracing::error!(error = %e, "could not recover tasks from the store"),
     }
-    let app = routes.merge(app(edge));
+    // No second router in front of the agent's when the host adds none.
+    let app = if routes.has_routes() {
+        routes.merge(app(edge))
+    } else {
+        app(edge)
+    };
     let drain = async {
         tracing::info!("shutting down: letting running tasks finish");
         service.shutdown(SHUTDOWN_GRACE).await;

@@ -5,6 +5,8 @@
 //!   when it answered with a task (the example now answers with a Message; W1 measures tasks),
 //!   `--store memory|sqlite:PATH|postgres://…` (a PostgreSQL schema is emptied at start).
 //! * `bench-hello-manual`: the same agent written by hand against [`Agent`] ([`ManualHello`]).
+//! * `bench-hello-otel` (feature `otel`, #33): [`MacroHello`] with its spans and metrics
+//!   exported over OTLP (`a2a_kit::observe::otel`) to the driver's sink.
 //! * `bench-stream`: [`StreamAgent`], a `count` streaming skill (N chunks), a `hold` skill
 //!   that keeps its stream open (for the per-stream memory figure), a `pace` skill whose
 //!   chunks carry the time they were sent (for cross-replica latency), and the skills the

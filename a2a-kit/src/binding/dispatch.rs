@@ -170,21 +170,56 @@ pub(super) const HTTP_JSON: &str = "http+json";
 pub(super) const GRPC: &str = "grpc";
 
 /// Run one operation as `method` over `binding`: named on the request's span, its outcome
-/// recorded there and in the request metrics.
-pub(super) async fn observed<T>(
+/// recorded there and in the request metrics. A future of its own (not an `async fn`), so
+/// that the operation's future is held once, not beside a moved-from copy.
+pub(super) fn observed<T, F>(
     (method, binding, v03): (A2aMethod, &'static str, bool),
     cx: &RequestContext,
-    operation: impl std::future::Future<Output = Result<T, A2aError>>,
-) -> Result<T, A2aError> {
+    operation: F,
+) -> Observed<F>
+where
+    F: std::future::Future<Output = Result<T, A2aError>>,
+{
     use tracing::Instrument;
     let span = crate::observe::request_span(method.name(), binding, v03, cx.trace_context());
-    let started = crate::observe::metrics::start();
-    let result = operation.instrument(span.clone()).await;
-    if let Err(e) = &result {
-        crate::observe::record_error(&span, e);
+    Observed {
+        operation: operation.instrument(span),
+        started: crate::observe::metrics::start(),
+        method: method.name(),
+        binding,
     }
-    crate::observe::metrics::request(started, method.name(), binding, result.as_ref().err());
-    result
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`observed`].
+    pub(super) struct Observed<F> {
+        #[pin]
+        operation: tracing::instrument::Instrumented<F>,
+        started: Option<std::time::Instant>,
+        method: &'static str,
+        binding: &'static str,
+    }
+}
+
+impl<T, F> std::future::Future for Observed<F>
+where
+    F: std::future::Future<Output = Result<T, A2aError>>,
+{
+    type Output = Result<T, A2aError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let mut this = self.project();
+        let result = std::task::ready!(this.operation.as_mut().poll(cx));
+        if let Err(e) = &result {
+            crate::observe::record_error(this.operation.span(), e);
+        }
+        let error = result.as_ref().err();
+        crate::observe::metrics::request(*this.started, this.method, this.binding, error);
+        std::task::Poll::Ready(result)
+    }
 }
 
 /// A request refused before any operation ran (not JSON, no such method, a bad version, bad
@@ -204,16 +239,16 @@ pub(super) fn refused_before(
 
 /// Call `method` with `params` over `binding`; a JSON result is appended to `out` (which holds
 /// the start of the binding's envelope, if it has one).
-pub(super) async fn call(
-    service: &AgentService,
+pub(super) fn call<'a>(
+    service: &'a AgentService,
     (method, binding): (A2aMethod, &'static str),
-    params: Params<'_>,
-    edge: Edge<'_>,
-    cx: &RequestContext,
+    params: Params<'a>,
+    edge: Edge<'a>,
+    cx: &'a RequestContext,
     out: Vec<u8>,
-) -> Result<Answer, A2aError> {
+) -> impl std::future::Future<Output = Result<Answer, A2aError>> + 'a {
     let operation = operate(service, method, params, edge, cx, out);
-    observed((method, binding, false), cx, operation).await
+    observed((method, binding, false), cx, operation)
 }
 
 async fn operate(

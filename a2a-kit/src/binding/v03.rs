@@ -199,14 +199,14 @@ pub(super) fn jsonrpc_result(
 }
 
 /// Call the 1.0 operation a 0.3 request is; `cx` is the 0.3 call's ([`context`]).
-pub(super) async fn call(
-    service: &AgentService,
+pub(super) fn call<'a>(
+    service: &'a AgentService,
     request: Request,
-    cx: &RequestContext,
+    cx: &'a RequestContext,
     binding: &'static str,
-) -> Result<Answer, A2aError> {
+) -> impl std::future::Future<Output = Result<Answer, A2aError>> + 'a {
     let method = request.method();
-    super::dispatch::observed((method, binding, true), cx, operate(service, request, cx)).await
+    super::dispatch::observed((method, binding, true), cx, operate(service, request, cx))
 }
 
 impl Request {

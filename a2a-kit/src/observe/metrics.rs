@@ -94,10 +94,10 @@ pub(crate) fn request(
 }
 
 /// One run of a skill that ended in `state`.
-pub(crate) fn task_ended(skill: &str, state: &'static str, elapsed: std::time::Duration) {
+pub(crate) fn task_ended(skill: &str, state: &'static str, started: Instant) {
     if enabled() {
         metrics::histogram!(TASK_DURATION, "a2a.skill.id" => skill.to_string(), "a2a.task.state" => state)
-            .record(elapsed.as_secs_f64());
+            .record(started.elapsed().as_secs_f64());
     }
 }
 

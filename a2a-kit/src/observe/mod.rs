@@ -69,8 +69,18 @@ pub(crate) fn request_span(
     span
 }
 
+/// Whether any subscriber may want the kit's spans (one load of `tracing`'s global level):
+/// with none, the current span is not even looked up.
+#[inline]
+fn listening() -> bool {
+    tracing::level_enabled!(tracing::Level::INFO)
+}
+
 /// Record the task a request or run is about on the current span.
 pub(crate) fn record_task(task_id: &str, context_id: Option<&str>) {
+    if !listening() {
+        return;
+    }
     let span = Span::current();
     if span.is_disabled() {
         return;
@@ -137,7 +147,9 @@ pub(crate) fn context_of(_span: &Span, started_in: Option<&TraceContext>) -> Opt
 /// (what the request came in). No span is looked up without `otel`.
 pub(crate) fn current_context(fallback: Option<&TraceContext>) -> Option<TraceContext> {
     #[cfg(feature = "otel")]
-    if let Some(cx) = otel::span_context(&Span::current()) {
+    if listening()
+        && let Some(cx) = otel::span_context(&Span::current())
+    {
         return Some(cx);
     }
     fallback.cloned()

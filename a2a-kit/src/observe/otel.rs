@@ -174,20 +174,36 @@ pub(crate) fn set_parent(span: &tracing::Span, trace: &TraceContext) {
     let _ = span.set_parent(cx);
 }
 
-/// The trace context `span` stands for, if an OpenTelemetry layer records it.
+/// The trace context `span` stands for, if an OpenTelemetry layer records it: written
+/// straight from its ids (no propagator round trip on every task and call).
 pub(crate) fn span_context(span: &tracing::Span) -> Option<TraceContext> {
+    use opentelemetry::baggage::BaggageExt;
     if span.is_disabled() {
         return None;
     }
     let cx = span.context();
-    if !cx.span().span_context().is_valid() {
-        return None;
-    }
-    let mut carrier: HashMap<String, String> = HashMap::with_capacity(3);
-    propagator().inject_context(&cx, &mut carrier);
+    let (traceparent, tracestate) = {
+        let otel_span = cx.span();
+        let sc = otel_span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        let traceparent = format!(
+            "00-{:032x}-{:016x}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        );
+        (traceparent, sc.trace_state().header())
+    };
+    let baggage = (cx.baggage().len() > 0).then(|| {
+        let mut carrier: HashMap<String, String> = HashMap::with_capacity(1);
+        BaggagePropagator::new().inject_context(&cx, &mut carrier);
+        carrier.remove("baggage").unwrap_or_default()
+    });
     TraceContext::parse(
-        carrier.get("traceparent")?,
-        carrier.get("tracestate").map(String::as_str),
-        carrier.get("baggage").map(String::as_str),
+        &traceparent,
+        Some(tracestate.as_str()).filter(|s| !s.is_empty()),
+        baggage.as_deref(),
     )
 }

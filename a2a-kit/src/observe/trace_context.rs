@@ -82,7 +82,9 @@ impl TraceContext {
     /// The context in these headers (see [`parse`](Self::parse)); several `tracestate` or
     /// `baggage` headers are one list, joined with commas.
     pub fn from_headers(headers: &http::HeaderMap) -> Option<Self> {
-        let traceparent = headers.get("traceparent")?.to_str().ok()?;
+        // A name made once: looking one up by `&str` parses it on every request.
+        static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+        let traceparent = headers.get(&TRACEPARENT)?.to_str().ok()?;
         let joined = |name: &str| {
             let mut values = headers.get_all(name).iter().filter_map(|v| v.to_str().ok());
             let first = values.next()?;
@@ -150,7 +152,9 @@ impl TraceContext {
     /// in (the request's, or its task's), else the one [`scope`](Self::scope) set.
     pub fn current() -> Option<Self> {
         #[cfg(feature = "otel")]
-        if let Some(cx) = super::otel::span_context(&tracing::Span::current()) {
+        if super::listening()
+            && let Some(cx) = super::otel::span_context(&tracing::Span::current())
+        {
             return Some(cx);
         }
         CURRENT.try_with(Clone::clone).ok()

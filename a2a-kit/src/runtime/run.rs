@@ -422,7 +422,7 @@ impl TaskRun {
             self.span
                 .record("a2a.artifact.chunks", self.chunks.load(Ordering::Relaxed));
         }
-        crate::observe::metrics::task_ended(&self.skill_id, state.as_str(), self.started.elapsed());
+        crate::observe::metrics::task_ended(&self.skill_id, state.as_str(), self.started);
     }
 
     /// Suspend the skill in `state` (INPUT_REQUIRED or AUTH_REQUIRED, asking with `parts`)

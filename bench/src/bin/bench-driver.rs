@@ -112,9 +112,11 @@ struct Opts {
     #[arg(long, default_value_t = 150)]
     xrep_events: usize,
     /// Servers to run (keys: hello, hello-apikey, hello-llm, hello-sqlite, hello-postgres,
-    /// hello-manual, hello-v03 (W1 in A2A 0.3), limit, python, python-postgres, stream,
-    /// stream-sqlite, stream-postgres, llm; over gRPC: hello-grpc, stream-grpc, grpc-limit). `hello-llm` (`bench-hello-llm`) and `llm` (`bench-llm`) are built with the
-    /// `a2a-bench` feature `llm` (bench/run.sh does); without their binaries they are skipped.
+    /// hello-manual, hello-v03 (W1 in A2A 0.3), hello-otel (OTLP export on), limit, python,
+    /// python-postgres, stream, stream-sqlite, stream-postgres, llm; over gRPC: hello-grpc,
+    /// stream-grpc, grpc-limit). `hello-llm` (`bench-hello-llm`) and `llm` (`bench-llm`) are
+    /// built with the `a2a-bench` feature `llm`, `hello-otel` (`bench-hello-otel`) with `otel`
+    /// (bench/run.sh does); without their binaries they are skipped.
     #[arg(long, value_delimiter = ',')]
     servers: Option<Vec<String>>,
     /// The PostgreSQL database of `hello-postgres` (its `a2a` schema is emptied at each start).
@@ -178,6 +180,8 @@ struct Spec {
     grpc: bool,
     /// W1 speaks A2A 0.3 to it (`message/send`, no `A2A-Version`).
     v03: bool,
+    /// It exports over OTLP to the driver's sink (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    otlp: bool,
 }
 
 struct Server {
@@ -199,6 +203,8 @@ struct Env {
     bin_dir: PathBuf,
     client: reqwest::Client,
     seq: std::sync::atomic::AtomicU64,
+    /// The OTLP sink of the servers that export (`hello-otel`), once started.
+    otlp: Option<OtlpSink>,
 }
 
 fn free_port() -> u16 {
@@ -279,6 +285,13 @@ impl Env {
                 "ours: macro hello, in-memory store, A2A 0.3 (JSON-RPC `message/send`)",
                 Kind::Ours,
                 bin("bench-hello"),
+                vec![],
+                false,
+            ),
+            "hello-otel" => (
+                "ours: macro hello, in-memory store, OTLP export on (spans and metrics)",
+                Kind::Ours,
+                bin("bench-hello-otel"),
                 vec![],
                 false,
             ),
@@ -366,6 +379,7 @@ impl Env {
             api_key: (key == "hello-apikey").then_some(BENCH_API_KEY),
             grpc: matches!(key, "hello-grpc" | "stream-grpc" | "grpc-limit"),
             v03: key == "hello-v03",
+            otlp: key == "hello-otel",
         }
     }
 
@@ -413,6 +427,12 @@ impl Env {
             c.args(["-c", &self.opts.server_cpu]).arg(&spec.program);
             c
         };
+        if spec.otlp {
+            let sink = self.otlp.as_ref().expect("the OTLP sink is started");
+            cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &sink.url)
+                .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .env("OTEL_SERVICE_NAME", spec.program.file_name().expect("name"));
+        }
         cmd.args(&args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
@@ -671,9 +691,13 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 }
 
 async fn w1_once(env: &Env, spec: &Spec) -> OhaResult {
+    let sent = spec
+        .otlp
+        .then(|| env.otlp.as_ref().map(|o| o.counts.snapshot()))
+        .flatten();
     let server = env.start(spec, &[]).await;
     check_w1(env, spec, &server).await;
-    w1_load_for(env, spec, &server, env.opts.warmup).await;
+    let warm = w1_load_for(env, spec, &server, env.opts.warmup).await;
     let (cpu0, t0) = (cpu_ticks(server.pid), Instant::now());
     let mut r = w1_load_for(env, spec, &server, env.opts.duration).await;
     if let (Some(a), Some(b)) = (cpu0, cpu_ticks(server.pid)) {
@@ -681,6 +705,14 @@ async fn w1_once(env: &Env, spec: &Spec) -> OhaResult {
         r.server_cpu = 100.0 * (b - a) as f64 / hz / t0.elapsed().as_secs_f64();
     }
     env.stop(server).await;
+    if let (Some(sink), Some(before)) = (&env.otlp, sent) {
+        eprintln!(
+            "W1 {}: {} (of {} requests answered)",
+            spec.key,
+            sink.since(before),
+            fmt_num((warm.ok + r.ok + 1) as f64)
+        );
+    }
     r
 }
 
@@ -698,6 +730,10 @@ async fn instr_once(env: &Env, spec: &Spec) -> Option<f64> {
         env.message_id()
     )))
     .ok()?;
+    let sent = spec
+        .otlp
+        .then(|| env.otlp.as_ref().map(|o| o.counts.snapshot()))
+        .flatten();
     let server = env.start_with(spec, &[], Some(&out)).await;
     check_w1(env, spec, &server).await;
     let control = |arg: &str| {
@@ -718,6 +754,14 @@ async fn instr_once(env: &Env, spec: &Spec) -> Option<f64> {
     let r = w1_load_n(env, spec, &server, INSTR_REQUESTS).await;
     let dumped = control("-d").await;
     env.stop(server).await;
+    if let (Some(sink), Some(before)) = (&env.otlp, sent) {
+        eprintln!(
+            "instructions {}: {} (of {} requests)",
+            spec.key,
+            sink.since(before),
+            2 * INSTR_REQUESTS + 1
+        );
+    }
     let dump = std::path::PathBuf::from(format!("{}.1", out.display()));
     let text = std::fs::read_to_string(&dump).unwrap_or_default();
     if env.opts.keep_callgrind {
@@ -1066,6 +1110,95 @@ async fn capture(env: &Env, grpc: bool) {
         .clone();
     let frames = format!("{}\n{}\n{}\n", data[0], chunk, data[data.len() - 1]);
     std::fs::write(env.opts.work.join("stream-frames.txt"), frames).expect("write");
+}
+
+// ------------------------------------------------------------------------------------------
+// The OTLP sink (#33): where `hello-otel` exports its spans and metrics
+
+/// What the OTLP sink received.
+#[derive(Debug, Default)]
+struct OtlpCounts {
+    /// `POST /v1/traces` requests and their bytes.
+    trace_exports: std::sync::atomic::AtomicU64,
+    trace_bytes: std::sync::atomic::AtomicU64,
+    /// The request spans (one per A2A request) in them: the protobuf strings `rpc.system.name`
+    /// (an attribute only the request span has; the exports are not compressed).
+    request_spans: std::sync::atomic::AtomicU64,
+    /// `POST /v1/metrics` requests and their bytes.
+    metric_exports: std::sync::atomic::AtomicU64,
+    metric_bytes: std::sync::atomic::AtomicU64,
+}
+
+impl OtlpCounts {
+    fn snapshot(&self) -> [u64; 5] {
+        use std::sync::atomic::Ordering::Relaxed;
+        [
+            self.trace_exports.load(Relaxed),
+            self.trace_bytes.load(Relaxed),
+            self.request_spans.load(Relaxed),
+            self.metric_exports.load(Relaxed),
+            self.metric_bytes.load(Relaxed),
+        ]
+    }
+}
+
+/// An OTLP/HTTP receiver that keeps nothing: every export is answered 200 with an empty body
+/// (an empty `Export{Trace,Metrics}ServiceResponse`, full success), after it is counted.
+struct OtlpSink {
+    /// `http://127.0.0.1:PORT`, for `OTEL_EXPORTER_OTLP_ENDPOINT` (the exporters add
+    /// `/v1/traces` and `/v1/metrics`).
+    url: String,
+    counts: Arc<OtlpCounts>,
+}
+
+impl OtlpSink {
+    /// What arrived since `before` (a [`OtlpCounts::snapshot`]), for the log.
+    fn since(&self, before: [u64; 5]) -> String {
+        let now = self.counts.snapshot();
+        let d: Vec<u64> = now.iter().zip(before).map(|(a, b)| a - b).collect();
+        format!(
+            "OTLP sink: {} trace exports ({} bytes, {} request spans), {} metric exports ({} bytes)",
+            d[0],
+            fmt_num(d[1] as f64),
+            fmt_num(d[2] as f64),
+            d[3],
+            fmt_num(d[4] as f64)
+        )
+    }
+}
+
+async fn start_otlp_sink() -> OtlpSink {
+    use axum::extract::{DefaultBodyLimit, State};
+    use axum::serve::ListenerExt;
+    use std::sync::atomic::Ordering::Relaxed;
+    async fn traces(State(c): State<Arc<OtlpCounts>>, body: bytes::Bytes) {
+        let needle = b"rpc.system.name";
+        let spans = body.windows(needle.len()).filter(|w| w == needle).count();
+        c.trace_exports.fetch_add(1, Relaxed);
+        c.trace_bytes.fetch_add(body.len() as u64, Relaxed);
+        c.request_spans.fetch_add(spans as u64, Relaxed);
+    }
+    async fn metrics(State(c): State<Arc<OtlpCounts>>, body: bytes::Bytes) {
+        c.metric_exports.fetch_add(1, Relaxed);
+        c.metric_bytes.fetch_add(body.len() as u64, Relaxed);
+    }
+    let counts = Arc::new(OtlpCounts::default());
+    let app = axum::Router::new()
+        .route("/v1/traces", axum::routing::post(traces))
+        .route("/v1/metrics", axum::routing::post(metrics))
+        .layer(DefaultBodyLimit::disable())
+        .with_state(counts.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the OTLP sink");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    OtlpSink { url, counts }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1627,6 +1760,7 @@ fn report(
             "python",
             "python-postgres",
             "hello-v03",
+            "hello-otel",
             "hello-grpc",
             "grpc-limit",
         ] {
@@ -1675,6 +1809,13 @@ fn report(
                     .join(", ")
             );
         }
+        if res.w1.contains_key("hello") && res.w1.contains_key("hello-otel") {
+            let _ = writeln!(
+                s,
+                "\nOTLP export on (#33, `bench-hello-otel`, below): {} of the macro hello's requests/s.",
+                pct(w1("hello-otel", |r| r.rps), w1("hello", |r| r.rps))
+            );
+        }
         if res.w1.contains_key("hello") && res.w1.contains_key("hello-manual") {
             let _ = writeln!(
                 s,
@@ -1714,6 +1855,7 @@ fn report(
             "hello-apikey",
             "hello-llm",
             "hello-v03",
+            "hello-otel",
             "limit",
             "hello-grpc",
             "grpc-limit",
@@ -1736,6 +1878,20 @@ fn report(
                  `preserve_order` for the whole binary), the same agent, no model used: {} \
                  instructions/request against the macro hello built without it.",
                 signed_pct(med(&res.instr, "hello-llm"), med(&res.instr, "hello"))
+            );
+        }
+        if res.instr.contains_key("hello-otel") {
+            let _ = writeln!(
+                s,
+                "\nOTLP export on (#33): `bench-hello-otel` is the macro hello built with the \
+                 `a2a-bench` feature `otel`, which at start-up builds \
+                 `a2a_kit::observe::otel::Otel::from_env()` and installs its `tracing` layer (the \
+                 subscriber's only one: every span at `info`, the kit's events at `debug`) and its \
+                 `metrics` recorder before the agent is built; it exports over OTLP/HTTP \
+                 (`http/protobuf`, the SDK's defaults: spans in batches of up to 512, at least \
+                 every 5 s; metrics every 60 s) to a sink in the driver that answers every export \
+                 200: {} instructions/request against the macro hello with no subscriber.",
+                signed_pct(med(&res.instr, "hello-otel"), med(&res.instr, "hello"))
             );
         }
         if res.instr.contains_key("hello-grpc") || res.instr.contains_key("grpc-limit") {
@@ -2058,7 +2214,10 @@ fn report(
     }
 
     // Targets.
-    let _ = writeln!(s, "## Targets (#9, #3, #17, #18, #19, #29, #31, #32)\n");
+    let _ = writeln!(
+        s,
+        "## Targets (#9, #3, #17, #18, #19, #29, #31, #32, #33)\n"
+    );
     let _ = writeln!(s, "| target | measured | met |\n|---|---:|:---:|");
     let yes = |b: bool| if b { "yes" } else { "**no**" };
     let hello = w1("hello", |r| r.rps);
@@ -2109,6 +2268,20 @@ fn report(
             "| W1 with the llm feature compiled in (unused) within 1% of W1 without, in instructions/request | {:+.1}% | {} |",
             100.0 * d,
             yes(d.abs() <= 0.01)
+        );
+    }
+    let oi = med(&res.instr, "hello-otel");
+    if !mi.is_nan() && !oi.is_nan() {
+        let (o_rps, rps) = (w1("hello-otel", |r| r.rps), w1("hello", |r| r.rps));
+        let _ = writeln!(
+            s,
+            "| W1 with OTLP export on (spans and metrics), cost stated (#33) | {} instructions/request{} | yes |",
+            signed_pct(oi, mi),
+            if o_rps.is_nan() || rps.is_nan() {
+                String::new()
+            } else {
+                format!("; {} requests/s", signed_pct(o_rps, rps))
+            }
         );
     }
     if !mi.is_nan() && !hi.is_nan() {
@@ -2327,12 +2500,17 @@ async fn main() {
         .pool_max_idle_per_host(4)
         .build()
         .expect("client");
-    let env = Env {
+    let mut env = Env {
         opts,
         bin_dir,
         client,
         seq: Default::default(),
+        otlp: None,
     };
+    if env.wanted("hello-otel") {
+        env.otlp = Some(start_otlp_sink().await);
+    }
+    let env = env;
     let started = Instant::now();
     let m = machine(&env.opts);
     eprintln!("machine: {} x {}, load {}", m.cpus, m.model, m.load_start);
@@ -2340,6 +2518,7 @@ async fn main() {
     let keys = [
         "hello",
         "hello-v03",
+        "hello-otel",
         "hello-grpc",
         "stream-grpc",
         "grpc-limit",
@@ -2357,12 +2536,12 @@ async fn main() {
         "stream-postgres",
     ];
     let specs: BTreeMap<&'static str, Spec> = keys.iter().map(|k| (*k, env.spec(k))).collect();
-    // The servers built with the `llm` feature run only where their binaries are (bench/run.sh
-    // builds them; a plain `cargo build -p a2a-bench` does not).
-    for k in ["hello-llm", "llm"] {
+    // The servers built with the `llm` or `otel` feature run only where their binaries are
+    // (bench/run.sh builds them; a plain `cargo build -p a2a-bench` does not).
+    for (k, feature) in [("hello-llm", "llm"), ("llm", "llm"), ("hello-otel", "otel")] {
         if env.wanted(k) && !specs[k].program.exists() {
             eprintln!(
-                "{k}: {} not built (the a2a-bench feature `llm`; bench/run.sh builds it): skipped",
+                "{k}: {} not built (the a2a-bench feature `{feature}`; bench/run.sh builds it): skipped",
                 specs[k].program.display()
             );
         }
@@ -2402,6 +2581,7 @@ async fn main() {
                 "python",
                 "python-postgres",
                 "hello-v03",
+                "hello-otel",
                 "hello-grpc",
                 "grpc-limit",
             ];
@@ -2427,6 +2607,7 @@ async fn main() {
                 "hello-apikey",
                 "hello-llm",
                 "hello-v03",
+                "hello-otel",
                 "limit",
                 "hello-grpc",
                 "grpc-limit",
