@@ -239,16 +239,25 @@ pub(super) fn refused_before(
 
 /// Call `method` with `params` over `binding`; a JSON result is appended to `out` (which holds
 /// the start of the binding's envelope, if it has one).
-pub(super) fn call<'a>(
-    service: &'a AgentService,
+pub(super) async fn call(
+    service: &AgentService,
     (method, binding): (A2aMethod, &'static str),
-    params: Params<'a>,
-    edge: Edge<'a>,
-    cx: &'a RequestContext,
+    params: Params<'_>,
+    edge: Edge<'_>,
+    cx: &RequestContext,
     out: Vec<u8>,
-) -> impl std::future::Future<Output = Result<Answer, A2aError>> + 'a {
+) -> Result<Answer, A2aError> {
+    // Nobody listening (the usual case on the hot path): the operation awaited as it is, its
+    // future built in place, no span to enter on each poll.
+    if !crate::observe::listening() {
+        let started = crate::observe::metrics::start();
+        let result = operate(service, method, params, edge, cx, out).await;
+        let error = result.as_ref().err();
+        crate::observe::metrics::request(started, method.name(), binding, error);
+        return result;
+    }
     let operation = operate(service, method, params, edge, cx, out);
-    observed((method, binding, false), cx, operation)
+    Box::pin(observed((method, binding, false), cx, operation)).await
 }
 
 async fn operate(

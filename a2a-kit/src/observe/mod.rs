@@ -72,7 +72,7 @@ pub(crate) fn request_span(
 /// Whether any subscriber may want the kit's spans (one load of `tracing`'s global level):
 /// with none, the current span is not even looked up.
 #[inline]
-fn listening() -> bool {
+pub(crate) fn listening() -> bool {
     tracing::level_enabled!(tracing::Level::INFO)
 }
 

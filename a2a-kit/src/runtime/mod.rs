@@ -104,7 +104,7 @@ fn traced(fut: BoxFuture<'static, Ending>, run: &TaskRun) -> BoxFuture<'static, 
         Box::pin(fut.instrument(run.span.clone()))
     };
     match &run.trace {
-        Some(trace) => Box::pin(trace.clone().scope(fut)),
+        Some(trace) => Box::pin(crate::observe::TraceContext::clone(trace).scope(fut)),
         None => fut,
     }
 }

@@ -44,8 +44,9 @@ pub(crate) struct TaskRun {
     live: Option<super::LiveTask>,
     /// The run's span (`invoke_agent`): the skill runs in it, the task's events are its events.
     pub(crate) span: tracing::Span,
-    /// The trace context the run's outgoing calls and its task's push deliveries carry.
-    pub(crate) trace: Option<TraceContext>,
+    /// The trace context the run's outgoing calls and its task's push deliveries carry
+    /// (boxed: most runs have none, and every run's allocation would carry its size).
+    pub(crate) trace: Option<Box<TraceContext>>,
     /// Artifact chunks emitted so far (recorded on the span).
     chunks: AtomicU32,
 }
@@ -189,7 +190,7 @@ impl Runtime {
         // `started_in` unless its span says otherwise.
         let span =
             crate::observe::run_span(&self.agent_name, &skill_id, &task_id, &context_id, stored);
-        let trace = crate::observe::context_of(&span, started_in);
+        let trace = crate::observe::context_of(&span, started_in).map(Box::new);
         Arc::new(TaskRun {
             span,
             trace,

@@ -101,7 +101,7 @@ impl TaskHost for TaskRun {
         &self.task_id
     }
     fn trace_context(&self) -> Option<&TraceContext> {
-        self.trace.as_ref()
+        self.trace.as_deref()
     }
     fn context_id(&self) -> &str {
         &self.context_id
