@@ -196,7 +196,7 @@ pub(crate) fn span_context(span: &tracing::Span) -> Option<TraceContext> {
         );
         (traceparent, sc.trace_state().header())
     };
-    let baggage = (cx.baggage().len() > 0).then(|| {
+    let baggage = (!cx.baggage().is_empty()).then(|| {
         let mut carrier: HashMap<String, String> = HashMap::with_capacity(1);
         BaggagePropagator::new().inject_context(&cx, &mut carrier);
         carrier.remove("baggage").unwrap_or_default()
