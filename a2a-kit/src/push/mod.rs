@@ -94,6 +94,7 @@ mod body;
 mod config;
 mod deliver;
 mod dispatcher;
+mod observed;
 mod report;
 mod ssrf;
 mod state;

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use tracing::{Instrument, Span};
+use tracing::Instrument;
 
 use crate::observe::TraceContext;
 use std::time::{Duration, Instant};
@@ -511,7 +511,7 @@ impl Worker {
                 }
             })
             .await;
-        let span = push_span(&self.task_id, &config.url, stored.as_ref());
+        let span = super::observed::push_span(&self.task_id, &config.url, stored.as_ref());
         // What the webhook's request carries: this delivery's span (`otel`), else the task's.
         let carried = crate::observe::context_of(&span, stored.as_ref());
         crate::observe::metrics::outbox(1);
@@ -526,7 +526,7 @@ impl Worker {
         .instrument(span.clone())
         .await;
         crate::observe::metrics::outbox(-1);
-        record_push(&span, attempts, &outcome);
+        super::observed::record_push(&span, attempts, &outcome);
         let task_id = self.task_id.as_str();
         let config_id = config.id.as_deref().unwrap_or_default();
         match &outcome {
@@ -603,48 +603,6 @@ impl Worker {
         status.consecutive_failures = lane.consecutive_failures;
         status.suspended = lane.suspended;
         status.last = Some(report);
-    }
-}
-
-/// The span of one event's delivery to one webhook: a child of the task's stored context.
-fn push_span(task_id: &str, url: &str, stored: Option<&TraceContext>) -> Span {
-    let span = tracing::info_span!(
-        target: "a2a_kit::push",
-        "a2a.push.deliver",
-        otel.name = "a2a.push.deliver",
-        otel.kind = "client",
-        otel.status_code = tracing::field::Empty,
-        a2a.task.id = task_id,
-        url.full = url.split(['?', '#']).next().unwrap_or_default(),
-        http.response.status_code = tracing::field::Empty,
-        a2a.push.attempts = tracing::field::Empty,
-        a2a.push.outcome = tracing::field::Empty,
-        "error.type" = tracing::field::Empty,
-    );
-    if let Some(stored) = stored {
-        crate::observe::set_parent(&span, stored);
-    }
-    span
-}
-
-/// Record a delivery's fate on its span and in the metrics.
-fn record_push(span: &Span, attempts: u32, outcome: &DeliveryOutcome) {
-    let what = match outcome {
-        DeliveryOutcome::Delivered { .. } => "delivered",
-        DeliveryOutcome::GaveUp { .. } => "failed",
-        _ => "refused",
-    };
-    crate::observe::metrics::push_delivery(what, attempts);
-    if span.is_disabled() {
-        return;
-    }
-    span.record("a2a.push.attempts", attempts);
-    span.record("a2a.push.outcome", what);
-    if let DeliveryOutcome::Delivered { status } = outcome {
-        span.record("http.response.status_code", *status);
-    } else {
-        span.record("error.type", what);
-        span.record("otel.status_code", "ERROR");
     }
 }
 
