@@ -7,6 +7,7 @@
 //! a2a get|cancel|subscribe http://127.0.0.1:3000 TASK_ID
 //! a2a list http://127.0.0.1:3000 --status working --all
 //! a2a push create|get|list|delete http://127.0.0.1:3000 TASK_ID ...
+//! a2a console http://127.0.0.1:3000 [--bind 127.0.0.1:8080]
 //! ```
 //!
 //! Output is for people by default (a live view while streaming); `--json` prints JSON for
@@ -163,6 +164,15 @@ enum Cmd {
     /// Manage a task's push-notification configs.
     #[command(subcommand)]
     Push(PushCmd),
+    /// Open a console for the agent in the browser: its card, a form per skill, a chat, live
+    /// tasks and every raw call. Served on --bind; its calls are forwarded to the agent.
+    Console {
+        /// The agent's base URL.
+        url: String,
+        /// Where to serve the console.
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
+        bind: std::net::SocketAddr,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -281,7 +291,8 @@ impl Cmd {
             Cmd::Card { url, .. }
             | Cmd::Get { url, .. }
             | Cmd::Cancel { url, .. }
-            | Cmd::Subscribe { url, .. } => url,
+            | Cmd::Subscribe { url, .. }
+            | Cmd::Console { url, .. } => url,
             Cmd::Send(args) => &args.url,
             Cmd::List(args) => &args.url,
             Cmd::Push(
@@ -397,6 +408,7 @@ async fn run(cli: &Cli, out: &Out) -> Res {
             Ok(())
         }
         Cmd::Send(args) => send(g, out, args).await,
+        Cmd::Console { url, bind } => console(g, url, *bind).await,
         Cmd::Get {
             url,
             task_id,
@@ -699,6 +711,33 @@ async fn push(g: &Global, out: &Out, cmd: &PushCmd) -> Res {
     Ok(())
 }
 
+/// `a2a console URL`: the console page, served locally, for the agent at `url` (checked
+/// first: its card must be readable), until Ctrl-C.
+async fn console(g: &Global, url: &str, bind: std::net::SocketAddr) -> Res {
+    let client = connect(g, url).await?;
+    let base = url.trim_end_matches('/');
+    let base = base
+        .strip_suffix(a2a_kit::binding::AGENT_CARD_PATH)
+        .unwrap_or(base);
+    let console =
+        a2a_kit_axum::console::Console::remote(base).map_err(|e| Failure::Usage(e.to_string()))?;
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|e| Failure::Usage(format!("could not listen on {bind} (--bind): {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    eprintln!(
+        "console for {} ({base}) at http://{local}/_console/ (Ctrl-C to stop)",
+        client.card().name
+    );
+    let app: axum::Router = console.router();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(a2a_kit_axum::shutdown_signal())
+        .await
+        .map_err(|e| Failure::Usage(format!("the console server stopped: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -718,3 +757,4 @@ mod tests {
         Cli::command().debug_assert();
     }
 }
+

@@ -32,6 +32,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "console")]
+pub mod console;
 mod server;
 pub mod webhook;
 

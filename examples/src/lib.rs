@@ -12,7 +12,8 @@
 //! every example also serves gRPC on `--bind`; `--grpc-bind HOST:PORT` adds a listener for
 //! it (named in the card), `--no-grpc` turns it off. Every example serves A2A 0.3 clients
 //! too, on the same URLs; `--no-v03` serves 1.0 only. `--metrics` serves Prometheus text at
-//! `/metrics`; `--otel` exports spans and metrics over OTLP as the `OTEL_*` variables say.
+//! `/metrics`; `--otel` exports spans and metrics over OTLP as the `OTEL_*` variables say;
+//! `--console` serves a console for the agent in the browser at `/_console/`.
 
 #![forbid(unsafe_code)]
 
@@ -106,6 +107,10 @@ pub struct Cli {
     /// offers no push notifications (push_worker has them always).
     #[arg(long, value_name = "NETWORKS", value_parser = ["loopback", "private"])]
     pub push_webhooks: Option<String>,
+    /// Serve a console for the agent at `/_console/`: its card, a form per skill, a chat,
+    /// live tasks and the raw calls (open http://HOST:PORT/_console/ in a browser).
+    #[arg(long)]
+    pub console: bool,
     /// Metrics and traces.
     #[command(flatten)]
     pub observe: ObserveArgs,
@@ -716,14 +721,13 @@ pub async fn print_card_or_serve(cli: &Cli, service: AgentService) -> Result<(),
     if cli.observe.metrics {
         tracing::info!("metrics: {url}/metrics");
     }
-    let served = a2a_kit_axum::serve_service_with_routes(
-        service,
-        observed_routes(),
-        listener,
-        shutdown,
-        limits,
-    )
-    .await;
+    let mut routes = observed_routes();
+    if cli.console {
+        tracing::info!("console: {url}/_console/");
+        routes = routes.merge(a2a_kit_axum::console::Console::new(&service).router());
+    }
+    let served =
+        a2a_kit_axum::serve_service_with_routes(service, routes, listener, shutdown, limits).await;
     flush_telemetry();
     served?;
     Ok(())

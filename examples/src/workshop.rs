@@ -1,5 +1,6 @@
 //! The whole task pipeline in one agent: progress statuses, a chunked artifact, a question to
-//! the user (INPUT_REQUIRED), cancellation-aware work, and periodic status narration.
+//! the user (INPUT_REQUIRED), cancellation-aware work, and periodic status narration; and a
+//! typed skill (`Data<Order>` in, `Data<Quote>` out) that fails when the wood runs short.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,6 +8,50 @@ use std::time::Duration;
 use a2a_kit::prelude::*;
 use a2a_kit::runtime::{ExecutionConfig, NarrationContext, StatusNarrator};
 use a2a_kit::server::{AgentService, AgentServiceBuilder};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A finish the workshop offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Finish {
+    /// Oiled oak.
+    Oak,
+    /// Walnut veneer: scarce.
+    Walnut,
+    /// Two coats of paint.
+    Paint,
+}
+
+/// What to quote for.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct Order {
+    /// What to build, e.g. "bookshelf".
+    pub thing: String,
+    /// How many (1-12).
+    #[schemars(range(min = 1, max = 12))]
+    pub quantity: u8,
+    /// The finish.
+    pub finish: Finish,
+}
+
+/// A price and a lead time.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Quote {
+    /// What was quoted.
+    pub thing: String,
+    /// How many.
+    pub quantity: u8,
+    /// The finish.
+    pub finish: Finish,
+    /// The total, in euros.
+    pub price_eur: u32,
+    /// Working days until delivery.
+    pub days: u32,
+}
+
+/// Walnut veneer in stock: enough for this many pieces.
+const WALNUT_IN_STOCK: u8 = 4;
 
 /// Builds things, slowly, and talks about it.
 #[derive(Clone)]
@@ -32,7 +77,7 @@ impl Default for WorkshopAgent {
 impl WorkshopAgent {
     /// Build the named thing: reports progress, asks which finish you want, then writes the
     /// build log as one artifact in chunks. Cancel it at any time.
-    #[skill(examples = ["a bookshelf"])]
+    #[skill(default, examples = ["a bookshelf"])]
     async fn build(&self, ctx: TaskContext, Text(thing): Text) -> Result<Outcome, SkillError> {
         let thing = thing.trim().to_string();
         ctx.status(format!("Planning {thing}")).await?;
@@ -75,6 +120,40 @@ impl WorkshopAgent {
             }
         }
         Ok(Outcome::done().with_status_text(format!("Done: {thing}, finished in {finish}.")))
+    }
+
+    /// Quote a price and lead time for an order. Fails when the workshop cannot source the
+    /// finish (walnut is scarce).
+    #[skill]
+    async fn quote(&self, Data(order): Data<Order>) -> Result<Data<Quote>, SkillError> {
+        let thing = order.thing.trim();
+        if thing.is_empty() {
+            return Err(SkillError::rejected("thing: name what to build"));
+        }
+        if !(1..=12).contains(&order.quantity) {
+            return Err(SkillError::rejected(format!(
+                "quantity: the workshop quotes 1 to 12 pieces, not {}",
+                order.quantity
+            )));
+        }
+        if order.finish == Finish::Walnut && order.quantity > WALNUT_IN_STOCK {
+            return Err(SkillError::Failed(format!(
+                "not enough walnut veneer for {} × {thing}: {WALNUT_IN_STOCK} in stock",
+                order.quantity
+            )));
+        }
+        let per_piece = match order.finish {
+            Finish::Oak => 180,
+            Finish::Walnut => 260,
+            Finish::Paint => 120,
+        };
+        Ok(Data(Quote {
+            thing: thing.to_string(),
+            quantity: order.quantity,
+            finish: order.finish,
+            price_eur: per_piece * u32::from(order.quantity),
+            days: 3 + 2 * u32::from(order.quantity),
+        }))
     }
 }
 

@@ -78,10 +78,12 @@
 //! # Ok(()) }
 //! ```
 
+mod log;
 mod receiver;
 mod tasks;
 mod tokens;
 
+pub use log::{DeliveryLog, DeliveryRecord};
 pub use receiver::{
     DEFAULT_REPLAY_WINDOW, Notification, VerifiedNotification, WebhookReceiver, WebhookRejection,
 };

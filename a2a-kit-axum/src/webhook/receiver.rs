@@ -160,6 +160,7 @@ pub struct WebhookReceiver {
     replay_window: Duration,
     jtis: Arc<Mutex<Jtis>>,
     body_limit: usize,
+    log: Option<super::DeliveryLog>,
 }
 
 /// The default [`WebhookReceiver::replay_window`]: 5 minutes.
@@ -267,6 +268,7 @@ impl WebhookReceiver {
             replay_window: DEFAULT_REPLAY_WINDOW,
             jtis: Arc::default(),
             body_limit: Self::DEFAULT_BODY_LIMIT,
+            log: None,
         }
     }
 
@@ -354,6 +356,13 @@ impl WebhookReceiver {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         self.sender = Some(tx);
         (self, rx)
+    }
+
+    /// Keep every delivery this receiver's [`router`](Self::router) answers, accepted or
+    /// refused, in `log` (what the console's delivery view reads).
+    pub fn record_to(mut self, log: &super::DeliveryLog) -> Self {
+        self.log = Some(log.clone());
+        self
     }
 
     /// The token table.
@@ -483,10 +492,20 @@ impl WebhookReceiver {
                 let me = me.clone();
                 async move {
                     let (parts, body) = req.into_parts();
-                    let received = match read_body(&parts.headers, body, me.body_limit).await {
-                        Ok(body) => me.receive(&parts.headers, &body).await,
-                        Err(rejection) => Err(rejection),
+                    let (received, task_hint) = match read_body(&parts.headers, body, me.body_limit).await {
+                        Ok(body) => {
+                            let received = me.receive(&parts.headers, &body).await;
+                            let hint = match (&received, &me.log) {
+                                (Err(_), Some(_)) => super::log::task_named_in(&body),
+                                _ => None,
+                            };
+                            (received, hint)
+                        }
+                        Err(rejection) => (Err(rejection), None),
                     };
+                    if let Some(log) = &me.log {
+                        log.record(&received, task_hint);
+                    }
                     match received {
                         Ok(n) => {
                             tracing::debug!(task_id = %n.task_id, state = ?n.event.state(), "push notification received");

@@ -76,6 +76,10 @@ struct Args {
     /// Metrics (`--metrics`: Prometheus text at /metrics) and OTLP export (`--otel`).
     #[command(flatten)]
     observe: a2a_examples::ObserveArgs,
+    /// Serve a console at /_console/ on --bind: the remote agent (its card, skills, tasks,
+    /// through this process) and the deliveries this webhook received.
+    #[arg(long)]
+    console: bool,
     /// The text to send.
     #[arg(default_value = "The quick brown fox jumps over the lazy dog")]
     text: String,
@@ -99,8 +103,10 @@ async fn main() -> Result<(), a2a_examples::Error> {
     if purged > 0 {
         eprintln!("forgot {purged} remote task(s) finished over a week ago");
     }
+    let deliveries = a2a_kit_axum::webhook::DeliveryLog::default();
     let (receiver, mut updates) = WebhookReceiver::new(tokens.clone())
         .store(tasks.clone())
+        .record_to(&deliveries)
         .channel(64);
     let listener = a2a_examples::listen(args.bind).await?;
     let base = args
@@ -108,17 +114,23 @@ async fn main() -> Result<(), a2a_examples::Error> {
         .clone()
         .unwrap_or(format!("http://{}", listener.local_addr()?));
     let view = tasks.clone();
-    let app = a2a_examples::observed_routes()
-        .merge(receiver.router(WEBHOOK_PATH))
-        .route(
-            "/tasks",
-            get(move || async move {
-                view.all()
-                    .await
-                    .map(Json)
-                    .map_err(|e| (StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
-            }),
-        );
+    let mut app = a2a_examples::observed_routes();
+    if args.console {
+        let console = a2a_kit_axum::console::Console::remote(&args.agent)
+            .map_err(|e| a2a_examples::Error::from(e.to_string()))?
+            .receiver_log(deliveries);
+        app = app.merge(console.router());
+        eprintln!("console at {base}/_console/");
+    }
+    let app = app.merge(receiver.router(WEBHOOK_PATH)).route(
+        "/tasks",
+        get(move || async move {
+            view.all()
+                .await
+                .map(Json)
+                .map_err(|e| (StatusCode::SERVICE_UNAVAILABLE, e.to_string()))
+        }),
+    );
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             eprintln!("webhook server stopped: {e}");

@@ -1,0 +1,989 @@
+// The a2a-kit console: a page that talks to one A2A v1.0 agent over JSON-RPC, as any client
+// does, with the credentials its user enters. No dependencies, no build step.
+
+const TERMINAL = new Set(["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"]);
+const MAX_LIVE = 4; // task subscriptions the task list keeps open (browsers allow ~6 connections)
+
+const state = {
+  config: null,
+  card: null,
+  rpcUrl: null,       // what the page calls
+  agentUrl: null,     // what the card names (for curl)
+  auth: null,         // { header, prefix, label }
+  credential: sessionStorage.getItem("a2a-console-credential") || "",
+  calls: [],
+  callSeq: 0,
+  schemas: {},
+  live: new Map(),    // task id -> AbortController (task list subscriptions)
+  taskPage: null,     // { id, abort }
+  tasksTimer: null,
+};
+
+// ---------- DOM ----------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k in node && typeof v !== "string") node[k] = v;
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+const $ = (sel, root = document) => root.querySelector(sel);
+const pretty = (v) => JSON.stringify(v, null, 2);
+const short = (id) => (id && id.length > 13 ? id.slice(0, 8) + "…" + id.slice(-4) : id || "");
+const stateName = (s) => (s || "").replace("TASK_STATE_", "").toLowerCase().replace(/_/g, "-");
+const badge = (s) => el("span", { class: `badge state state-${stateName(s)}`, text: stateName(s) || "unknown" });
+const time = (ts) => (ts ? new Date(ts).toLocaleTimeString() : "");
+
+function banner(message) {
+  const b = $("#banner");
+  b.textContent = message || "";
+  b.hidden = !message;
+}
+
+// ---------- the wire ----------
+
+class RpcError extends Error {
+  constructor(message, { code, data, status } = {}) {
+    super(message);
+    this.code = code; this.data = data; this.status = status;
+  }
+}
+
+function authHeaders() {
+  const h = {};
+  if (state.auth && state.credential) h[state.auth.header] = state.auth.prefix + state.credential;
+  return h;
+}
+
+function curlFor(call) {
+  const q = (s) => "'" + String(s).replace(/'/g, "'\\''") + "'";
+  const parts = ["curl -sS"];
+  if (call.stream) parts.push("-N");
+  parts.push("-X", call.httpMethod, q(call.curlUrl));
+  for (const [k, v] of Object.entries(call.headers)) parts.push("-H", q(`${k}: ${v}`));
+  if (call.credentialHeader) parts.push("-H", `"${call.credentialHeader}: ${state.auth.prefix}$A2A_CREDENTIAL"`);
+  if (call.body !== undefined) parts.push("--data-raw", q(JSON.stringify(call.body)));
+  return parts.join(" ");
+}
+
+function recordCall(call) {
+  state.calls.unshift(call);
+  if (state.calls.length > 200) state.calls.pop();
+  $("#wire-count").textContent = String(state.calls.length);
+  if (currentView() === "wire") renderWire();
+}
+
+function friendlyFetchError(e, what) {
+  if (e.name === "AbortError") return e;
+  return new RpcError(`${what}: the agent cannot be reached (${e.message}). Is it running?`, { code: "network" });
+}
+
+// One JSON-RPC call. With `stream`, each SSE event's result goes to `onEvent(result, sseId)`
+// and the promise resolves when the stream ends.
+async function rpc(method, params, { stream = false, lastEventId, onEvent, signal } = {}) {
+  const id = ++state.callSeq;
+  const body = { jsonrpc: "2.0", id, method, params };
+  const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+  if (stream) headers["Accept"] = "text/event-stream";
+  if (lastEventId !== undefined && lastEventId !== null) headers["Last-Event-ID"] = String(lastEventId);
+  const call = {
+    id, method, stream, httpMethod: "POST", url: state.rpcUrl, curlUrl: state.agentUrl, headers: { ...headers },
+    credentialHeader: state.auth && state.credential ? state.auth.header : null,
+    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null,
+  };
+  recordCall(call);
+  const done = (extra) => { Object.assign(call, extra, { ms: Date.now() - call.started }); if (currentView() === "wire") renderWire(); };
+  let res;
+  try {
+    res = await fetch(state.rpcUrl, { method: "POST", headers: { ...headers, ...authHeaders() }, body: JSON.stringify(body), signal });
+  } catch (e) {
+    const err = friendlyFetchError(e, method);
+    done({ error: err.message });
+    throw err;
+  }
+  call.status = res.status;
+  const type = res.headers.get("content-type") || "";
+  if (!res.ok || !type.includes("text/event-stream")) {
+    const text = await res.text().catch(() => "");
+    let json = null;
+    try { json = JSON.parse(text); } catch (_) { /* not JSON */ }
+    done({ response: json ?? text });
+    if (res.status === 401) throw new RpcError(authMessage(res), { status: 401 });
+    if (json && json.error) throw new RpcError(json.error.message || "error", { code: json.error.code, data: json.error.data, status: res.status });
+    if (!res.ok) throw new RpcError(`${method}: HTTP ${res.status} ${text.slice(0, 300)}`, { status: res.status });
+    if (!json) throw new RpcError(`${method}: the answer is not JSON`, { status: res.status });
+    if (stream && onEvent) { onEvent(json.result, null); return json.result; }
+    return json.result;
+  }
+  // Server-sent events.
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let last;
+  try {
+    for (;;) {
+      const { value, done: finished } = await reader.read();
+      if (finished) break;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        let sseId = null; const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "id") sseId = val;
+          else if (field === "data") data.push(val);
+        }
+        if (!data.length) continue;
+        let msg;
+        try { msg = JSON.parse(data.join("\n")); } catch (_) { msg = { unparsed: data.join("\n") }; }
+        call.events.push({ id: sseId, at: Date.now(), data: msg });
+        if (currentView() === "wire") renderWire();
+        if (msg.error) throw new RpcError(msg.error.message || "error", { code: msg.error.code, data: msg.error.data });
+        last = msg.result;
+        if (onEvent) onEvent(msg.result, sseId);
+      }
+    }
+  } catch (e) {
+    if (e instanceof RpcError) { done({ error: e.message }); throw e; }
+    if (e.name === "AbortError") { done({ error: "closed by the console" }); throw e; }
+    const err = new RpcError(`the stream from the agent broke off: ${e.message}. The agent may have stopped; resubscribe when it is back.`, { code: "stream-lost" });
+    done({ error: err.message });
+    throw err;
+  }
+  done({});
+  return last;
+}
+
+function authMessage(res) {
+  const challenge = res.headers.get("www-authenticate");
+  if (!state.auth) return "The agent refused the call: it needs authentication" + (challenge ? ` (${challenge})` : "") + ".";
+  return state.credential
+    ? `The agent refused the ${state.auth.label}: enter a valid one above.`
+    : `This agent needs authentication: enter your ${state.auth.label} above.`;
+}
+
+// A console endpoint of our own (JSON in, JSON out), recorded on the wire too.
+async function consoleApi(path, { method = "GET", body } = {}) {
+  const headers = body !== undefined ? { "Content-Type": "application/json" } : {};
+  const call = { id: ++state.callSeq, method: `console ${path.split("?")[0]}`, stream: false, httpMethod: method,
+    url: path, curlUrl: new URL(path, location.href).href, headers, credentialHeader: state.auth && state.credential ? state.auth.header : null,
+    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null };
+  recordCall(call);
+  let res;
+  try {
+    res = await fetch(path, { method, headers: { ...headers, ...authHeaders() }, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    const err = friendlyFetchError(e, path);
+    call.error = err.message; throw err;
+  }
+  const json = await res.json().catch(() => null);
+  Object.assign(call, { status: res.status, response: json, ms: Date.now() - call.started });
+  if (res.status === 401) throw new RpcError(authMessage(res), { status: 401 });
+  if (!res.ok) throw new RpcError((json && json.error) || `HTTP ${res.status}`, { status: res.status });
+  return json;
+}
+
+function describeError(e) {
+  if (!(e instanceof RpcError)) return e.message || String(e);
+  let text = e.message;
+  const details = Array.isArray(e.data) ? e.data : e.data ? [e.data] : [];
+  for (const d of details) {
+    const v = d && (d.fieldViolations || (d.metadata && d.metadata.field && [{ field: d.metadata.field, description: d.metadata.reason }]));
+    if (Array.isArray(v)) for (const f of v) if (f.field && !text.includes(f.field)) text += ` (${f.field}: ${f.description})`;
+  }
+  return text;
+}
+
+// ---------- parts, messages, events ----------
+
+function partsText(parts) {
+  return (parts || []).map((p) => {
+    if (p.text !== undefined) return p.text;
+    if (p.data !== undefined) return p.data && p.data.type === "status-indicator" && p.data.text ? p.data.text : pretty(p.data);
+    if (p.url) return `[file ${p.filename || ""} ${p.url}]`;
+    if (p.raw !== undefined) return `[file ${p.filename || ""} ${p.mediaType || ""}, ${Math.round((p.raw.length * 3) / 4)} bytes]`;
+    return pretty(p);
+  }).join("\n");
+}
+
+function eventKind(ev) {
+  if (!ev || typeof ev !== "object") return "unknown";
+  if (ev.task) return "task";
+  if (ev.message) return "message";
+  if (ev.statusUpdate) return "status";
+  if (ev.artifactUpdate) return "artifact";
+  if (ev.id && ev.status) return "task";
+  if (ev.messageId) return "message";
+  return "unknown";
+}
+
+function eventSummary(ev) {
+  switch (eventKind(ev)) {
+    case "task": { const t = ev.task || ev; return `task ${stateName(t.status && t.status.state)}`; }
+    case "message": { const m = ev.message || ev; return `message: ${partsText(m.parts).slice(0, 120)}`; }
+    case "status": {
+      const s = ev.statusUpdate.status || {};
+      const text = s.message ? `: ${partsText(s.message.parts).slice(0, 120)}` : "";
+      return `${stateName(s.state)}${text}`;
+    }
+    case "artifact": {
+      const a = ev.artifactUpdate; const art = a.artifact || {};
+      return `artifact ${art.name || art.artifactId}${a.append ? " +chunk" : ""}${a.lastChunk ? " (last)" : ""}`;
+    }
+    default: return "event";
+  }
+}
+
+// ---------- a task, drawn as it evolves (chat turns and the task page share it) ----------
+
+class TaskView {
+  constructor(onAnswer) {
+    this.onAnswer = onAnswer;
+    this.root = el("div", { class: "task-block" });
+    this.head = el("div", { class: "row" });
+    this.narration = el("ul", { class: "narration", "aria-label": "Status updates" });
+    this.artifacts = el("div", { class: "artifacts" });
+    this.answer = el("div", { class: "answer" });
+    this.question = el("div");
+    this.error = el("p", { class: "error", role: "alert" });
+    this.root.append(this.head, this.narration, this.artifacts, this.question, this.answer, this.error);
+    this.arts = new Map();
+    this.task = null;
+  }
+
+  setHead() {
+    const t = this.task;
+    this.head.replaceChildren(
+      badge(t.status && t.status.state),
+      el("a", { href: `#/task/${encodeURIComponent(t.id)}`, class: "mono", text: `task ${short(t.id)}`, title: t.id }),
+    );
+    this.root.dataset.taskId = t.id;
+    this.root.dataset.state = stateName(t.status && t.status.state);
+  }
+
+  apply(ev) {
+    const kind = eventKind(ev);
+    if (kind === "task") {
+      const t = ev.task || ev;
+      this.task = t;
+      this.setHead();
+      for (const a of t.artifacts || []) this.artifact({ artifact: a, append: false, lastChunk: true });
+      this.status(t.status, true);
+    } else if (kind === "status") {
+      if (!this.task) this.task = { id: ev.statusUpdate.taskId, contextId: ev.statusUpdate.contextId, status: {} };
+      this.task.status = ev.statusUpdate.status;
+      this.setHead();
+      this.status(ev.statusUpdate.status, false);
+    } else if (kind === "artifact") {
+      this.artifact(ev.artifactUpdate);
+    } else if (kind === "message") {
+      const m = ev.message || ev;
+      this.answer.textContent = partsText(m.parts);
+      this.root.dataset.state = "message";
+    }
+  }
+
+  status(status, snapshot) {
+    if (!status) return;
+    const s = status.state;
+    const msg = status.message;
+    const text = msg ? partsText(msg.parts) : "";
+    const kind = msg && msg.metadata && msg.metadata.kind;
+    this.question.replaceChildren();
+    if (s === "TASK_STATE_INPUT_REQUIRED" || s === "TASK_STATE_AUTH_REQUIRED") {
+      this.askUser(text || "The agent needs more input.", s);
+    } else if (TERMINAL.has(s)) {
+      if (s === "TASK_STATE_COMPLETED") { if (text) this.answer.textContent = text; }
+      else {
+        const what = { "TASK_STATE_FAILED": "The task failed", "TASK_STATE_CANCELED": "The task was canceled", "TASK_STATE_REJECTED": "The agent rejected the task" }[s];
+        this.error.textContent = `${what}${text ? ": " + text : "."}`;
+      }
+    } else if (text && !snapshot && kind !== "question") {
+      this.narration.append(el("li", { text }));
+    } else if (text && snapshot && !this.narration.childElementCount) {
+      this.narration.append(el("li", { text }));
+    }
+  }
+
+  artifact(update) {
+    const a = update.artifact || {};
+    const key = a.artifactId || a.name || "artifact";
+    let entry = this.arts.get(key);
+    if (!entry) {
+      const pre = el("pre", { class: "artifact-text" });
+      const box = el("div", { class: "artifact", "data-artifact-id": key }, el("h4", { text: `Artifact: ${a.name || key}` }), pre);
+      entry = { box, pre, text: "" };
+      this.arts.set(key, entry);
+      this.artifacts.append(box);
+    }
+    const chunk = partsText(a.parts);
+    entry.text = update.append ? entry.text + chunk : chunk;
+    entry.pre.textContent = entry.text;
+    entry.box.dataset.complete = update.lastChunk || !update.append ? "true" : "false";
+  }
+
+  askUser(text, s) {
+    const input = el("input", { name: "answer", "aria-label": "Your answer", autocomplete: "off" });
+    const form = el("form", { class: "answer-form row" }, input, el("button", { type: "submit", text: "Answer" }));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      if (!input.value.trim()) { input.setAttribute("aria-invalid", "true"); input.focus(); return; }
+      form.querySelector("button").disabled = true;
+      this.onAnswer(this.task, input.value);
+    });
+    this.question.replaceChildren(el("div", { class: "question" },
+      el("p", {}, el("strong", { text: s === "TASK_STATE_AUTH_REQUIRED" ? "The agent needs authorization: " : "The agent asks: " }), text),
+      form));
+    setTimeout(() => input.focus(), 0);
+  }
+}
+
+// ---------- views ----------
+
+function currentView() {
+  const h = location.hash.replace(/^#\/?/, "");
+  return h.split("/")[0] || "chat";
+}
+
+function route() {
+  const [view, arg] = location.hash.replace(/^#\/?/, "").split("/");
+  const name = view || "chat";
+  for (const s of document.querySelectorAll(".view")) s.hidden = s.id !== `view-${name}`;
+  for (const a of document.querySelectorAll(".tabs a")) {
+    if (a.dataset.view === name) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (state.taskPage && !(name === "task" && arg && decodeURIComponent(arg) === state.taskPage.id)) {
+    state.taskPage.abort.abort(); state.taskPage = null;
+  }
+  if (name !== "tasks") stopTaskList();
+  if (!state.card) return;
+  if (name === "tasks") startTaskList();
+  if (name === "task" && arg) openTask(decodeURIComponent(arg));
+  if (name === "wire") renderWire();
+}
+
+// Card.
+
+function renderCard() {
+  const c = state.card;
+  $("#agent-name").textContent = c.name || "A2A agent";
+  $("#agent-url").textContent = state.config.mode === "remote" ? `${state.config.remote} (through this console)` : state.agentUrl;
+  document.title = `${c.name} — A2A console`;
+  const kv = (pairs) => el("dl", { class: "kv" }, pairs.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)]));
+  const caps = c.capabilities || {};
+  const ifaces = (c.supportedInterfaces || []).map((i) => el("li", { class: "mono", text: `${i.protocolBinding} ${i.protocolVersion || ""} ${i.url}` }));
+  const schemes = Object.entries(c.securitySchemes || {}).map(([name, s]) => el("li", { text: `${name}: ${describeScheme(s)}` }));
+  const skills = (c.skills || []).map((s) => el("li", {}, el("strong", { text: s.name || s.id }), ` (${s.id}) — ${s.description || ""}`));
+  $("#card-rendered").replaceChildren(
+    el("div", { class: "grid2" },
+      el("div", { class: "panel" }, el("h3", { text: c.name }), el("p", { text: c.description || "" }),
+        kv([["Version", c.version], ["Provider", c.provider && `${c.provider.organization || ""} ${c.provider.url || ""}`],
+          ["Documentation", c.documentationUrl], ["Input", (c.defaultInputModes || []).join(", ")], ["Output", (c.defaultOutputModes || []).join(", ")]])),
+      el("div", { class: "panel" }, el("h3", { text: "Capabilities" }),
+        kv([["Streaming", String(!!caps.streaming)], ["Push notifications", String(!!caps.pushNotifications)],
+          ["Extended card", String(!!caps.extendedAgentCard)], ["Extensions", (caps.extensions || []).map((e) => e.uri).join("\n")]])),
+      el("div", { class: "panel" }, el("h3", { text: "Interfaces" }), el("ul", {}, ifaces)),
+      el("div", { class: "panel" }, el("h3", { text: "Security" }), schemes.length ? el("ul", {}, schemes) : el("p", { class: "muted", text: "None: anyone may call this agent." })),
+    ),
+    el("div", { class: "panel" }, el("h3", { text: `Skills (${(c.skills || []).length})` }), el("ul", {}, skills)),
+  );
+  $("#card-raw").textContent = pretty(c);
+}
+
+function describeScheme(s) {
+  if (s.apiKeySecurityScheme) return `API key in ${s.apiKeySecurityScheme.location} \`${s.apiKeySecurityScheme.name}\``;
+  if (s.httpAuthSecurityScheme) return `HTTP ${s.httpAuthSecurityScheme.scheme}${s.httpAuthSecurityScheme.bearerFormat ? " (" + s.httpAuthSecurityScheme.bearerFormat + ")" : ""}`;
+  if (s.oauth2SecurityScheme) return "OAuth 2.0 (bearer token)";
+  if (s.openIdConnectSecurityScheme) return "OpenID Connect (bearer token)";
+  if (s.mtlsSecurityScheme) return "mutual TLS";
+  return pretty(s);
+}
+
+async function checkSignature() {
+  const box = $("#card-signature");
+  box.textContent = "Checking the card's signature…";
+  try {
+    const r = await consoleApi("api/verify-card", { method: "POST", body: state.card });
+    box.className = `signature ${r.status}`;
+    box.textContent = {
+      unsigned: "Signature: the card is not signed.",
+      verified: `Signature: verified (key ${r.kid}).`,
+      invalid: `Signature: INVALID — ${r.detail}`,
+      unverifiable: `Signature: present but not checked — ${r.detail}`,
+    }[r.status] || r.status;
+  } catch (e) {
+    box.className = "signature invalid";
+    box.textContent = `Signature: not checked — ${describeError(e)}`;
+  }
+}
+
+// Authentication: the card's first security requirement says which header carries what.
+
+function setUpAuth() {
+  const c = state.card;
+  const schemes = c.securitySchemes || {};
+  const names = Object.keys(schemes);
+  const required = (c.securityRequirements || []).flatMap((r) => Object.keys(r.schemes || {}));
+  const name = required.find((n) => schemes[n]) || names[0];
+  if (!name) { state.auth = null; $("#credentials").hidden = true; return; }
+  const s = schemes[name];
+  if (s.apiKeySecurityScheme && (s.apiKeySecurityScheme.location || "header").toLowerCase() === "header") {
+    state.auth = { header: s.apiKeySecurityScheme.name, prefix: "", label: `API key (${s.apiKeySecurityScheme.name})` };
+  } else if (s.httpAuthSecurityScheme && /^basic$/i.test(s.httpAuthSecurityScheme.scheme)) {
+    state.auth = { header: "Authorization", prefix: "Basic ", label: "Basic credentials (base64 of user:password)" };
+  } else {
+    state.auth = { header: "Authorization", prefix: "Bearer ", label: "bearer token" };
+  }
+  const form = $("#credentials");
+  form.hidden = false;
+  $("#credential-label").textContent = state.auth.label[0].toUpperCase() + state.auth.label.slice(1);
+  $("#credential").value = state.credential;
+}
+
+$("#credentials").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  state.credential = $("#credential").value.trim();
+  sessionStorage.setItem("a2a-console-credential", state.credential);
+  banner("");
+  // What was read with the old credential is read again with the new one.
+  if (state.taskPage) { state.taskPage.abort.abort(); state.taskPage = null; }
+  stopTaskList();
+  route();
+});
+
+// Skills: a form from the skill's JSON Schema, else a text box.
+
+function skillSchema(id) { return state.schemas[id] && state.schemas[id].input; }
+
+function renderSkills() {
+  const list = $("#skill-list");
+  list.replaceChildren();
+  const select = $("#chat-skill");
+  select.replaceChildren(el("option", { value: "", text: "(the agent chooses)" }));
+  for (const s of state.card.skills || []) {
+    select.append(el("option", { value: s.id, text: s.name || s.id }));
+    const schema = skillSchema(s.id);
+    const form = el("form", { class: "skill-form", novalidate: true, "data-skill": s.id });
+    const formError = el("p", { class: "form-error error", role: "alert" });
+    let read;
+    if (schema) {
+      const editor = schemaEditor(schema, s.id);
+      read = editor.read;
+      form.append(editor.node);
+    } else {
+      const id = `skill-${s.id}-text`;
+      const area = el("textarea", { id, name: "text", rows: 3 });
+      form.append(el("div", { class: "field" }, el("label", { for: id, text: "Message" }), area));
+      read = () => {
+        if (!area.value.trim()) { area.setAttribute("aria-invalid", "true"); return { errors: ["Message: write something for the skill to work on"] }; }
+        area.removeAttribute("aria-invalid");
+        return { parts: [{ text: area.value }] };
+      };
+      if ((s.examples || []).length) {
+        form.append(el("div", { class: "row" }, el("span", { class: "muted", text: "Examples:" }),
+          s.examples.map((x) => el("button", { type: "button", class: "example", text: x, onclick: () => { area.value = x; area.focus(); } }))));
+      }
+    }
+    const send = (mode) => {
+      const r = read();
+      if (r.errors) {
+        formError.textContent = `Fix the input: ${r.errors.join("; ")}`;
+        const bad = form.querySelector('[aria-invalid="true"]');
+        if (bad) bad.focus();
+        return;
+      }
+      formError.textContent = "";
+      location.hash = "#/chat";
+      sendChat({ parts: r.parts, skillId: s.id, mode });
+    };
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); send(ev.submitter && ev.submitter.value === "blocking" ? "blocking" : "stream"); });
+    form.append(formError, el("div", { class: "row" },
+      el("button", { type: "submit", value: "stream", "data-send": "stream", text: "Run (streaming)" }),
+      el("button", { type: "submit", value: "blocking", "data-send": "blocking", class: "secondary", text: "Run (wait for the result)" })));
+    list.append(el("section", { class: "skill", "data-skill": s.id, "aria-labelledby": `skill-h-${s.id}` },
+      el("h3", { id: `skill-h-${s.id}`, text: s.name || s.id }),
+      el("p", { text: s.description || "" }),
+      (s.tags || []).length ? el("p", { class: "tags" }, s.tags.map((t) => el("span", { text: t }))) : null,
+      form));
+  }
+}
+
+// A form for a JSON Schema (objects, strings, numbers, integers, booleans, enums, arrays of
+// scalars, nested objects, $ref into $defs), with a raw JSON box as the way out.
+function schemaEditor(root, skillId) {
+  const defs = root.$defs || root.definitions || {};
+  const resolve = (s) => {
+    let seen = 0;
+    const description = s && s.description;
+    while (s && s.$ref && seen++ < 20) s = { ...defs[s.$ref.split("/").pop()], description: description || (defs[s.$ref.split("/").pop()] || {}).description };
+    if (s && (s.anyOf || s.oneOf)) {
+      const alts = (s.anyOf || s.oneOf).map(resolve);
+      if (alts.length && alts.every((a) => a.const !== undefined)) {
+        return { ...s, type: typeof alts[0].const, enum: alts.map((a) => a.const), enumLabels: alts.map((a) => a.description) };
+      }
+      const real = alts.filter((a) => a.type !== "null");
+      if (real.length === 1) return { ...real[0], nullable: alts.length > real.length, description: s.description || real[0].description };
+    }
+    if (s && Array.isArray(s.type)) { const t = s.type.filter((x) => x !== "null"); return { ...s, type: t[0], nullable: t.length < s.type.length }; }
+    return s || {};
+  };
+  const fields = [];
+  const build = (schema, path, label, required) => {
+    const s = resolve(schema);
+    const id = `f-${skillId}-${path.join(".") || "value"}`.replace(/[^a-zA-Z0-9_.-]/g, "_");
+    const errId = id + "-error";
+    const title = label || s.title || "value";
+    const hint = s.description ? el("span", { class: "hint", id: id + "-hint", text: s.description }) : null;
+    const describedBy = [hint ? id + "-hint" : null, errId].filter(Boolean).join(" ");
+    const err = el("span", { class: "field-error", id: errId });
+    if (s.type === "object" && s.properties) {
+      const req = new Set(s.required || []);
+      const children = Object.entries(s.properties).map(([k, v]) => build(v, [...path, k], k, req.has(k)));
+      if (!path.length) return el("div", {}, children);
+      return el("fieldset", {}, el("legend", { text: title + (required ? " *" : "") }), hint, children);
+    }
+    let input;
+    let kind = s.type;
+    if (Array.isArray(s.enum)) {
+      kind = "enum";
+      input = el("select", { id, name: path.join("."), "aria-describedby": describedBy },
+        el("option", { value: "", text: required ? "— choose —" : "—" }),
+        s.enum.map((v, i) => el("option", { value: String(i), text: s.enumLabels && s.enumLabels[i] ? `${v} — ${s.enumLabels[i]}` : String(v) })));
+    } else if (s.type === "boolean") {
+      input = el("input", { id, type: "checkbox", name: path.join("."), "aria-describedby": describedBy });
+    } else if (s.type === "integer" || s.type === "number") {
+      input = el("input", { id, type: "text", inputmode: s.type === "integer" ? "numeric" : "decimal", name: path.join("."), "aria-describedby": describedBy });
+    } else if (s.type === "array" && s.items) {
+      kind = "array";
+      input = el("textarea", { id, rows: 3, name: path.join("."), "aria-describedby": describedBy, placeholder: "one value per line" });
+    } else if (s.type === "string") {
+      input = el("input", { id, type: s.format === "date" ? "date" : "text", name: path.join("."), "aria-describedby": describedBy });
+    } else {
+      kind = "json";
+      input = el("textarea", { id, rows: 3, name: path.join("."), "aria-describedby": describedBy, placeholder: "JSON" });
+    }
+    if (required) input.setAttribute("aria-required", "true");
+    fields.push({ path, s, kind, input, err, required, title });
+    return el("div", { class: "field" }, el("label", { for: id, text: title + (required ? " *" : "") }), hint, input, err);
+  };
+  const formNode = build(root, [], null, true);
+  const rawId = `f-${skillId}-raw`;
+  const raw = el("textarea", { id: rawId, rows: 6, class: "mono", name: "raw-json" });
+  const rawBox = el("details", { class: "raw" }, el("summary", { text: "Edit as JSON instead" }),
+    el("label", { for: rawId, class: "sr-only", text: "The data part, as JSON" }), raw);
+
+  const scalar = (f, text) => {
+    const s = resolve(f.s.items ? f.s.items : f.s);
+    const t = s.type;
+    if (t === "integer" || t === "number") {
+      if (!/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text)) throw new Error(`${f.title}: \`${text}\` is not a number`);
+      const n = Number(text);
+      if (t === "integer" && !Number.isInteger(n)) throw new Error(`${f.title}: must be a whole number, not ${text}`);
+      if (s.minimum !== undefined && n < s.minimum) throw new Error(`${f.title}: must be at least ${s.minimum}, not ${n}`);
+      if (s.maximum !== undefined && n > s.maximum) throw new Error(`${f.title}: must be at most ${s.maximum}, not ${n}`);
+      return n;
+    }
+    if (t === "boolean") { if (!/^(true|false)$/.test(text)) throw new Error(`${f.title}: true or false`); return text === "true"; }
+    if (s.minLength !== undefined && text.length < s.minLength) throw new Error(`${f.title}: at least ${s.minLength} characters`);
+    if (s.maxLength !== undefined && text.length > s.maxLength) throw new Error(`${f.title}: at most ${s.maxLength} characters`);
+    if (s.pattern && !new RegExp(s.pattern).test(text)) throw new Error(`${f.title}: must match ${s.pattern}`);
+    return text;
+  };
+  const set = (obj, path, v) => {
+    if (!path.length) return v;
+    let o = obj;
+    for (const k of path.slice(0, -1)) o = o[k] = o[k] || {};
+    o[path[path.length - 1]] = v;
+    return obj;
+  };
+  const read = () => {
+    if (rawBox.open && raw.value.trim()) {
+      try { return { parts: [{ data: JSON.parse(raw.value) }] }; } catch (e) {
+        raw.setAttribute("aria-invalid", "true");
+        return { errors: [`the JSON does not parse: ${e.message}`] };
+      }
+    }
+    raw.removeAttribute("aria-invalid");
+    const errors = [];
+    let value = {};
+    for (const f of fields) {
+      f.err.textContent = ""; f.input.removeAttribute("aria-invalid");
+      try {
+        let v;
+        if (f.kind === "boolean") v = f.input.checked;
+        else if (f.kind === "enum") v = f.input.value === "" ? undefined : f.s.enum[Number(f.input.value)];
+        else {
+          const text = f.input.value.trim();
+          if (!text) v = undefined;
+          else if (f.kind === "array") v = text.split("\n").map((x) => x.trim()).filter(Boolean).map((x) => scalar(f, x));
+          else if (f.kind === "json") { try { v = JSON.parse(text); } catch (e) { throw new Error(`${f.title}: not JSON (${e.message})`); } }
+          else v = scalar(f, text);
+        }
+        if (v === undefined) {
+          if (f.required && !f.s.nullable) throw new Error(`${f.title}: required`);
+          continue;
+        }
+        value = set(value, f.path, v);
+      } catch (e) {
+        f.err.textContent = e.message;
+        f.input.setAttribute("aria-invalid", "true");
+        errors.push(e.message);
+      }
+    }
+    return errors.length ? { errors } : { parts: [{ data: value }] };
+  };
+  return { node: el("div", {}, formNode, rawBox), read };
+}
+
+// Chat.
+
+function chatMode() { return document.querySelector('#chat-form input[name="mode"]:checked').value; }
+
+function userTurn(parts) {
+  $("#chat-log").append(el("div", { class: "turn user" }, el("div", { class: "who", text: "You" }), el("div", { class: "answer", text: partsText(parts) })));
+}
+
+async function sendChat({ parts, skillId, mode = chatMode(), taskId, contextId, view }) {
+  $("#chat-error").textContent = "";
+  const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts };
+  if (taskId) message.taskId = taskId;
+  if (contextId) message.contextId = contextId;
+  if (skillId) message.metadata = { skillId };
+  // A reply to the agent's question stays with its task; a new message is a new turn.
+  if (view) view.narration.append(el("li", { class: "reply" }, el("strong", { text: "You: " }), partsText(parts)));
+  else userTurn(parts);
+  let turn = view;
+  if (!turn) {
+    turn = new TaskView((task, text) => sendChat({ parts: [{ text }], taskId: task.id, contextId: task.contextId, mode, view: turn }));
+    $("#chat-log").append(el("div", { class: "turn agent" }, el("div", { class: "who", text: "Agent" }), turn.root));
+  }
+  turn.error.textContent = "";
+  const params = { message };
+  const streaming = mode === "stream" && state.card.capabilities && state.card.capabilities.streaming;
+  if (!streaming) params.configuration = { returnImmediately: false };
+  try {
+    if (streaming) {
+      await rpc("SendStreamingMessage", params, { stream: true, onEvent: (ev) => turn.apply(ev) });
+    } else {
+      turn.apply(await rpc("SendMessage", params));
+    }
+  } catch (e) {
+    turn.error.textContent = describeError(e) + (turn.task ? ` (task ${short(turn.task.id)}: open it under Tasks to resubscribe)` : "");
+    turn.root.dataset.error = "true";
+  }
+  turn.root.scrollIntoView({ block: "end" });
+}
+
+$("#chat-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const input = $("#chat-input");
+  if (!input.value.trim()) { $("#chat-error").textContent = "Write a message first."; input.focus(); return; }
+  const text = input.value;
+  input.value = "";
+  sendChat({ parts: [{ text }], skillId: $("#chat-skill").value || undefined });
+});
+
+// The task list: ListTasks, kept fresh; open tasks followed with SubscribeToTask.
+
+function stopTaskList() {
+  clearInterval(state.tasksTimer); state.tasksTimer = null;
+  for (const a of state.live.values()) a.abort();
+  state.live.clear();
+}
+
+function startTaskList() {
+  if (state.tasksTimer) return;
+  refreshTasks();
+  state.tasksTimer = setInterval(refreshTasks, 3000);
+}
+
+async function refreshTasks() {
+  const body = $("#task-list tbody");
+  let res;
+  try {
+    res = await rpc("ListTasks", { pageSize: 50, historyLength: 0 });
+    $("#tasks-error").textContent = "";
+  } catch (e) {
+    $("#tasks-error").textContent = describeError(e);
+    if (e.status === 401) { body.replaceChildren(); stopTaskList(); }
+    return;
+  }
+  const tasks = res.tasks || [];
+  const rows = tasks.map((t) => {
+    const existing = body.querySelector(`tr[data-task-id="${CSS.escape(t.id)}"]`);
+    const row = existing || el("tr", { "data-task-id": t.id });
+    row.replaceChildren(
+      el("td", {}, el("a", { href: `#/task/${encodeURIComponent(t.id)}`, class: "mono", title: t.id, text: short(t.id) })),
+      el("td", { class: "state" }, badge(t.status && t.status.state)),
+      el("td", { text: time(t.status && t.status.timestamp) }),
+      el("td", { class: "mono", title: t.contextId, text: short(t.contextId) }),
+    );
+    return row;
+  });
+  body.replaceChildren(...rows);
+  if (!tasks.length) body.append(el("tr", {}, el("td", { colspan: "4", class: "muted", text: "No tasks yet: run a skill." })));
+  // Follow the open ones, newest first, up to MAX_LIVE.
+  const open = tasks.filter((t) => !TERMINAL.has(t.status && t.status.state)).slice(0, MAX_LIVE).map((t) => t.id);
+  for (const [id, abort] of state.live) if (!open.includes(id)) { abort.abort(); state.live.delete(id); }
+  for (const id of open) {
+    if (state.live.has(id) || !(state.card.capabilities || {}).streaming) continue;
+    const abort = new AbortController();
+    state.live.set(id, abort);
+    rpc("SubscribeToTask", { id }, {
+      stream: true, signal: abort.signal,
+      onEvent: (ev) => {
+        const row = body.querySelector(`tr[data-task-id="${CSS.escape(id)}"] td.state`);
+        const s = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null;
+        if (row && s) row.replaceChildren(badge(s));
+      },
+    }).catch(() => {}).finally(() => { if (state.live.get(id) === abort) state.live.delete(id); });
+  }
+}
+
+// The task page.
+
+async function openTask(id) {
+  if (state.taskPage && state.taskPage.id === id) return;
+  if (state.taskPage) state.taskPage.abort.abort();
+  const page = { id, abort: new AbortController(), events: [] };
+  state.taskPage = page;
+  const root = $("#task-page");
+  root.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+  let task;
+  try {
+    task = await rpc("GetTask", { id });
+  } catch (e) {
+    root.replaceChildren(el("p", { class: "error", role: "alert", text: describeError(e) }));
+    return;
+  }
+  const view = new TaskView((t, text) => {
+    sendChat({ parts: [{ text }], taskId: t.id, contextId: t.contextId, mode: "stream", view: null });
+    location.hash = "#/chat";
+  });
+  view.apply({ task });
+  const actionsError = el("p", { class: "error", role: "alert", id: "task-action-error" });
+  const timeline = el("ol", { class: "timeline", id: "task-timeline", "aria-label": "Events" });
+  const cancel = el("button", { type: "button", id: "task-cancel", text: "Cancel task", disabled: TERMINAL.has(task.status.state) });
+  const resub = el("button", { type: "button", id: "task-resubscribe", text: "Resubscribe" });
+  const history = el("ol", { id: "task-history" }, (task.history || []).map((m) =>
+    el("li", {}, el("strong", { text: m.role === "ROLE_USER" ? "user: " : "agent: " }), partsText(m.parts))));
+  const artifacts = el("div", { id: "task-artifacts" }, (task.artifacts || []).map((a) =>
+    el("div", { class: "artifact" }, el("h4", { text: a.name || a.artifactId }), el("pre", { text: partsText(a.parts) }))));
+  const push = el("div", { id: "task-push" });
+  const deliveries = el("div", { id: "task-deliveries" });
+  root.replaceChildren(
+    el("dl", { class: "kv" }, el("dt", { text: "Task" }), el("dd", { class: "mono", text: task.id }),
+      el("dt", { text: "Context" }), el("dd", { class: "mono", text: task.contextId }),
+      el("dt", { text: "State" }), el("dd", { id: "task-state" }, badge(task.status.state))),
+    el("div", { class: "row" }, cancel, resub), actionsError,
+    el("div", { class: "panel" }, el("h3", { text: "Live" }), view.root),
+    el("div", { class: "panel" }, el("h3", { text: "Event timeline" }),
+      el("p", { class: "muted", text: "Events as the agent streamed them, with their SSE ids; resume after any one of them." }), timeline),
+    el("div", { class: "panel" }, el("h3", { text: "History" }), history),
+    el("div", { class: "panel" }, el("h3", { text: "Artifacts" }), artifacts),
+    el("div", { class: "panel" }, el("h3", { text: "Push notifications" }), push, el("h4", { text: "Deliveries" }), deliveries),
+  );
+  const setState = (s) => { $("#task-state").replaceChildren(badge(s)); cancel.disabled = TERMINAL.has(s); };
+  const addEvent = (ev, sseId) => {
+    const s = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null;
+    if (s) setState(s);
+    view.apply(ev);
+    const resume = el("button", { type: "button", class: "resume-from", text: "Resume after", "aria-label": `Resume after event ${sseId}`, disabled: sseId === null });
+    resume.addEventListener("click", () => subscribe(sseId));
+    timeline.append(el("li", { "data-event-id": sseId ?? "" },
+      el("span", { class: "mono", text: sseId === null ? "—" : `#${sseId}` }),
+      el("span", { text: new Date().toLocaleTimeString() }),
+      el("span", { text: eventSummary(ev) }), resume,
+      el("details", {}, el("summary", { text: "raw" }), el("pre", { text: pretty(ev) }))));
+  };
+  const subscribe = async (after, continued) => {
+    if (page.stream) page.stream.abort();
+    const abort = new AbortController();
+    page.stream = abort;
+    page.abort.signal.addEventListener("abort", () => abort.abort());
+    actionsError.textContent = "";
+    if (after !== undefined && !continued) timeline.append(el("li", { class: "muted note" }, el("span", {}), el("span", {}), el("span", { text: after === 0 ? "replaying the task's events" : `resubscribed after event #${after}` }), el("span", {})));
+    let lastId = null; let lastState = null;
+    const onEvent = (ev, sseId) => {
+      addEvent(ev, sseId);
+      if (sseId !== null) lastId = sseId;
+      lastState = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : lastState;
+    };
+    try {
+      await rpc("SubscribeToTask", { id }, { stream: true, lastEventId: after, signal: abort.signal, onEvent });
+      // A stream ends where the task waited for input; what came after is read on.
+      if (lastId !== null && String(lastId) !== String(after) && (lastState === "TASK_STATE_INPUT_REQUIRED" || lastState === "TASK_STATE_AUTH_REQUIRED")) {
+        subscribe(lastId, true);
+      }
+    } catch (e) {
+      if (e.name === "AbortError") return;
+      if (e.code === -32004 || /terminal/i.test(e.message)) actionsError.textContent = `${describeError(e)} Resume after an event to replay what followed it.`;
+      else actionsError.textContent = describeError(e);
+    }
+  };
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    try {
+      const t = await rpc("CancelTask", { id });
+      setState(t.status.state);
+      view.apply({ task: t });
+    } catch (e) {
+      actionsError.textContent = describeError(e);
+      cancel.disabled = false;
+    }
+  });
+  resub.addEventListener("click", () => subscribe(undefined));
+  renderPush(task, push, deliveries);
+  if (!TERMINAL.has(task.status.state) && (state.card.capabilities || {}).streaming) subscribe(undefined);
+  else if (TERMINAL.has(task.status.state)) subscribe(0);
+}
+
+async function renderPush(task, box, deliveriesBox) {
+  const caps = state.card.capabilities || {};
+  if (!caps.pushNotifications) {
+    box.replaceChildren(el("p", { class: "muted", text: "This agent does not offer push notifications." }));
+  } else {
+    const list = el("ul", { id: "push-configs" });
+    const error = el("p", { class: "error", role: "alert" });
+    const add = el("button", { type: "button", id: "push-add", text: "Add a push config to the console's inbox" });
+    const load = async () => {
+      try {
+        const r = await rpc("ListTaskPushNotificationConfigs", { taskId: task.id });
+        list.replaceChildren(...(r.configs || []).map((c) => {
+          const del = el("button", { type: "button", text: "Delete" });
+          del.addEventListener("click", async () => {
+            try { await rpc("DeleteTaskPushNotificationConfig", { taskId: task.id, id: c.id }); load(); } catch (e) { error.textContent = describeError(e); }
+          });
+          return el("li", {}, el("span", { class: "mono", text: `${c.id} → ${c.url}` }), " ", del);
+        }));
+        if (!list.childElementCount) list.append(el("li", { class: "muted", text: "No push configs." }));
+      } catch (e) { error.textContent = describeError(e); }
+    };
+    add.addEventListener("click", async () => {
+      error.textContent = "";
+      try {
+        const inbox = await consoleApi("api/inbox-config", { method: "POST", body: {} });
+        const url = new URL(inbox.path, location.href).href;
+        await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url, token: inbox.token });
+        load();
+      } catch (e) { error.textContent = describeError(e); }
+    });
+    box.replaceChildren(list, add, error);
+    load();
+  }
+  const refresh = async () => {
+    try {
+      const r = await consoleApi(`api/deliveries?task=${encodeURIComponent(task.id)}`);
+      const items = (r.deliveries || []).map((d) => el("li", {},
+        el("span", { class: d.refused ? "error" : "", text: `${new Date(d.at).toLocaleTimeString()} HTTP ${d.status} ` }),
+        d.refused ? d.refused : eventSummary(d.event),
+        d.event ? el("details", {}, el("summary", { text: "body" }), el("pre", { text: pretty(d.event) })) : null));
+      deliveriesBox.replaceChildren(items.length ? el("ol", { id: "delivery-list" }, items) : el("p", { class: "muted", text: "No deliveries received for this task." }));
+    } catch (e) {
+      deliveriesBox.replaceChildren(el("p", { class: "error", text: describeError(e) }));
+    }
+  };
+  refresh();
+  const timer = setInterval(() => { if (!state.taskPage || state.taskPage.id !== task.id) clearInterval(timer); else refresh(); }, 2000);
+}
+
+// The wire log.
+
+function renderWire() {
+  const list = $("#wire-log");
+  const open = new Set([...list.querySelectorAll("details[open]")].map((d) => d.dataset.call));
+  list.replaceChildren(...state.calls.map((c) => {
+    const ok = c.status && c.status < 400 && !c.error;
+    const response = c.events.length
+      ? c.events.map((e) => `id: ${e.id ?? ""}\ndata: ${JSON.stringify(e.data)}\n`).join("\n")
+      : c.response === null ? "" : typeof c.response === "string" ? c.response : pretty(c.response);
+    const curl = curlFor(c);
+    const copy = el("button", { type: "button", class: "copy-curl", text: "Copy as curl" });
+    copy.addEventListener("click", () => copyText(curl, copy));
+    return el("li", { class: "call", "data-call": String(c.id) }, el("details", { "data-call": String(c.id), open: open.has(String(c.id)) },
+      el("summary", {}, el("strong", { text: c.method }), " ",
+        el("span", { class: ok ? "status-ok" : "status-bad", text: c.error ? `error` : c.status ? `HTTP ${c.status}` : "…" }),
+        c.ms !== null ? ` ${c.ms} ms` : " (open)", c.stream ? ` · ${c.events.length} events` : "", c.error ? ` — ${c.error}` : ""),
+      el("h4", { text: "Request" }), el("pre", { class: "code", text: `${c.httpMethod} ${c.curlUrl}\n${Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${c.credentialHeader ? `\n${c.credentialHeader}: (hidden)` : ""}\n\n${c.body === undefined ? "" : pretty(c.body)}` }),
+      el("h4", { text: "Response" }), el("pre", { class: "code", text: response }),
+      el("div", { class: "row" }, copy), el("pre", { class: "code curl", text: curl })));
+  }));
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch (_) {
+    button.textContent = "Select the text below to copy";
+  }
+  setTimeout(() => { button.textContent = "Copy as curl"; }, 1500);
+}
+
+document.addEventListener("click", (ev) => {
+  const b = ev.target.closest("button.copy");
+  if (b) copyText($("#" + b.dataset.copy).textContent, b);
+});
+
+// ---------- start ----------
+
+function mapUrl(url) {
+  // The card names the agent's URLs; the page calls them on its own origin (or the proxy).
+  const u = new URL(url, location.href);
+  if (state.config.mode === "remote") {
+    if (u.origin !== state.config.remoteOrigin) return null;
+    return `${location.origin}${state.config.agentBase}${u.pathname}${u.search}`;
+  }
+  return `${location.origin}${u.pathname}${u.search}`;
+}
+
+async function start() {
+  window.addEventListener("hashchange", route);
+  try {
+    state.config = await (await fetch("config.json")).json();
+  } catch (e) {
+    banner(`The console could not load its configuration: ${e.message}`);
+    return;
+  }
+  let card;
+  try {
+    const res = await fetch(state.config.cardPath.startsWith("/") ? state.config.cardPath : "/" + state.config.cardPath, { headers: { Accept: "application/json" } });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
+    card = JSON.parse(text);
+  } catch (e) {
+    banner(`The agent's card could not be read (${e.message}). Is the agent running${state.config.mode === "remote" ? ` at ${state.config.remote}` : ""}?`);
+    return;
+  }
+  state.card = card;
+  const jsonrpc = (card.supportedInterfaces || []).find((i) => i.protocolBinding === "JSONRPC" && (i.protocolVersion || "1.0").startsWith("1."));
+  if (!jsonrpc) { renderCard(); banner("This agent offers no JSON-RPC interface for A2A 1.0: the console speaks JSON-RPC."); route(); return; }
+  state.agentUrl = jsonrpc.url;
+  state.rpcUrl = mapUrl(jsonrpc.url);
+  if (!state.rpcUrl) { banner(`The card's JSON-RPC URL ${jsonrpc.url} is not on the agent's origin ${state.config.remoteOrigin}: the console forwards only there.`); }
+  const ext = ((card.capabilities || {}).extensions || []).find((e) => /skill-schemas/.test(e.uri || ""));
+  state.schemas = (ext && ext.params && ext.params.skills) || {};
+  setUpAuth();
+  renderCard();
+  renderSkills();
+  checkSignature();
+  if (!location.hash) location.hash = "#/chat";
+  route();
+}
+
+start();

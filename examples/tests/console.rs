@@ -1,0 +1,403 @@
+//! The console in a real browser (Debian's headless Chromium over WebDriver): the workshop
+//! example run with `--console`, used as a person would. Run a skill from its form, answer its
+//! question inline, watch narration and the artifact grow, cancel another run from its task
+//! page with a push config to the console's inbox, read the task list, the event timeline
+//! and the wire; then a broken data form, a failing skill and the agent going away
+//! mid-stream, each a clear message on the page; and an agent behind API keys, whose console
+//! shows a caller only their own tasks. Screenshots go to `target/console-screenshots/`
+//! (`A2A_UPDATE_CONSOLE_PICTURE=1` also copies the chat to `docs/console.png`).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::Example;
+use support::browser::Browser;
+
+const WORKSHOP: &str = env!("CARGO_BIN_EXE_workshop");
+
+fn workshop(args: &[&str]) -> Example {
+    let mut all = vec![
+        "--bind",
+        "127.0.0.1:0",
+        "--console",
+        "--push-webhooks",
+        "loopback",
+    ];
+    all.extend_from_slice(args);
+    Example::start(WORKSHOP, &all)
+}
+
+/// The last element matching `css`'s text (the newest chat turn's).
+async fn last_text(b: &Browser, css: &str) -> String {
+    let js = format!(
+        "const all = document.querySelectorAll({}); return all.length ? all[all.length - 1].innerText : null;",
+        json!(css)
+    );
+    b.eval(&js).await.as_str().unwrap_or_default().to_string()
+}
+
+/// Wait until the last element matching `css` contains `needle`.
+async fn wait_last(b: &Browser, css: &str, needle: &str) -> String {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = last_text(b, css).await;
+        if text.contains(needle) {
+            return text;
+        }
+        if Instant::now() > until {
+            let page = b.eval("return document.body.innerText").await;
+            panic!("the last `{css}` never said {needle:?}: it says {text:?}; the page: {page}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Load the console afresh (a new page, not only a new `#` view) at `view`.
+async fn open_console(b: &Browser, agent: &Example, view: &str) {
+    b.goto("about:blank").await;
+    b.goto(&format!("{}/_console/#/{view}", agent.url)).await;
+    b.wait_for_text("#agent-name", "Workshop").await;
+}
+
+async fn run_build(b: &Browser, what: &str) {
+    b.click(".tabs a[data-view=skills]").await;
+    b.fill(
+        r#"section.skill[data-skill="build"] textarea[name="text"]"#,
+        what,
+    )
+    .await;
+    b.click(r#"section.skill[data-skill="build"] button[data-send="stream"]"#)
+        .await;
+}
+
+#[tokio::test]
+async fn run_answer_watch_cancel_and_read_the_wire() {
+    let agent = workshop(&[]);
+    let b = Browser::start().await;
+
+    // The card, rendered and raw, with its signature status.
+    open_console(&b, &agent, "card").await;
+    b.wait_for_text("#card-signature", "not signed").await;
+    b.wait_for_text("#card-rendered", "Push notifications")
+        .await;
+    let raw = b
+        .eval("return document.querySelector('#card-raw').textContent")
+        .await;
+    let card: Value = serde_json::from_str(raw.as_str().unwrap()).unwrap();
+    assert_eq!(card["name"], "Workshop");
+    b.screenshot("card").await;
+
+    // Run `build` from its form; the question comes back inline; answer it.
+    run_build(&b, "a bookshelf").await;
+    b.wait_for_text(".task-block .question", "Which finish for a bookshelf")
+        .await;
+    b.screenshot("question").await;
+    b.fill(".answer-form input[name=answer]", "oak").await;
+    b.click(".answer-form button").await;
+    // Narration apart from the answer; the artifact grows chunk by chunk.
+    b.wait_for_text(
+        ".task-block .narration li",
+        "Gathering materials for a bookshelf in oak",
+    )
+    .await;
+    let mut lengths = Vec::new();
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        let text = last_text(&b, ".task-block .artifact-text").await;
+        let lines = text.lines().count();
+        if lengths.last() != Some(&lines) {
+            lengths.push(lines);
+        }
+        if lines == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    assert!(
+        lengths.iter().filter(|n| **n > 0).count() >= 3 && lengths.last() == Some(&4),
+        "the artifact grew in steps: {lengths:?}"
+    );
+    wait_last(
+        &b,
+        ".task-block .answer",
+        "Done: a bookshelf, finished in oak.",
+    )
+    .await;
+    b.wait_for(r#".task-block[data-state="completed"]"#).await;
+    let narration = last_text(&b, ".task-block .narration").await;
+    assert!(
+        !narration.contains("Done:"),
+        "the answer is not narration: {narration}"
+    );
+    let answer = last_text(&b, ".task-block .answer").await;
+    assert!(
+        !answer.contains("Gathering"),
+        "narration is not the answer: {answer}"
+    );
+    b.screenshot("chat").await;
+    if std::env::var_os("A2A_UPDATE_CONSOLE_PICTURE").is_some() {
+        let shot = b.screenshot("chat").await;
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/console.png");
+        std::fs::copy(shot, docs).unwrap();
+    }
+
+    // Another run, left waiting for its answer: cancel it from its task page.
+    run_build(&b, "a table").await;
+    wait_last(&b, ".task-block .question", "Which finish for a table").await;
+    b.click(".tabs a[data-view=tasks]").await;
+    let row = b
+        .wait_for_text("#task-list tbody tr[data-task-id]", "input-required")
+        .await;
+    let waiting = row.attr("data-task-id").await.unwrap().unwrap();
+    b.wait_for_text("#task-list tbody", "completed").await;
+    b.screenshot("tasks").await;
+    b.click(&format!(r#"tr[data-task-id="{waiting}"] a"#)).await;
+    b.wait_for_text("#task-state", "input-required").await;
+    b.wait_for("#task-timeline li[data-event-id]").await;
+    // A push config to the console's own inbox; the cancel is delivered there.
+    b.click("#push-add").await;
+    b.wait_for_text("#push-configs li", "/_console/inbox").await;
+    b.click("#task-cancel").await;
+    b.wait_for_text("#task-state", "canceled").await;
+    b.wait_for_text("#delivery-list li", "HTTP 204").await;
+    b.wait_for_text("#delivery-list li", "canceled").await;
+    b.screenshot("task").await;
+
+    // The finished bookshelf's page replays its events with their SSE ids; resubscribing
+    // after one of them replays what followed it.
+    b.click(".tabs a[data-view=tasks]").await;
+    let done = b
+        .wait_for_text("#task-list tbody tr[data-task-id]", "completed")
+        .await;
+    let done = done.attr("data-task-id").await.unwrap().unwrap();
+    b.click(&format!(r#"tr[data-task-id="{done}"] a"#)).await;
+    b.wait_for_text("#task-timeline", "artifact build-log")
+        .await;
+    b.wait_for_text("#task-timeline", "completed").await;
+    let ids: Vec<u64> = serde_json::from_value(
+        b.eval("return [...document.querySelectorAll('#task-timeline li[data-event-id]')].map(li => Number(li.dataset.eventId))")
+            .await,
+    )
+    .unwrap();
+    assert!(
+        ids.len() > 8 && ids.windows(2).all(|w| w[0] < w[1]),
+        "{ids:?}"
+    );
+    let before = ids.len();
+    b.click(r#"#task-timeline li[data-event-id="3"] .resume-from"#)
+        .await;
+    b.wait_for_text("#task-timeline", "resubscribed after event #3")
+        .await;
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let n = b
+            .eval("return document.querySelectorAll('#task-timeline li[data-event-id]').length")
+            .await
+            .as_u64()
+            .unwrap() as usize;
+        if n == before + (before - 3) {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "replayed {} of {} events",
+            n - before,
+            before - 3
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The wire: every call, raw, with its curl.
+    b.click(".tabs a[data-view=wire]").await;
+    b.wait_for_text("#wire-log li.call summary", "SendStreamingMessage")
+        .await;
+    let call = b
+        .eval("return [...document.querySelectorAll('#wire-log li.call')].find(li => li.querySelector('summary').innerText.includes('SendStreamingMessage')).dataset.call")
+        .await;
+    let call = format!(
+        r#"#wire-log li.call[data-call="{}"]"#,
+        call.as_str().unwrap()
+    );
+    b.click(&format!("{call} summary")).await;
+    let curl = b
+        .wait_for_text(&format!("{call} pre.curl"), "SendStreamingMessage")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        curl.starts_with("curl -sS -N -X POST") && curl.contains("-H 'A2A-Version: 1.0'"),
+        "{curl}"
+    );
+    b.screenshot("wire").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn broken_input_a_failing_skill_and_the_agent_gone() {
+    let agent = workshop(&[]);
+    let b = Browser::start().await;
+    open_console(&b, &agent, "skills").await;
+    let form = r#"form.skill-form[data-skill="quote"]"#;
+    let calls = || async { b.text("#wire-count").await };
+    let calls_before = calls().await;
+
+    // Broken input: named per field, nothing sent.
+    b.fill("#f-quote-thing", "chair").await;
+    b.fill("#f-quote-quantity", "lots").await;
+    b.click(&format!(r#"{form} button[data-send="stream"]"#))
+        .await;
+    b.wait_for_text(
+        &format!("{form} .form-error"),
+        "quantity: `lots` is not a number",
+    )
+    .await;
+    b.wait_for_text(&format!("{form} .field-error"), "finish: required")
+        .await;
+    let invalid = b
+        .eval("return document.querySelector('#f-quote-quantity').getAttribute('aria-invalid')")
+        .await;
+    assert_eq!(invalid, json!("true"));
+    b.fill("#f-quote-quantity", "20").await;
+    b.click(&format!(r#"{form} button[data-send="stream"]"#))
+        .await;
+    b.wait_for_text(
+        &format!("{form} .form-error"),
+        "quantity: must be at most 12, not 20",
+    )
+    .await;
+    b.screenshot("broken-input").await;
+    assert_eq!(calls().await, calls_before, "no call for a broken form");
+
+    // The agent's own check, past the form: raw JSON with a wrong type names the field.
+    b.click(&format!("{form} details.raw summary")).await;
+    b.fill(
+        &format!("{form} textarea[name=raw-json]"),
+        r#"{"thing": "chair", "quantity": "six", "finish": "oak"}"#,
+    )
+    .await;
+    b.click(&format!(r#"{form} button[data-send="blocking"]"#))
+        .await;
+    wait_last(&b, ".task-block .error", "message.parts[0].data.quantity").await;
+
+    // A failing skill: its reason, shown as the failure it is.
+    open_console(&b, &agent, "skills").await;
+    b.fill("#f-quote-thing", "chair").await;
+    b.fill("#f-quote-quantity", "6").await;
+    b.wait_for("#f-quote-finish")
+        .await
+        .select_by_value("1")
+        .await
+        .unwrap();
+    b.click(&format!(r#"{form} button[data-send="stream"]"#))
+        .await;
+    wait_last(
+        &b,
+        ".task-block .error",
+        "The task failed: not enough walnut veneer for 6 × chair: 4 in stock",
+    )
+    .await;
+    b.wait_for(r#".task-block[data-state="failed"]"#).await;
+    b.screenshot("failed-skill").await;
+
+    // The agent goes away mid-stream.
+    run_build(&b, "a cabinet").await;
+    b.wait_for_text(".task-block .question", "Which finish for a cabinet")
+        .await;
+    b.fill(".answer-form input[name=answer]", "paint").await;
+    b.click(".answer-form button").await;
+    wait_last(
+        &b,
+        ".task-block .narration",
+        "Gathering materials for a cabinet",
+    )
+    .await;
+    drop(agent);
+    let shown = wait_last(&b, ".task-block .error", "broke off").await;
+    assert!(shown.contains("resubscribe"), "{shown}");
+    b.screenshot("agent-gone").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn behind_api_keys_each_caller_sees_only_their_tasks() {
+    let agent = workshop(&["--api-key", "alice-key", "--api-key", "bob-key"]);
+    // Alice's task, made through the API.
+    let alice_task: Value = reqwest::Client::new()
+        .post(&agent.url)
+        .header("A2A-Version", "1.0")
+        .header("X-API-Key", "alice-key")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "a desk"}]}}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let alice_task = alice_task["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let b = Browser::start().await;
+    // No key: the console says what the agent needs, and shows no task.
+    open_console(&b, &agent, "tasks").await;
+    b.wait_for_text(
+        "#tasks-error",
+        "needs authentication: enter your API key (X-API-Key)",
+    )
+    .await;
+    let rows = b
+        .eval("return document.querySelectorAll('#task-list tbody tr[data-task-id]').length")
+        .await;
+    assert_eq!(rows, json!(0));
+    b.screenshot("auth-needed").await;
+    // Bob's key: none of Alice's tasks, and hers is not found by id either.
+    b.fill("#credential", "bob-key").await;
+    b.click("#credential-save").await;
+    b.wait_for_text("#task-list tbody", "No tasks yet").await;
+    b.goto(&format!("{}/_console/#/task/{alice_task}", agent.url))
+        .await;
+    b.wait_for_text("#task-page .error", "not found").await;
+    // Alice's key: her task.
+    b.fill("#credential", "alice-key").await;
+    b.click("#credential-save").await;
+    b.wait_for_text("#task-state", "input-required").await;
+    b.click(".tabs a[data-view=tasks]").await;
+    b.wait_for(&format!(r#"#task-list tr[data-task-id="{alice_task}"]"#))
+        .await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_remote_agents_console_through_the_proxy() {
+    let agent = Example::start(WORKSHOP, &["--bind", "127.0.0.1:0"]);
+    let console = a2a_kit_axum::console::Console::remote(&agent.url).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app: axum::Router = console.router();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let b = Browser::start().await;
+    b.goto(&format!("{base}/_console/#/chat")).await;
+    b.wait_for_text("#agent-url", "through this console").await;
+    b.fill("#chat-input", "a lamp").await;
+    b.click("#chat-send").await;
+    b.wait_for_text(".task-block .question", "Which finish for a lamp")
+        .await;
+    b.fill(".answer-form input[name=answer]", "walnut").await;
+    b.click(".answer-form button").await;
+    wait_last(
+        &b,
+        ".task-block .answer",
+        "Done: a lamp, finished in walnut.",
+    )
+    .await;
+    b.screenshot("remote").await;
+    b.close().await;
+}
