@@ -489,3 +489,63 @@ async fn a_remote_console_forwards_calls_credentials_and_event_ids() {
     assert!(body["error"].as_str().unwrap().contains(&dead), "{body}");
     let _ = agent;
 }
+
+#[tokio::test]
+async fn an_apps_own_receiver_shows_its_deliveries_to_an_authenticated_caller() {
+    use a2a_kit_axum::webhook::{DeliveryLog, PushTokens, WebhookReceiver};
+    let log = DeliveryLog::new(10);
+    let tokens = PushTokens::new();
+    let receiver = WebhookReceiver::new(tokens.clone()).record_to(&log);
+    let keys = ApiKeys::header("X-API-Key").key("alice-key", "alice");
+    let service = workshop().authenticate(keys).build().unwrap();
+    let app: axum::Router = a2a_kit_axum::router(&service)
+        .merge(Console::new(&service).receiver_log(log).router())
+        .merge(receiver.router("/hook"));
+    let base = spawn(app).await;
+    let token = tokens.issue().await.unwrap();
+    tokens.bind("remote-1", &token).await.unwrap();
+    let c = http();
+    let update = json!({"statusUpdate": {"taskId": "remote-1", "contextId": "c",
+        "status": {"state": "TASK_STATE_WORKING"}}});
+    let post = |token: &str| {
+        c.post(format!("{base}/hook"))
+            .header("X-A2A-Notification-Token", token)
+            .json(&update)
+            .send()
+    };
+    assert_eq!(post(&token).await.unwrap().status(), 204);
+    assert_eq!(post("forged").await.unwrap().status(), 401);
+
+    let listed = |key: Option<&'static str>| {
+        let mut req = c.get(format!("{base}/_console/api/deliveries"));
+        if let Some(key) = key {
+            req = req.header("X-API-Key", key);
+        }
+        req.send()
+    };
+    assert_eq!(listed(None).await.unwrap().status(), 401);
+    let body: Value = listed(Some("alice-key"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let list = body["deliveries"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{body}");
+    assert_eq!(
+        (
+            &list[0]["status"],
+            &list[0]["taskId"],
+            &list[0]["event"]["statusUpdate"]["taskId"]
+        ),
+        (&json!(204), &json!("remote-1"), &json!("remote-1"))
+    );
+    assert_eq!(
+        (&list[1]["status"], &list[1]["taskId"]),
+        (&json!(401), &json!("remote-1"))
+    );
+    assert!(
+        list[1]["refused"].as_str().unwrap().contains("token"),
+        "{body}"
+    );
+}

@@ -757,4 +757,3 @@ mod tests {
         Cli::command().debug_assert();
     }
 }
-

@@ -579,3 +579,58 @@ async fn a_404_names_the_url_and_what_it_likely_means() {
     .await;
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+/// `a2a console URL` serves the console for a remote agent, forwarding the page's calls to
+/// it; an agent that is not there is refused before anything is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn console_serves_the_page_for_a_remote_agent() {
+    let s = serve_test_agent().await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["console", &s.base, "--bind", "127.0.0.1:0"])
+        .env("NO_COLOR", "1")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run a2a console");
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
+    let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("a2a console says where it serves")
+        .unwrap()
+        .unwrap();
+    let page = line
+        .split(" at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert!(page.ends_with("/_console/"), "{line}");
+    let http = reqwest::Client::new();
+    let html = http.get(&page).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("A2A console"), "{html}");
+    let config: Value = http
+        .get(format!("{page}config.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(config["remote"], Value::String(s.base.clone()));
+    let card: Value = http
+        .get(format!("{page}remote/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["name"], s.service.card().name.as_str());
+    let _ = child.kill().await;
+
+    let gone = a2a(&["console", "http://127.0.0.1:9", "--bind", "127.0.0.1:0"]).await;
+    assert_eq!(code(&gone), 3, "{}", stderr(&gone));
+    let not_http = a2a(&["console", "ftp://example.com"]).await;
+    assert_ne!(code(&not_http), 0);
+}

@@ -10,6 +10,9 @@
 //! in the agent value. Both wrap [`A2aHttpService`], the tower service plain hyper can mount
 //! too.
 //!
+//! With the `console` feature, [`console::Console`] serves a console for the agent in the
+//! browser at `/_console/` (`a2a console URL` serves it for any agent).
+//!
 //! ```no_run
 //! use a2a_kit::server::AgentService;
 //! use axum::{Router, routing::get};

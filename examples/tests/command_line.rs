@@ -108,8 +108,8 @@ fn every_example_says_what_it_is_in_its_help() {
             "{name} --help opens with {first:?}, not with what it is ({want:?})"
         );
         assert!(!first.contains("every example shares"), "{name}: {first}");
-        // What an operator turns on (#33).
-        for flag in ["--metrics", "--otel"] {
+        // What an operator turns on (#33), and the console (#34).
+        for flag in ["--metrics", "--otel", "--console"] {
             assert!(help.contains(flag), "{name} --help has no {flag}");
         }
         firsts.push(first.to_string());

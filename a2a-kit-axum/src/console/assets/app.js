@@ -712,7 +712,29 @@ function startTaskList() {
   state.tasksTimer = setInterval(refreshTasks, 3000);
 }
 
+function deliveryItems(list) {
+  return list.map((d) => el("li", {},
+    el("span", { class: d.refused ? "error" : "", text: `${new Date(d.at).toLocaleTimeString()} HTTP ${d.status} ` }),
+    d.taskId ? el("span", { class: "mono", title: d.taskId, text: `task ${short(d.taskId)} ` }) : null,
+    d.refused ? d.refused : eventSummary(d.event),
+    d.event ? el("details", {}, el("summary", { text: "body" }), el("pre", { text: pretty(d.event) })) : null));
+}
+
+async function refreshReceiver() {
+  if (!state.config.receiver) return;
+  $("#receiver-panel").hidden = false;
+  const box = $("#receiver-deliveries");
+  try {
+    const r = await consoleApi("api/deliveries");
+    const items = deliveryItems(r.deliveries || []);
+    box.replaceChildren(items.length ? el("ol", { id: "receiver-list" }, items) : el("p", { class: "muted", text: "No deliveries yet." }));
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
+  }
+}
+
 async function refreshTasks() {
+  refreshReceiver();
   const body = $("#task-list tbody");
   let res;
   try {
@@ -889,10 +911,7 @@ async function renderPush(task, box, deliveriesBox) {
   const refresh = async () => {
     try {
       const r = await consoleApi(`api/deliveries?task=${encodeURIComponent(task.id)}`);
-      const items = (r.deliveries || []).map((d) => el("li", {},
-        el("span", { class: d.refused ? "error" : "", text: `${new Date(d.at).toLocaleTimeString()} HTTP ${d.status} ` }),
-        d.refused ? d.refused : eventSummary(d.event),
-        d.event ? el("details", {}, el("summary", { text: "body" }), el("pre", { text: pretty(d.event) })) : null));
+      const items = deliveryItems(r.deliveries || []);
       deliveriesBox.replaceChildren(items.length ? el("ol", { id: "delivery-list" }, items) : el("p", { class: "muted", text: "No deliveries received for this task." }));
     } catch (e) {
       deliveriesBox.replaceChildren(el("p", { class: "error", text: describeError(e) }));
