@@ -42,6 +42,11 @@ fn workshop() -> AgentServiceBuilder {
     )
 }
 
+/// GET `url`; its JSON body.
+async fn get_json(url: impl reqwest::IntoUrl) -> Value {
+    http().get(url).send().await.unwrap().json().await.unwrap()
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -142,14 +147,7 @@ async fn the_page_is_embedded_revalidated_and_locked_down() {
     assert_eq!(r.status(), 404);
     assert!(r.text().await.unwrap().contains("nope.js"));
 
-    let config: Value = c
-        .get(format!("{}/_console/config.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let config: Value = get_json(format!("{}/_console/config.json", s.base)).await;
     assert_eq!(config["mode"], "local");
     assert_eq!(config["cardPath"], "/.well-known/agent-card.json");
 }
@@ -181,14 +179,7 @@ async fn the_cards_signature_status_is_checked_against_the_agents_keys() {
     let signer = Signer::from_pem(fixture("es256.pem"), "card-es256").unwrap();
     let s = serve_with_console(workshop().sign_card(signer)).await;
     let c = http();
-    let card: Value = c
-        .get(format!("{}/.well-known/agent-card.json", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = get_json(format!("{}/.well-known/agent-card.json", s.base)).await;
     let verify = |card: Value| {
         let c = c.clone();
         let url = format!("{}/_console/api/verify-card", s.base);
@@ -305,14 +296,7 @@ async fn the_inbox_records_the_agents_deliveries_under_their_task() {
     let (_, canceled) = rpc(&s.base, None, "CancelTask", json!({"id": task})).await;
     assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED");
     for _ in 0..250 {
-        let seen: Value = c
-            .get(format!("{}/_console/api/deliveries?task={task}", s.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let seen: Value = get_json(format!("{}/_console/api/deliveries?task={task}", s.base)).await;
         if seen["deliveries"]
             .as_array()
             .unwrap()
@@ -332,14 +316,7 @@ async fn the_inbox_records_the_agents_deliveries_under_their_task() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let seen: Value = c
-        .get(format!("{}/_console/api/deliveries?task={task}", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let seen: Value = get_json(format!("{}/_console/api/deliveries?task={task}", s.base)).await;
     let list = seen["deliveries"].as_array().unwrap();
     let refused = list
         .iter()
@@ -383,24 +360,10 @@ async fn a_remote_console_forwards_calls_credentials_and_event_ids() {
     let base = spawn(console.router()).await;
     let c = http();
 
-    let config: Value = c
-        .get(format!("{base}/_console/config.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let config: Value = get_json(format!("{base}/_console/config.json")).await;
     assert_eq!(config["mode"], "remote");
     assert_eq!(config["remoteOrigin"], json!(agent_base));
-    let card: Value = c
-        .get(format!("{base}{}", config["cardPath"].as_str().unwrap()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = get_json(format!("{base}{}", config["cardPath"].as_str().unwrap())).await;
     assert_eq!(card["name"], "Workshop");
 
     let proxied = format!("{base}/_console/remote/");

@@ -78,8 +78,12 @@ function curlFor(call) {
 
 function recordCall(call) {
   state.calls.unshift(call);
-  if (state.calls.length > 200) state.calls.pop();
-  $("#wire-count").textContent = String(state.calls.length);
+  // Polls make way before the calls a person made.
+  if (state.calls.length > 200) {
+    const poll = state.calls.findLastIndex((c) => c.background);
+    state.calls.splice(poll >= 0 ? poll : state.calls.length - 1, 1);
+  }
+  $("#wire-count").textContent = String(state.calls.filter((c) => !c.background).length);
   if (currentView() === "wire") renderWire();
 }
 
@@ -90,7 +94,7 @@ function friendlyFetchError(e, what) {
 
 // One JSON-RPC call. With `stream`, each SSE event's result goes to `onEvent(result, sseId)`
 // and the promise resolves when the stream ends.
-async function rpc(method, params, { stream = false, lastEventId, onEvent, signal } = {}) {
+async function rpc(method, params, { stream = false, lastEventId, onEvent, signal, background = false } = {}) {
   const id = ++state.callSeq;
   const body = { jsonrpc: "2.0", id, method, params };
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
@@ -99,7 +103,7 @@ async function rpc(method, params, { stream = false, lastEventId, onEvent, signa
   const call = {
     id, method, stream, httpMethod: "POST", url: state.rpcUrl, curlUrl: state.agentUrl, headers: { ...headers },
     credentialHeader: state.auth && state.credential ? state.auth.header : null,
-    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null,
+    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null, background,
   };
   recordCall(call);
   const done = (extra) => { Object.assign(call, extra, { ms: Date.now() - call.started }); if (currentView() === "wire") renderWire(); };
@@ -178,11 +182,11 @@ function authMessage(res) {
 }
 
 // A console endpoint of our own (JSON in, JSON out), recorded on the wire too.
-async function consoleApi(path, { method = "GET", body } = {}) {
+async function consoleApi(path, { method = "GET", body, background = false } = {}) {
   const headers = body !== undefined ? { "Content-Type": "application/json" } : {};
   const call = { id: ++state.callSeq, method: `console ${path.split("?")[0]}`, stream: false, httpMethod: method,
     url: path, curlUrl: new URL(path, location.href).href, headers, credentialHeader: state.auth && state.credential ? state.auth.header : null,
-    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null };
+    body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null, background };
   recordCall(call);
   let res;
   try {
@@ -725,7 +729,7 @@ async function refreshReceiver() {
   $("#receiver-panel").hidden = false;
   const box = $("#receiver-deliveries");
   try {
-    const r = await consoleApi("api/deliveries");
+    const r = await consoleApi("api/deliveries", { background: true });
     const items = deliveryItems(r.deliveries || []);
     box.replaceChildren(items.length ? el("ol", { id: "receiver-list" }, items) : el("p", { class: "muted", text: "No deliveries yet." }));
   } catch (e) {
@@ -738,7 +742,7 @@ async function refreshTasks() {
   const body = $("#task-list tbody");
   let res;
   try {
-    res = await rpc("ListTasks", { pageSize: 50, historyLength: 0 });
+    res = await rpc("ListTasks", { pageSize: 50, historyLength: 0 }, { background: true });
     $("#tasks-error").textContent = "";
   } catch (e) {
     $("#tasks-error").textContent = describeError(e);
@@ -767,7 +771,7 @@ async function refreshTasks() {
     const abort = new AbortController();
     state.live.set(id, abort);
     rpc("SubscribeToTask", { id }, {
-      stream: true, signal: abort.signal,
+      stream: true, signal: abort.signal, background: true,
       onEvent: (ev) => {
         const row = body.querySelector(`tr[data-task-id="${CSS.escape(id)}"] td.state`);
         const s = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null;
@@ -910,7 +914,7 @@ async function renderPush(task, box, deliveriesBox) {
   }
   const refresh = async () => {
     try {
-      const r = await consoleApi(`api/deliveries?task=${encodeURIComponent(task.id)}`);
+      const r = await consoleApi(`api/deliveries?task=${encodeURIComponent(task.id)}`, { background: true });
       const items = deliveryItems(r.deliveries || []);
       deliveriesBox.replaceChildren(items.length ? el("ol", { id: "delivery-list" }, items) : el("p", { class: "muted", text: "No deliveries received for this task." }));
     } catch (e) {
@@ -926,7 +930,8 @@ async function renderPush(task, box, deliveriesBox) {
 function renderWire() {
   const list = $("#wire-log");
   const open = new Set([...list.querySelectorAll("details[open]")].map((d) => d.dataset.call));
-  list.replaceChildren(...state.calls.map((c) => {
+  const all = $("#wire-background").checked;
+  list.replaceChildren(...state.calls.filter((c) => all || !c.background).map((c) => {
     const ok = c.status && c.status < 400 && !c.error;
     const response = c.events.length
       ? c.events.map((e) => `id: ${e.id ?? ""}\ndata: ${JSON.stringify(e.data)}\n`).join("\n")
@@ -953,6 +958,8 @@ async function copyText(text, button) {
   }
   setTimeout(() => { button.textContent = "Copy as curl"; }, 1500);
 }
+
+$("#wire-background").addEventListener("change", renderWire);
 
 document.addEventListener("click", (ev) => {
   const b = ev.target.closest("button.copy");
