@@ -1,19 +1,22 @@
-//! The console in a real browser (Debian's headless Chromium over WebDriver): the workshop
+//! The console in real browsers (Debian's headless Chromium and Firefox ESR over WebDriver),
+//! each flow once in each (the Firefox run's test named `…_in_firefox`): the workshop
 //! example run with `--console`, used as a person would. Run a skill from its form, answer its
 //! question inline, watch narration and the artifact grow, cancel another run from its task
 //! page with a push config to the console's inbox, read the task list, the event timeline
 //! and the wire; then a broken data form, a failing skill and the agent going away
 //! mid-stream, each a clear message on the page; and an agent behind API keys, whose console
-//! shows a caller only their own tasks. Screenshots go to `target/console-screenshots/`
-//! (`A2A_UPDATE_CONSOLE_PICTURE=1` also copies the chat to `docs/console.png`).
+//! shows a caller only their own tasks. Screenshots go to `target/console-screenshots/`,
+//! Firefox's named `firefox-…` (`A2A_UPDATE_CONSOLE_PICTURE=1` also copies Chromium's chat to
+//! `docs/console.png`).
 
 mod support;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::Example;
-use support::browser::Browser;
+use support::browser::{Browser, Engine};
 
 const WORKSHOP: &str = env!("CARGO_BIN_EXE_workshop");
 
@@ -27,6 +30,14 @@ fn workshop(args: &[&str]) -> Example {
     ];
     all.extend_from_slice(args);
     Example::start(WORKSHOP, &all)
+}
+
+/// Save a screenshot named `name` (`firefox-NAME` from Firefox); its path.
+async fn screenshot(b: &Browser, name: &str) -> PathBuf {
+    match b.engine() {
+        Engine::Chromium => b.screenshot(name).await,
+        Engine::Firefox => b.screenshot(&format!("firefox-{name}")).await,
+    }
 }
 
 /// The last element matching `css`'s text (the newest chat turn's).
@@ -74,8 +85,17 @@ async fn run_build(b: &Browser, what: &str) {
 
 #[tokio::test]
 async fn run_answer_watch_cancel_and_read_the_wire() {
+    run_answer_watch_cancel_and_read_the_wire_in(Engine::Chromium).await;
+}
+
+#[tokio::test]
+async fn run_answer_watch_cancel_and_read_the_wire_in_firefox() {
+    run_answer_watch_cancel_and_read_the_wire_in(Engine::Firefox).await;
+}
+
+async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
     let agent = workshop(&[]);
-    let b = Browser::start().await;
+    let b = Browser::start_with(engine).await;
 
     // The card, rendered and raw, with its signature status.
     open_console(&b, &agent, "card").await;
@@ -87,13 +107,13 @@ async fn run_answer_watch_cancel_and_read_the_wire() {
         .await;
     let card: Value = serde_json::from_str(raw.as_str().unwrap()).unwrap();
     assert_eq!(card["name"], "Workshop");
-    b.screenshot("card").await;
+    screenshot(&b, "card").await;
 
     // Run `build` from its form; the question comes back inline; answer it.
     run_build(&b, "a bookshelf").await;
     b.wait_for_text(".task-block .question", "Which finish for a bookshelf")
         .await;
-    b.screenshot("question").await;
+    screenshot(&b, "question").await;
     b.fill(".answer-form input[name=answer]", "oak").await;
     b.click(".answer-form button").await;
     // Narration apart from the answer; the artifact grows chunk by chunk.
@@ -136,9 +156,8 @@ async fn run_answer_watch_cancel_and_read_the_wire() {
         !answer.contains("Gathering"),
         "narration is not the answer: {answer}"
     );
-    b.screenshot("chat").await;
-    if std::env::var_os("A2A_UPDATE_CONSOLE_PICTURE").is_some() {
-        let shot = b.screenshot("chat").await;
+    let shot = screenshot(&b, "chat").await;
+    if engine == Engine::Chromium && std::env::var_os("A2A_UPDATE_CONSOLE_PICTURE").is_some() {
         let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/console.png");
         std::fs::copy(shot, docs).unwrap();
     }
@@ -152,7 +171,7 @@ async fn run_answer_watch_cancel_and_read_the_wire() {
         .await;
     let waiting = row.attr("data-task-id").await.unwrap().unwrap();
     b.wait_for_text("#task-list tbody", "completed").await;
-    b.screenshot("tasks").await;
+    screenshot(&b, "tasks").await;
     b.click(&format!(r#"tr[data-task-id="{waiting}"] a"#)).await;
     b.wait_for_text("#task-state", "input-required").await;
     b.wait_for("#task-timeline li[data-event-id]").await;
@@ -163,7 +182,7 @@ async fn run_answer_watch_cancel_and_read_the_wire() {
     b.wait_for_text("#task-state", "canceled").await;
     b.wait_for_text("#delivery-list li", "HTTP 204").await;
     b.wait_for_text("#delivery-list li", "canceled").await;
-    b.screenshot("task").await;
+    screenshot(&b, "task").await;
 
     // The finished bookshelf's page replays its events with their SSE ids; resubscribing
     // after one of them replays what followed it.
@@ -231,14 +250,23 @@ async fn run_answer_watch_cancel_and_read_the_wire() {
         curl.starts_with("curl -sS -N -X POST") && curl.contains("-H 'A2A-Version: 1.0'"),
         "{curl}"
     );
-    b.screenshot("wire").await;
+    screenshot(&b, "wire").await;
     b.close().await;
 }
 
 #[tokio::test]
 async fn broken_input_a_failing_skill_and_the_agent_gone() {
+    broken_input_a_failing_skill_and_the_agent_gone_in(Engine::Chromium).await;
+}
+
+#[tokio::test]
+async fn broken_input_a_failing_skill_and_the_agent_gone_in_firefox() {
+    broken_input_a_failing_skill_and_the_agent_gone_in(Engine::Firefox).await;
+}
+
+async fn broken_input_a_failing_skill_and_the_agent_gone_in(engine: Engine) {
     let agent = workshop(&[]);
-    let b = Browser::start().await;
+    let b = Browser::start_with(engine).await;
     open_console(&b, &agent, "skills").await;
     let form = r#"form.skill-form[data-skill="quote"]"#;
     let calls = || async { b.text("#wire-count").await };
@@ -268,7 +296,7 @@ async fn broken_input_a_failing_skill_and_the_agent_gone() {
         "quantity: must be at most 12, not 20",
     )
     .await;
-    b.screenshot("broken-input").await;
+    screenshot(&b, "broken-input").await;
     assert_eq!(calls().await, calls_before, "no call for a broken form");
 
     // The agent's own check, past the form: raw JSON with a wrong type names the field.
@@ -300,7 +328,7 @@ async fn broken_input_a_failing_skill_and_the_agent_gone() {
     )
     .await;
     b.wait_for(r#".task-block[data-state="failed"]"#).await;
-    b.screenshot("failed-skill").await;
+    screenshot(&b, "failed-skill").await;
 
     // The agent goes away mid-stream.
     run_build(&b, "a cabinet").await;
@@ -317,12 +345,21 @@ async fn broken_input_a_failing_skill_and_the_agent_gone() {
     drop(agent);
     let shown = wait_last(&b, ".task-block .error", "broke off").await;
     assert!(shown.contains("resubscribe"), "{shown}");
-    b.screenshot("agent-gone").await;
+    screenshot(&b, "agent-gone").await;
     b.close().await;
 }
 
 #[tokio::test]
 async fn behind_api_keys_each_caller_sees_only_their_tasks() {
+    behind_api_keys_each_caller_sees_only_their_tasks_in(Engine::Chromium).await;
+}
+
+#[tokio::test]
+async fn behind_api_keys_each_caller_sees_only_their_tasks_in_firefox() {
+    behind_api_keys_each_caller_sees_only_their_tasks_in(Engine::Firefox).await;
+}
+
+async fn behind_api_keys_each_caller_sees_only_their_tasks_in(engine: Engine) {
     let agent = workshop(&["--api-key", "alice-key", "--api-key", "bob-key"]);
     // Alice's task, made through the API.
     let alice_task: Value = reqwest::Client::new()
@@ -344,7 +381,7 @@ async fn behind_api_keys_each_caller_sees_only_their_tasks() {
         .unwrap()
         .to_string();
 
-    let b = Browser::start().await;
+    let b = Browser::start_with(engine).await;
     // No key: the console says what the agent needs, and shows no task.
     open_console(&b, &agent, "tasks").await;
     b.wait_for_text(
@@ -356,7 +393,7 @@ async fn behind_api_keys_each_caller_sees_only_their_tasks() {
         .eval("return document.querySelectorAll('#task-list tbody tr[data-task-id]').length")
         .await;
     assert_eq!(rows, json!(0));
-    b.screenshot("auth-needed").await;
+    screenshot(&b, "auth-needed").await;
     // Bob's key: none of Alice's tasks, and hers is not found by id either.
     b.fill("#credential", "bob-key").await;
     b.click("#credential-save").await;
@@ -376,6 +413,15 @@ async fn behind_api_keys_each_caller_sees_only_their_tasks() {
 
 #[tokio::test]
 async fn a_remote_agents_console_through_the_proxy() {
+    a_remote_agents_console_through_the_proxy_in(Engine::Chromium).await;
+}
+
+#[tokio::test]
+async fn a_remote_agents_console_through_the_proxy_in_firefox() {
+    a_remote_agents_console_through_the_proxy_in(Engine::Firefox).await;
+}
+
+async fn a_remote_agents_console_through_the_proxy_in(engine: Engine) {
     let agent = Example::start(WORKSHOP, &["--bind", "127.0.0.1:0"]);
     let console = a2a_kit_axum::console::Console::remote(&agent.url).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -383,7 +429,7 @@ async fn a_remote_agents_console_through_the_proxy() {
     let app: axum::Router = console.router();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let b = Browser::start().await;
+    let b = Browser::start_with(engine).await;
     b.goto(&format!("{base}/_console/#/chat")).await;
     b.wait_for_text("#agent-url", "through this console").await;
     b.fill("#chat-input", "a lamp").await;
@@ -398,6 +444,6 @@ async fn a_remote_agents_console_through_the_proxy() {
         "Done: a lamp, finished in walnut.",
     )
     .await;
-    b.screenshot("remote").await;
+    screenshot(&b, "remote").await;
     b.close().await;
 }

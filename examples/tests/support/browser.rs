@@ -1,12 +1,16 @@
-//! A real browser for tests: Debian's headless Chromium driven over WebDriver (`chromedriver`)
-//! with `fantoccini`, so a test sees a page as a person would (its scripts run, its `fetch`es
-//! reach the server). Each helper polls for up to [`WAIT`] and panics naming what it waited
-//! for and what the page showed, since a browser test's failure is otherwise a bare timeout.
+//! A real browser for tests: Debian's headless Chromium (over `chromedriver`) or Firefox ESR
+//! (over `geckodriver`), driven over WebDriver with `fantoccini`, so a test sees a page as a
+//! person would (its scripts run, its `fetch`es reach the server). Each helper polls for up to
+//! [`WAIT`] and panics naming what it waited for and what the page showed, since a browser
+//! test's failure is otherwise a bare timeout.
 //!
-//! Needs `/usr/bin/chromium` and `/usr/bin/chromedriver` (`apt-get install chromium
-//! chromium-driver`; `.ci/run` installs them), or other paths in `A2A_CHROMIUM` and
-//! `A2A_CHROMEDRIVER`. Without them it panics: a missing browser fails the test, it never
-//! skips it.
+//! Chromium ([`Browser::start`]) needs `/usr/bin/chromium` and `/usr/bin/chromedriver`
+//! (`apt-get install chromium chromium-driver`), or other paths in `A2A_CHROMIUM` and
+//! `A2A_CHROMEDRIVER`. Firefox ([`Browser::firefox`]) needs `/usr/bin/firefox-esr`
+//! (`apt-get install firefox-esr`, or another in `A2A_FIREFOX`) and `geckodriver` (`cargo
+//! install geckodriver --locked`: Debian packages none), from `A2A_GECKODRIVER`, else `PATH`,
+//! else `$CARGO_HOME/bin` or `~/.cargo/bin`. `.ci/run` installs all of them. Without them it
+//! panics: a missing browser fails the test, it never skips it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,71 +29,145 @@ pub const WAIT: Duration = Duration::from_secs(15);
 /// How much of the page's text a timeout's panic shows.
 const PAGE_TEXT: usize = 2000;
 
-const INSTALL: &str = "install chromium and chromium-driver: \
+const INSTALL_CHROMIUM: &str = "install chromium and chromium-driver: \
     apt-get update && apt-get install -y chromium chromium-driver \
     (or point A2A_CHROMIUM and A2A_CHROMEDRIVER at a Chromium and its driver)";
 
-/// A headless Chromium session; its `chromedriver` is killed and its profile removed on drop.
+const INSTALL_FIREFOX: &str = "install Firefox ESR and geckodriver: \
+    apt-get update && apt-get install -y firefox-esr, and \
+    cargo install geckodriver --locked \
+    (or point A2A_FIREFOX and A2A_GECKODRIVER at a Firefox and its driver)";
+
+/// Which browser a [`Browser`] drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Headless Chromium through `chromedriver`.
+    Chromium,
+    /// Headless Firefox (ESR) through `geckodriver`.
+    Firefox,
+}
+
+impl Engine {
+    /// Its name, lower case (`chromium`, `firefox`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Chromium => "chromium",
+            Engine::Firefox => "firefox",
+        }
+    }
+}
+
+/// A headless browser session; its driver (the browser with it) is killed and its profile
+/// removed on drop.
 pub struct Browser {
     client: Client,
     driver: Child,
     profile: PathBuf,
+    engine: Engine,
 }
 
 impl Browser {
     /// Start `chromedriver` on a free port and open a headless Chromium session with a fresh
     /// profile (no state shared between tests).
     pub async fn start() -> Browser {
-        let chromium = path_from_env("A2A_CHROMIUM", "/usr/bin/chromium");
-        let chromedriver = path_from_env("A2A_CHROMEDRIVER", "/usr/bin/chromedriver");
-        for binary in [&chromium, &chromedriver] {
-            // In CI and locally alike: a silent skip would hide an untested console.
-            assert!(binary.exists(), "{} not found; {INSTALL}", binary.display());
-        }
+        Browser::start_with(Engine::Chromium).await
+    }
 
-        // Bind-then-release: chromedriver takes the port a moment later.
+    /// Start `geckodriver` on a free port and open a headless Firefox session with a fresh
+    /// profile.
+    pub async fn firefox() -> Browser {
+        Browser::start_with(Engine::Firefox).await
+    }
+
+    /// Start `engine`'s driver on a free port and open a headless session with a fresh profile
+    /// (no state shared between tests).
+    pub async fn start_with(engine: Engine) -> Browser {
+        let (browser, driver_path, install) = match engine {
+            Engine::Chromium => (
+                path_from_env("A2A_CHROMIUM", "/usr/bin/chromium"),
+                path_from_env("A2A_CHROMEDRIVER", "/usr/bin/chromedriver"),
+                INSTALL_CHROMIUM,
+            ),
+            Engine::Firefox => (
+                path_from_env("A2A_FIREFOX", "/usr/bin/firefox-esr"),
+                geckodriver(),
+                INSTALL_FIREFOX,
+            ),
+        };
+        for binary in [&browser, &driver_path] {
+            // In CI and locally alike: a silent skip would hide an untested console.
+            assert!(binary.exists(), "{} not found; {install}", binary.display());
+        }
+        let driver_name = driver_path.file_name().map_or_else(
+            || driver_path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+
+        // Bind-then-release: the driver takes the port a moment later.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let mut driver = Command::new(&chromedriver)
-            .arg(format!("--port={port}"))
+        let mut command = Command::new(&driver_path);
+        match engine {
+            Engine::Chromium => command.arg(format!("--port={port}")),
+            // Its own Marionette port is system-assigned; no BiDi WebSocket is asked for.
+            Engine::Firefox => command.args(["--port", &port.to_string()]),
+        };
+        let mut driver = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            // A group of its own, Chromium included: killed as one on drop (see `Drop`).
+            // A group of its own, the browser included: killed as one on drop (see `Drop`).
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}; {INSTALL}", chromedriver.display()));
+            .unwrap_or_else(|e| panic!("start {}: {e}; {install}", driver_path.display()));
         let until = Instant::now() + WAIT;
         while tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_err()
         {
             if let Ok(Some(status)) = driver.try_wait() {
-                panic!("chromedriver exited at start-up ({status})");
+                panic!("{driver_name} exited at start-up ({status})");
             }
             assert!(
                 Instant::now() < until,
-                "chromedriver did not listen on {port}"
+                "{driver_name} did not listen on {port}"
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
 
-        let profile = fresh_profile();
-        let capabilities = json!({
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": [
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-dev-shm-usage",
-                    "--window-size=1280,900",
-                    format!("--user-data-dir={}", profile.display()),
-                ],
-            }
-        });
+        let profile = fresh_profile(engine);
+        let capabilities = match engine {
+            Engine::Chromium => json!({
+                "goog:chromeOptions": {
+                    "binary": browser,
+                    "args": [
+                        "--headless=new",
+                        "--no-sandbox",
+                        "--disable-gpu",
+                        "--disable-dev-shm-usage",
+                        "--window-size=1280,900",
+                        format!("--user-data-dir={}", profile.display()),
+                    ],
+                }
+            }),
+            // `-profile`: a directory of ours, removed on drop even when geckodriver is killed
+            // (its own temporary profile would stay behind).
+            Engine::Firefox => json!({
+                "moz:firefoxOptions": {
+                    "binary": browser,
+                    "args": [
+                        "-headless",
+                        "-width=1280",
+                        "-height=900",
+                        "-profile",
+                        profile,
+                    ],
+                    "prefs": {},
+                }
+            }),
+        };
         let Value::Object(capabilities) = capabilities else {
             unreachable!()
         };
@@ -98,12 +176,18 @@ impl Browser {
             .capabilities(capabilities)
             .connect(&format!("http://127.0.0.1:{port}"))
             .await
-            .unwrap_or_else(|e| panic!("a Chromium session ({}): {e}", chromium.display()));
+            .unwrap_or_else(|e| panic!("a {} session ({}): {e}", engine.name(), browser.display()));
         Browser {
             client,
             driver,
             profile,
+            engine,
         }
+    }
+
+    /// Which browser this is.
+    pub fn engine(&self) -> Engine {
+        self.engine
     }
 
     /// The WebDriver client, for what the helpers below do not cover.
@@ -199,7 +283,7 @@ impl Browser {
         path
     }
 
-    /// End the session: Chromium quits cleanly (dropping the browser kills it instead).
+    /// End the session: the browser quits cleanly (dropping the browser kills it instead).
     pub async fn close(self) {
         self.client
             .clone()
@@ -251,8 +335,10 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        // Also after a failed test, which never reaches `close`. Chromium outlives a killed
-        // chromedriver (nothing ties it to the driver), hence the driver's whole process group.
+        // Also after a failed test, which never reaches `close`. The browser outlives a killed
+        // driver (nothing ties Chromium to chromedriver, nor Firefox to geckodriver), hence the
+        // driver's whole process group. (Firefox's `crashhelper` leaves the group, but exits
+        // with Firefox.)
         if let Some(pid) = self.driver.id() {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", "--", &format!("-{pid}")])
@@ -267,11 +353,35 @@ fn path_from_env(var: &str, default: &str) -> PathBuf {
     std::env::var_os(var).map_or_else(|| default.into(), PathBuf::from)
 }
 
-/// A new, empty `--user-data-dir` under the system's temporary directory.
-fn fresh_profile() -> PathBuf {
+/// `geckodriver`: `A2A_GECKODRIVER`, else the first on `PATH`, else in `$CARGO_HOME/bin` or
+/// `~/.cargo/bin` (where `cargo install` puts it); else the name, which then is not found.
+fn geckodriver() -> PathBuf {
+    if let Some(path) = std::env::var_os("A2A_GECKODRIVER") {
+        return path.into();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let cargo_homes = [
+        std::env::var_os("CARGO_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")),
+    ];
+    std::env::split_paths(&path)
+        .chain(
+            cargo_homes
+                .into_iter()
+                .flatten()
+                .map(|home| home.join("bin")),
+        )
+        .map(|dir| dir.join("geckodriver"))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| "geckodriver".into())
+}
+
+/// A new, empty profile directory under the system's temporary directory.
+fn fresh_profile(engine: Engine) -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("a2a-chromium-{}-{n}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("a2a-{}-{}-{n}", engine.name(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
