@@ -257,12 +257,33 @@ async fn the_consoles_endpoints_authenticate_and_never_show_anothers_task() {
     let (status, _, body) = deliveries(Some("alice-key")).await;
     assert_eq!((status, body), (200, json!({"deliveries": []})));
 
-    let r = c
-        .post(format!("{}/_console/api/inbox-config", s.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    let inbox_config = |key: Option<&'static str>, query: &str| {
+        let mut req = c.post(format!("{}/_console/api/inbox-config{query}", s.base));
+        if let Some(key) = key {
+            req = req.header("X-API-Key", key);
+        }
+        req.send()
+    };
+    let task_query = format!("?task={task}");
+    assert_eq!(inbox_config(None, &task_query).await.unwrap().status(), 401);
+    // Bob cannot have a token for Alice's task (it would bind her deliveries to him).
+    assert_eq!(
+        inbox_config(Some("bob-key"), &task_query)
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let missing = inbox_config(Some("alice-key"), "").await.unwrap();
+    assert_eq!(missing.status(), 400);
+    assert!(missing.text().await.unwrap().contains("`task`"));
+    assert_eq!(
+        inbox_config(Some("alice-key"), &task_query)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     // The page's own calls go through the API: Bob's list has none of Alice's tasks.
     let (_, listed) = rpc(&s.base, Some("bob-key"), "ListTasks", json!({})).await;
     assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
@@ -277,7 +298,7 @@ async fn the_inbox_records_the_agents_deliveries_under_their_task() {
     let task = task_waiting_for_input(&s.base, None).await;
     let c = http();
     let inbox: Value = c
-        .post(format!("{}/_console/api/inbox-config", s.base))
+        .post(format!("{}/_console/api/inbox-config?task={task}", s.base))
         .send()
         .await
         .unwrap()
@@ -459,10 +480,15 @@ async fn an_apps_own_receiver_shows_its_deliveries_to_an_authenticated_caller() 
     let log = DeliveryLog::new(10);
     let tokens = PushTokens::new();
     let receiver = WebhookReceiver::new(tokens.clone()).record_to(&log);
-    let keys = ApiKeys::header("X-API-Key").key("alice-key", "alice");
+    let keys = ApiKeys::header("X-API-Key")
+        .key("alice-key", "alice")
+        .key("bob-key", "bob");
     let service = workshop().authenticate(keys).build().unwrap();
+    let console = Console::new(&service)
+        .receiver_log(log)
+        .receiver_readers(|caller| caller.subject == "alice");
     let app: axum::Router = a2a_kit_axum::router(&service)
-        .merge(Console::new(&service).receiver_log(log).router())
+        .merge(console.router())
         .merge(receiver.router("/hook"));
     let base = spawn(app).await;
     let token = tokens.issue().await.unwrap();
@@ -487,6 +513,10 @@ async fn an_apps_own_receiver_shows_its_deliveries_to_an_authenticated_caller() 
         req.send()
     };
     assert_eq!(listed(None).await.unwrap().status(), 401);
+    // The app's remote tasks are no caller's: only the readers it names see them.
+    let bob = listed(Some("bob-key")).await.unwrap();
+    assert_eq!(bob.status(), 403);
+    assert!(bob.text().await.unwrap().contains("receiver_readers"));
     let body: Value = listed(Some("alice-key"))
         .await
         .unwrap()
@@ -511,4 +541,69 @@ async fn an_apps_own_receiver_shows_its_deliveries_to_an_authenticated_caller() 
         list[1]["refused"].as_str().unwrap().contains("token"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn other_sites_scripts_are_refused_and_a_remote_console_answers_only_at_an_address() {
+    let s = serve_with_console(workshop()).await;
+    let c = http();
+    let config = format!("{}/_console/config.json", s.base);
+    let status =
+        |req: reqwest::RequestBuilder| async move { req.send().await.unwrap().status().as_u16() };
+    assert_eq!(
+        status(c.get(&config).header("Sec-Fetch-Site", "cross-site")).await,
+        403
+    );
+    assert_eq!(
+        status(c.get(&config).header("Origin", "https://evil.example")).await,
+        403
+    );
+    assert_eq!(
+        status(c.get(&config).header("Sec-Fetch-Site", "same-origin")).await,
+        200
+    );
+    let own_origin = s.base.clone();
+    assert_eq!(
+        status(c.get(&config).header("Origin", own_origin)).await,
+        200
+    );
+    // A link from elsewhere to the page still opens it.
+    let page = c
+        .get(format!("{}/_console/", s.base))
+        .header("Sec-Fetch-Site", "cross-site")
+        .header("Sec-Fetch-Mode", "navigate");
+    assert_eq!(status(page).await, 200);
+
+    // The remote console: an agent that grants any origin CORS, behind it.
+    let agent = workshop().build().unwrap();
+    let cors = axum::middleware::map_response(|mut r: axum::response::Response| async move {
+        r.headers_mut()
+            .insert("access-control-allow-origin", "*".parse().unwrap());
+        r
+    });
+    let agent_base = spawn(a2a_kit_axum::router(&agent).layer(cors)).await;
+    let base = spawn(Console::remote(&agent_base).unwrap().router()).await;
+    let card = format!("{base}/_console/remote/.well-known/agent-card.json");
+    let r = c.get(&card).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        !r.headers().contains_key("access-control-allow-origin"),
+        "{:?}",
+        r.headers()
+    );
+    let port = base.rsplit(':').next().unwrap();
+    let by_name = c
+        .get(&card)
+        .header("Host", format!("rebound.example:{port}"));
+    let r = by_name.send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    assert!(
+        r.text()
+            .await
+            .unwrap()
+            .contains("localhost or an IP address")
+    );
+    let by_localhost = c.get(&card).header("Host", format!("localhost:{port}"));
+    assert_eq!(status(by_localhost).await, 200);
+    let _ = (s.service, agent);
 }

@@ -56,6 +56,15 @@ pub(super) fn serve(name: &str, if_none_match: Option<&HeaderValue>) -> Response
     let Some(index) = FILES.iter().position(|(n, _, _)| *n == name) else {
         let mut response = Response::new(Body::from(format!("no such console file: {name}")));
         *response.status_mut() = StatusCode::NOT_FOUND;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
         return response;
     };
     let (_, media_type, bytes) = FILES[index];

@@ -25,10 +25,9 @@
 //! **Push deliveries.** The console has an inbox of its own at [`CONSOLE_PATH`]`/inbox`: a
 //! push config made on the task page points there with a fresh token, and each delivery the
 //! agent makes to it (accepted or refused) is listed under the task. An app that receives
-//! pushes from other agents shows its receiver's deliveries too: give its
-//! [`WebhookReceiver`](crate::webhook::WebhookReceiver) a
-//! [`DeliveryLog`] ([`record_to`](crate::webhook::WebhookReceiver::record_to)) and the console
-//! the same log ([`Console::receiver_log`]).
+//! pushes from other agents shows its receiver's deliveries too: give its [`WebhookReceiver`] a
+//! [`DeliveryLog`] ([`record_to`](WebhookReceiver::record_to)) and the console the same log
+//! ([`Console::receiver_log`]).
 //!
 //! **For any agent.** [`Console::remote`] serves the same page for an agent elsewhere (any
 //! SDK), proxying the page's calls to it: what `a2a console URL` runs.
@@ -38,6 +37,7 @@ mod remote;
 
 use std::sync::Arc;
 
+use a2a_kit::auth::Caller;
 use a2a_kit::protocol::GetTaskRequest;
 use a2a_kit::request::RequestContext;
 use a2a_kit::server::AgentService;
@@ -65,6 +65,7 @@ pub struct Console {
     target: Arc<Target>,
     inbox: Arc<Inbox>,
     receiver: Option<DeliveryLog>,
+    receiver_readers: Option<Arc<dyn Fn(&Caller) -> bool + Send + Sync>>,
 }
 
 enum Target {
@@ -123,13 +124,26 @@ impl Console {
             target: Arc::new(target),
             inbox: Arc::new(Inbox::new()),
             receiver: None,
+            receiver_readers: None,
         }
     }
 
     /// Show the deliveries an app's own receiver answered (the same `log` the receiver
-    /// [records to](crate::webhook::WebhookReceiver::record_to)).
+    /// [records to](crate::webhook::WebhookReceiver::record_to)). They are about the app's
+    /// remote tasks, which no caller owns: on an agent with authentication only the callers
+    /// [`receiver_readers`](Self::receiver_readers) admits see them (none by default).
     pub fn receiver_log(mut self, log: DeliveryLog) -> Self {
         self.receiver = Some(log);
+        self
+    }
+
+    /// Which authenticated callers may read the [receiver's deliveries](Self::receiver_log)
+    /// (an operator, say).
+    pub fn receiver_readers(
+        mut self,
+        may_read: impl Fn(&Caller) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.receiver_readers = Some(Arc::new(may_read));
         self
     }
 
@@ -176,9 +190,9 @@ impl Console {
                 &page("/api/inbox-config"),
                 post({
                     let me = me.clone();
-                    move |request: Request| {
+                    move |Query(q): Query<DeliveryQuery>, request: Request| {
                         let me = me.clone();
-                        async move { me.inbox_config(request).await }
+                        async move { me.inbox_config(q, request).await }
                     }
                 }),
             )
@@ -193,6 +207,7 @@ impl Console {
                 }),
             )
             .merge(self.inbox.receiver.router(&page("/inbox")));
+        let remote_mode = matches!(&*self.target, Target::Remote(_));
         if let Target::Remote(remote) = &*self.target {
             let remote = remote.clone();
             let forward = any(move |request: Request| {
@@ -204,7 +219,14 @@ impl Console {
                 .route(&page("/remote/"), forward.clone())
                 .route(&page("/remote/{*path}"), forward);
         }
-        router
+        router.layer(axum::middleware::from_fn(
+            move |request: Request, next: axum::middleware::Next| async move {
+                match own_page_only(&request, remote_mode) {
+                    Ok(()) => next.run(request).await,
+                    Err(refused) => refused,
+                }
+            },
+        ))
     }
 
     /// What the page needs to know of where it is: how it reaches the agent.
@@ -272,18 +294,51 @@ impl Console {
         json_response(StatusCode::OK, &status)
     }
 
-    /// A push config pointing at the console's inbox, with a fresh token: the caller must be
-    /// one the agent admits.
-    async fn inbox_config(&self, request: Request) -> Response {
-        if let Err(refused) = self.authenticate(request).await {
+    /// A push config for `task` pointing at the console's inbox, with a fresh token bound to
+    /// that task: the caller must be able to read the task (GetTask, as the caller), and the
+    /// token admits deliveries about that task only.
+    async fn inbox_config(&self, q: DeliveryQuery, request: Request) -> Response {
+        let Some(task) = q.task.filter(|t| !t.is_empty()) else {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "`task`: name the task the push config is for (?task=ID)",
+            );
+        };
+        let cx = match self.authenticate(request).await {
+            Ok(cx) => cx,
+            Err(refused) => return refused,
+        };
+        if let Err(refused) = self.readable(&cx, &task).await {
             return refused;
         }
-        match self.inbox.receiver.tokens().issue().await {
+        let tokens = self.inbox.receiver.tokens();
+        let issued = match tokens.issue().await {
+            Ok(token) => tokens.bind(&task, &token).await.map(|()| token),
+            Err(e) => Err(e),
+        };
+        match issued {
             Ok(token) => json_response(
                 StatusCode::OK,
                 &json!({ "path": format!("{CONSOLE_PATH}/inbox"), "token": token }),
             ),
             Err(e) => problem(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        }
+    }
+
+    /// Whether the caller can read `task` through the API (a remote agent checks its callers
+    /// itself: the page read the task through it).
+    async fn readable(&self, cx: &RequestContext, task: &str) -> Result<(), Response> {
+        let Target::Local(service) = &*self.target else {
+            return Ok(());
+        };
+        let req = GetTaskRequest {
+            id: task.to_string(),
+            history_length: Some(0),
+            ..Default::default()
+        };
+        match service.get_task(cx, req).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(problem(StatusCode::NOT_FOUND, e.to_string())),
         }
     }
 
@@ -296,17 +351,9 @@ impl Console {
         };
         let records: Vec<DeliveryRecord> = match q.task.as_deref() {
             Some(task) if !task.is_empty() => {
-                if let Target::Local(service) = &*self.target {
-                    let req = GetTaskRequest {
-                        id: task.to_string(),
-                        history_length: Some(0),
-                        ..Default::default()
-                    };
-                    if let Err(e) = service.get_task(&cx, req).await {
-                        return problem(StatusCode::NOT_FOUND, e.to_string());
-                    }
+                if let Err(refused) = self.readable(&cx, task).await {
+                    return refused;
                 }
-                // A remote agent checks the caller itself: the page read the task through it.
                 let mut records = self.inbox.log.for_task(task);
                 if let Some(log) = &self.receiver {
                     records.extend(log.for_task(task));
@@ -315,7 +362,13 @@ impl Console {
                 records
             }
             _ => match &self.receiver {
-                Some(log) => log.records(),
+                Some(log) if self.may_read_receiver(&cx) => log.records(),
+                Some(_) => {
+                    return problem(
+                        StatusCode::FORBIDDEN,
+                        "the app's receiver's deliveries are not shown to this caller (Console::receiver_readers)",
+                    );
+                }
                 None => Vec::new(),
             },
         };
@@ -332,6 +385,21 @@ impl Console {
             })
             .collect();
         json_response(StatusCode::OK, &json!({ "deliveries": records }))
+    }
+
+    /// Whether this caller may read the app's receiver's deliveries: anyone on an agent
+    /// without authentication, else whom `receiver_readers` admits.
+    fn may_read_receiver(&self, cx: &RequestContext) -> bool {
+        let Target::Local(service) = &*self.target else {
+            return true;
+        };
+        if service.authenticator().is_none() {
+            return true;
+        }
+        match (&self.receiver_readers, cx.caller()) {
+            (Some(may_read), Some(caller)) => may_read(caller),
+            _ => false,
+        }
     }
 
     /// The request's caller, as the agent's authenticator sees it (a remote agent's console
@@ -355,6 +423,48 @@ impl Console {
             }
         }
     }
+}
+
+/// The console answers its own page, not other sites: a request another site's script makes
+/// (`Sec-Fetch-Site`, else an `Origin` that is not this host) is refused, navigations aside.
+/// Served for a remote agent (`a2a console`, usually on loopback), it also answers only at
+/// `localhost` or an IP address, so a site whose name resolves to it (DNS rebinding) cannot
+/// reach the agent through it.
+fn own_page_only(request: &Request, remote: bool) -> Result<(), Response> {
+    let headers = request.headers();
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let host = header("host").unwrap_or_default();
+    if remote {
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if name != "localhost" && name.parse::<std::net::IpAddr>().is_err() {
+            return Err(problem(
+                StatusCode::FORBIDDEN,
+                format!("open the console at localhost or an IP address, not at `{host}`"),
+            ));
+        }
+    }
+    let navigation =
+        request.method() == http::Method::GET && header("sec-fetch-mode") == Some("navigate");
+    let cross = match header("sec-fetch-site") {
+        Some(site) => site == "cross-site" || site == "same-site",
+        None => header("origin").is_some_and(|origin| {
+            let own = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"));
+            own != Some(host)
+        }),
+    };
+    if cross && !navigation {
+        return Err(problem(
+            StatusCode::FORBIDDEN,
+            "the console answers its own page only, not other sites' scripts",
+        ));
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]

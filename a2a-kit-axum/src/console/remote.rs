@@ -145,7 +145,12 @@ impl Remote {
         let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
         *response.status_mut() = status;
         for (name, value) in &headers {
-            if !NOT_FORWARDED.contains(name) && name != header::SET_COOKIE {
+            // No cookies for this origin, and no CORS grants: the agent's answers are for the
+            // console's page only.
+            if !NOT_FORWARDED.contains(name)
+                && name != header::SET_COOKIE
+                && !name.as_str().starts_with("access-control-")
+            {
                 response.headers_mut().append(name.clone(), value.clone());
             }
         }

@@ -2,7 +2,7 @@
 // does, with the credentials its user enters. No dependencies, no build step.
 
 const TERMINAL = new Set(["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"]);
-const MAX_LIVE = 4; // task subscriptions the task list keeps open (browsers allow ~6 connections)
+const MAX_LIVE = 3; // task subscriptions the task list keeps open (a browser allows 6 connections per origin: the chat's stream and the polls need theirs)
 
 const state = {
   config: null,
@@ -16,6 +16,9 @@ const state = {
   schemas: {},
   live: new Map(),    // task id -> AbortController (task list subscriptions)
   taskPage: null,     // { id, abort }
+  tenant: null,       // the JSON-RPC interface's tenant, copied into every request
+  openStreams: 0,     // SSE responses being read (a browser allows 6 connections per origin)
+  tasksBusy: false,   // a task-list refresh in flight
   tasksTimer: null,
 };
 
@@ -71,7 +74,8 @@ function curlFor(call) {
   if (call.stream) parts.push("-N");
   parts.push("-X", call.httpMethod, q(call.curlUrl));
   for (const [k, v] of Object.entries(call.headers)) parts.push("-H", q(`${k}: ${v}`));
-  if (call.credentialHeader) parts.push("-H", `"${call.credentialHeader}: ${state.auth.prefix}$A2A_CREDENTIAL"`);
+  // The header's name comes from the card: quoted like the rest, the variable left to the shell.
+  if (call.credentialHeader) parts.push("-H", q(`${call.credentialHeader}: ${state.auth.prefix}`) + '"$A2A_CREDENTIAL"');
   if (call.body !== undefined) parts.push("--data-raw", q(JSON.stringify(call.body)));
   return parts.join(" ");
 }
@@ -95,7 +99,9 @@ function friendlyFetchError(e, what) {
 // One JSON-RPC call. With `stream`, each SSE event's result goes to `onEvent(result, sseId)`
 // and the promise resolves when the stream ends.
 async function rpc(method, params, { stream = false, lastEventId, onEvent, signal, background = false } = {}) {
+  if (!state.rpcUrl) throw new RpcError("The console has no JSON-RPC URL for this agent (see the message above).");
   const id = ++state.callSeq;
+  if (state.tenant && params && params.tenant === undefined) params = { ...params, tenant: state.tenant };
   const body = { jsonrpc: "2.0", id, method, params };
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
   if (stream) headers["Accept"] = "text/event-stream";
@@ -133,12 +139,17 @@ async function rpc(method, params, { stream = false, lastEventId, onEvent, signa
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
+  let pendingCr = false; // a CR at a chunk's end may be half of a CRLF
   let last;
+  state.openStreams++;
   try {
     for (;;) {
       const { value, done: finished } = await reader.read();
       if (finished) break;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let text = (pendingCr ? "\r" : "") + decoder.decode(value, { stream: true });
+      pendingCr = text.endsWith("\r");
+      if (pendingCr) text = text.slice(0, -1);
+      buffer += text.replace(/\r\n?/g, "\n");
       let cut;
       while ((cut = buffer.indexOf("\n\n")) >= 0) {
         const block = buffer.slice(0, cut);
@@ -163,11 +174,14 @@ async function rpc(method, params, { stream = false, lastEventId, onEvent, signa
       }
     }
   } catch (e) {
+    reader.cancel().catch(() => {});
     if (e instanceof RpcError) { done({ error: e.message }); throw e; }
     if (e.name === "AbortError") { done({ error: "closed by the console" }); throw e; }
     const err = new RpcError(`the stream from the agent broke off: ${e.message}. The agent may have stopped; resubscribe when it is back.`, { code: "stream-lost" });
     done({ error: err.message });
     throw err;
+  } finally {
+    state.openStreams--;
   }
   done({});
   return last;
@@ -472,6 +486,8 @@ $("#credentials").addEventListener("submit", (ev) => {
 
 // Skills: a form from the skill's JSON Schema, else a text box.
 
+function safeId(id) { return String(id).replace(/[^a-zA-Z0-9_-]/g, "_"); }
+
 function skillSchema(id) { return state.schemas[id] && state.schemas[id].input; }
 
 function renderSkills() {
@@ -485,12 +501,25 @@ function renderSkills() {
     const form = el("form", { class: "skill-form", novalidate: true, "data-skill": s.id });
     const formError = el("p", { class: "form-error error", role: "alert" });
     let read;
+    let editor = null;
     if (schema) {
-      const editor = schemaEditor(schema, s.id);
+      try { editor = schemaEditor(schema, s.id); } catch (e) { editor = null; }
+    }
+    if (editor) {
       read = editor.read;
       form.append(editor.node);
+    } else if (schema) {
+      const id = `skill-${safeId(s.id)}-json`;
+      const area = el("textarea", { id, name: "raw-json", rows: 6, class: "mono" });
+      form.append(el("div", { class: "field" }, el("label", { for: id, text: "The data part, as JSON (the skill's schema is too deep for a form)" }), area));
+      read = () => {
+        try { area.removeAttribute("aria-invalid"); return { parts: [{ data: JSON.parse(area.value) }] }; } catch (e) {
+          area.setAttribute("aria-invalid", "true");
+          return { errors: [`the JSON does not parse: ${e.message}`] };
+        }
+      };
     } else {
-      const id = `skill-${s.id}-text`;
+      const id = `skill-${safeId(s.id)}-text`;
       const area = el("textarea", { id, name: "text", rows: 3 });
       form.append(el("div", { class: "field" }, el("label", { for: id, text: "Message" }), area));
       read = () => {
@@ -519,8 +548,8 @@ function renderSkills() {
     form.append(formError, el("div", { class: "row" },
       el("button", { type: "submit", value: "stream", "data-send": "stream", text: "Run (streaming)" }),
       el("button", { type: "submit", value: "blocking", "data-send": "blocking", class: "secondary", text: "Run (wait for the result)" })));
-    list.append(el("section", { class: "skill", "data-skill": s.id, "aria-labelledby": `skill-h-${s.id}` },
-      el("h3", { id: `skill-h-${s.id}`, text: s.name || s.id }),
+    list.append(el("section", { class: "skill", "data-skill": s.id, "aria-labelledby": `skill-h-${safeId(s.id)}` },
+      el("h3", { id: `skill-h-${safeId(s.id)}`, text: s.name || s.id }),
       el("p", { text: s.description || "" }),
       (s.tags || []).length ? el("p", { class: "tags" }, s.tags.map((t) => el("span", { text: t }))) : null,
       form));
@@ -548,7 +577,8 @@ function schemaEditor(root, skillId) {
   };
   const fields = [];
   const build = (schema, path, label, required) => {
-    const s = resolve(schema);
+    // A schema that refers to itself (a tree) gets a JSON box below a few levels.
+    const s = path.length > 6 ? { ...resolve({ description: schema && schema.description }), type: undefined } : resolve(schema);
     const id = `f-${skillId}-${path.join(".") || "value"}`.replace(/[^a-zA-Z0-9_.-]/g, "_");
     const errId = id + "-error";
     const title = label || s.title || "value";
@@ -557,7 +587,9 @@ function schemaEditor(root, skillId) {
     const err = el("span", { class: "field-error", id: errId });
     if (s.type === "object" && s.properties) {
       const req = new Set(s.required || []);
-      const children = Object.entries(s.properties).map(([k, v]) => build(v, [...path, k], k, req.has(k)));
+      const children = Object.entries(s.properties)
+        .filter(([k]) => k !== "__proto__" && k !== "constructor" && k !== "prototype")
+        .map(([k, v]) => build(v, [...path, k], k, req.has(k)));
       if (!path.length) return el("div", {}, children);
       return el("fieldset", {}, el("legend", { text: title + (required ? " *" : "") }), hint, children);
     }
@@ -605,7 +637,11 @@ function schemaEditor(root, skillId) {
     if (t === "boolean") { if (!/^(true|false)$/.test(text)) throw new Error(`${f.title}: true or false`); return text === "true"; }
     if (s.minLength !== undefined && text.length < s.minLength) throw new Error(`${f.title}: at least ${s.minLength} characters`);
     if (s.maxLength !== undefined && text.length > s.maxLength) throw new Error(`${f.title}: at most ${s.maxLength} characters`);
-    if (s.pattern && !new RegExp(s.pattern).test(text)) throw new Error(`${f.title}: must match ${s.pattern}`);
+    if (s.pattern && text.length <= 1000) {
+      let re = null;
+      try { re = new RegExp(s.pattern, "u"); } catch (_) { /* a pattern JavaScript cannot read: the agent checks */ }
+      if (re && !re.test(text)) throw new Error(`${f.title}: must match ${s.pattern}`);
+    }
     return text;
   };
   const set = (obj, path, v) => {
@@ -724,26 +760,41 @@ function deliveryItems(list) {
     d.event ? el("details", {}, el("summary", { text: "body" }), el("pre", { text: pretty(d.event) })) : null));
 }
 
+// Replace `box`'s list only when the deliveries changed (an open body stays open).
+function showDeliveries(box, list, id, empty) {
+  const key = `${list.length}:${list.length ? list[list.length - 1].at : ""}`;
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren(list.length ? el("ol", { id }, deliveryItems(list)) : el("p", { class: "muted", text: empty }));
+}
+
 async function refreshReceiver() {
   if (!state.config.receiver) return;
   $("#receiver-panel").hidden = false;
   const box = $("#receiver-deliveries");
   try {
     const r = await consoleApi("api/deliveries", { background: true });
-    const items = deliveryItems(r.deliveries || []);
-    box.replaceChildren(items.length ? el("ol", { id: "receiver-list" }, items) : el("p", { class: "muted", text: "No deliveries yet." }));
+    showDeliveries(box, r.deliveries || [], "receiver-list", "No deliveries yet.");
   } catch (e) {
+    box.dataset.key = "";
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }
 }
 
 async function refreshTasks() {
+  if (state.tasksBusy) return; // the last one is still on its way
+  state.tasksBusy = true;
+  try { await refreshTasksOnce(); } finally { state.tasksBusy = false; }
+}
+
+async function refreshTasksOnce() {
   refreshReceiver();
   const body = $("#task-list tbody");
   let res;
   try {
     res = await rpc("ListTasks", { pageSize: 50, historyLength: 0 }, { background: true });
     $("#tasks-error").textContent = "";
+    if (!state.tasksTimer) return; // the list was left meanwhile
   } catch (e) {
     $("#tasks-error").textContent = describeError(e);
     if (e.status === 401) { body.replaceChildren(); stopTaskList(); }
@@ -752,19 +803,27 @@ async function refreshTasks() {
   const tasks = res.tasks || [];
   const rows = tasks.map((t) => {
     const existing = body.querySelector(`tr[data-task-id="${CSS.escape(t.id)}"]`);
-    const row = existing || el("tr", { "data-task-id": t.id });
-    row.replaceChildren(
+    const st = t.status && t.status.state;
+    if (existing) {
+      // In place: a link with the keyboard's focus keeps it.
+      if (existing.dataset.state !== st) existing.querySelector("td.state").replaceChildren(badge(st));
+      existing.dataset.state = st;
+      existing.children[2].textContent = time(t.status && t.status.timestamp);
+      return existing;
+    }
+    return el("tr", { "data-task-id": t.id, "data-state": st },
       el("td", {}, el("a", { href: `#/task/${encodeURIComponent(t.id)}`, class: "mono", title: t.id, text: short(t.id) })),
-      el("td", { class: "state" }, badge(t.status && t.status.state)),
+      el("td", { class: "state" }, badge(st)),
       el("td", { text: time(t.status && t.status.timestamp) }),
-      el("td", { class: "mono", title: t.contextId, text: short(t.contextId) }),
-    );
-    return row;
+      el("td", { class: "mono", title: t.contextId, text: short(t.contextId) }));
   });
-  body.replaceChildren(...rows);
+  const same = rows.length === body.children.length && rows.every((r, i) => body.children[i] === r);
+  if (!same) body.replaceChildren(...rows);
   if (!tasks.length) body.append(el("tr", {}, el("td", { colspan: "4", class: "muted", text: "No tasks yet: run a skill." })));
   // Follow the open ones, newest first, up to MAX_LIVE.
-  const open = tasks.filter((t) => !TERMINAL.has(t.status && t.status.state)).slice(0, MAX_LIVE).map((t) => t.id);
+  // Followed live within the connections left (chat streams hold theirs).
+  const budget = Math.max(0, MAX_LIVE - Math.max(0, state.openStreams - state.live.size));
+  const open = tasks.filter((t) => !TERMINAL.has(t.status && t.status.state)).slice(0, budget).map((t) => t.id);
   for (const [id, abort] of state.live) if (!open.includes(id)) { abort.abort(); state.live.delete(id); }
   for (const id of open) {
     if (state.live.has(id) || !(state.card.capabilities || {}).streaming) continue;
@@ -773,9 +832,9 @@ async function refreshTasks() {
     rpc("SubscribeToTask", { id }, {
       stream: true, signal: abort.signal, background: true,
       onEvent: (ev) => {
-        const row = body.querySelector(`tr[data-task-id="${CSS.escape(id)}"] td.state`);
-        const s = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null;
-        if (row && s) row.replaceChildren(badge(s));
+        const row = body.querySelector(`tr[data-task-id="${CSS.escape(id)}"]`);
+        const s = ev && (ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null);
+        if (row && s && row.dataset.state !== s) { row.dataset.state = s; row.querySelector("td.state").replaceChildren(badge(s)); }
       },
     }).catch(() => {}).finally(() => { if (state.live.get(id) === abort) state.live.delete(id); });
   }
@@ -792,11 +851,12 @@ async function openTask(id) {
   root.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
   let task;
   try {
-    task = await rpc("GetTask", { id });
+    task = await rpc("GetTask", { id }, { signal: page.abort.signal });
   } catch (e) {
-    root.replaceChildren(el("p", { class: "error", role: "alert", text: describeError(e) }));
+    if (!page.abort.signal.aborted) root.replaceChildren(el("p", { class: "error", role: "alert", text: describeError(e) }));
     return;
   }
+  if (page.abort.signal.aborted) return; // left before the task came
   const view = new TaskView((t, text) => {
     sendChat({ parts: [{ text }], taskId: t.id, contextId: t.contextId, mode: "stream", view: null });
     location.hash = "#/chat";
@@ -825,19 +885,24 @@ async function openTask(id) {
     el("div", { class: "panel" }, el("h3", { text: "Push notifications" }), push, el("h4", { text: "Deliveries" }), deliveries),
   );
   const setState = (s) => { $("#task-state").replaceChildren(badge(s)); cancel.disabled = TERMINAL.has(s); };
-  const addEvent = (ev, sseId) => {
+  // `live`: the event moves the Live view on; a replay after an event the view has already
+  // seen goes to the timeline only (its artifact chunks would be appended twice).
+  const addEvent = (ev, sseId, live) => {
     const s = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : null;
-    if (s) setState(s);
-    view.apply(ev);
+    if (live && s) setState(s);
+    if (live) view.apply(ev);
     const resume = el("button", { type: "button", class: "resume-from", text: "Resume after", "aria-label": `Resume after event ${sseId}`, disabled: sseId === null });
-    resume.addEventListener("click", () => subscribe(sseId));
+    resume.addEventListener("click", () => subscribe(sseId, false, false));
     timeline.append(el("li", { "data-event-id": sseId ?? "" },
       el("span", { class: "mono", text: sseId === null ? "—" : `#${sseId}` }),
       el("span", { text: new Date().toLocaleTimeString() }),
       el("span", { text: eventSummary(ev) }), resume,
       el("details", {}, el("summary", { text: "raw" }), el("pre", { text: pretty(ev) }))));
   };
-  const subscribe = async (after, continued) => {
+  let continuations = 0;
+  const subscribe = async (after, continued, live = true) => {
+    if (page.abort.signal.aborted) return;
+    if (!continued) continuations = 0;
     if (page.stream) page.stream.abort();
     const abort = new AbortController();
     page.stream = abort;
@@ -846,19 +911,21 @@ async function openTask(id) {
     if (after !== undefined && !continued) timeline.append(el("li", { class: "muted note" }, el("span", {}), el("span", {}), el("span", { text: after === 0 ? "replaying the task's events" : `resubscribed after event #${after}` }), el("span", {})));
     let lastId = null; let lastState = null;
     const onEvent = (ev, sseId) => {
-      addEvent(ev, sseId);
+      addEvent(ev, sseId, live);
       if (sseId !== null) lastId = sseId;
-      lastState = ev.statusUpdate ? ev.statusUpdate.status.state : ev.task ? ev.task.status.state : lastState;
+      // Only an update says the stream stopped at a question (a snapshot may be of one).
+      lastState = ev.statusUpdate ? ev.statusUpdate.status.state : null;
     };
     try {
       await rpc("SubscribeToTask", { id }, { stream: true, lastEventId: after, signal: abort.signal, onEvent });
       // A stream ends where the task waited for input; what came after is read on.
-      if (lastId !== null && String(lastId) !== String(after) && (lastState === "TASK_STATE_INPUT_REQUIRED" || lastState === "TASK_STATE_AUTH_REQUIRED")) {
-        subscribe(lastId, true);
+      if (lastId !== null && String(lastId) !== String(after) && continuations++ < 20
+          && (lastState === "TASK_STATE_INPUT_REQUIRED" || lastState === "TASK_STATE_AUTH_REQUIRED")) {
+        subscribe(lastId, true, live);
       }
     } catch (e) {
       if (e.name === "AbortError") return;
-      if (e.code === -32004 || /terminal/i.test(e.message)) actionsError.textContent = `${describeError(e)} Resume after an event to replay what followed it.`;
+      if (e.code === -32004 || /terminal/i.test(e.message)) actionsError.textContent = `${describeError(e)} (This agent may not replay a finished task's events.)`;
       else actionsError.textContent = describeError(e);
     }
   };
@@ -874,12 +941,14 @@ async function openTask(id) {
     }
   });
   resub.addEventListener("click", () => subscribe(undefined));
-  renderPush(task, push, deliveries);
-  if (!TERMINAL.has(task.status.state) && (state.card.capabilities || {}).streaming) subscribe(undefined);
-  else if (TERMINAL.has(task.status.state)) subscribe(0);
+  renderPush(page, task, push, deliveries);
+  const streaming = (state.card.capabilities || {}).streaming;
+  if (streaming && !TERMINAL.has(task.status.state)) subscribe(undefined);
+  // A finished task: its events replayed for the timeline (the Live view has the task).
+  else if (streaming) subscribe(0, false, false);
 }
 
-async function renderPush(task, box, deliveriesBox) {
+async function renderPush(page, task, box, deliveriesBox) {
   const caps = state.card.capabilities || {};
   if (!caps.pushNotifications) {
     box.replaceChildren(el("p", { class: "muted", text: "This agent does not offer push notifications." }));
@@ -903,9 +972,9 @@ async function renderPush(task, box, deliveriesBox) {
     add.addEventListener("click", async () => {
       error.textContent = "";
       try {
-        const inbox = await consoleApi("api/inbox-config", { method: "POST", body: {} });
+        const inbox = await consoleApi(`api/inbox-config?task=${encodeURIComponent(task.id)}`, { method: "POST", body: {} });
         const url = new URL(inbox.path, location.href).href;
-        await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url, token: inbox.token });
+        await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url, token: inbox.token, authentication: { scheme: "Bearer", credentials: inbox.token } });
         load();
       } catch (e) { error.textContent = describeError(e); }
     });
@@ -915,14 +984,15 @@ async function renderPush(task, box, deliveriesBox) {
   const refresh = async () => {
     try {
       const r = await consoleApi(`api/deliveries?task=${encodeURIComponent(task.id)}`, { background: true });
-      const items = deliveryItems(r.deliveries || []);
-      deliveriesBox.replaceChildren(items.length ? el("ol", { id: "delivery-list" }, items) : el("p", { class: "muted", text: "No deliveries received for this task." }));
+      showDeliveries(deliveriesBox, r.deliveries || [], "delivery-list", "No deliveries received for this task.");
     } catch (e) {
+      deliveriesBox.dataset.key = "";
       deliveriesBox.replaceChildren(el("p", { class: "error", text: describeError(e) }));
     }
   };
   refresh();
-  const timer = setInterval(() => { if (!state.taskPage || state.taskPage.id !== task.id) clearInterval(timer); else refresh(); }, 2000);
+  const timer = setInterval(refresh, 2000);
+  page.abort.signal.addEventListener("abort", () => clearInterval(timer));
 }
 
 // The wire log.
@@ -1000,6 +1070,7 @@ async function start() {
   const jsonrpc = (card.supportedInterfaces || []).find((i) => i.protocolBinding === "JSONRPC" && (i.protocolVersion || "1.0").startsWith("1."));
   if (!jsonrpc) { renderCard(); banner("This agent offers no JSON-RPC interface for A2A 1.0: the console speaks JSON-RPC."); route(); return; }
   state.agentUrl = jsonrpc.url;
+  state.tenant = jsonrpc.tenant || null;
   state.rpcUrl = mapUrl(jsonrpc.url);
   if (!state.rpcUrl) { banner(`The card's JSON-RPC URL ${jsonrpc.url} is not on the agent's origin ${state.config.remoteOrigin}: the console forwards only there.`); }
   const ext = ((card.capabilities || {}).extensions || []).find((e) => /skill-schemas/.test(e.uri || ""));
