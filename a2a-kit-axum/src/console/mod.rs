@@ -65,8 +65,11 @@ pub struct Console {
     target: Arc<Target>,
     inbox: Arc<Inbox>,
     receiver: Option<DeliveryLog>,
-    receiver_readers: Option<Arc<dyn Fn(&Caller) -> bool + Send + Sync>>,
+    receiver_readers: Option<ReceiverReaders>,
 }
+
+/// Who may read an app receiver's deliveries.
+type ReceiverReaders = Arc<dyn Fn(&Caller) -> bool + Send + Sync>;
 
 enum Target {
     /// The agent in this process: the page calls it on this origin.
@@ -222,8 +225,8 @@ impl Console {
         router.layer(axum::middleware::from_fn(
             move |request: Request, next: axum::middleware::Next| async move {
                 match own_page_only(&request, remote_mode) {
-                    Ok(()) => next.run(request).await,
-                    Err(refused) => refused,
+                    None => next.run(request).await,
+                    Some(refused) => refused,
                 }
             },
         ))
@@ -430,7 +433,7 @@ impl Console {
 /// Served for a remote agent (`a2a console`, usually on loopback), it also answers only at
 /// `localhost` or an IP address, so a site whose name resolves to it (DNS rebinding) cannot
 /// reach the agent through it.
-fn own_page_only(request: &Request, remote: bool) -> Result<(), Response> {
+fn own_page_only(request: &Request, remote: bool) -> Option<Response> {
     let headers = request.headers();
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let host = header("host").unwrap_or_default();
@@ -441,7 +444,7 @@ fn own_page_only(request: &Request, remote: bool) -> Result<(), Response> {
         };
         let name = name.trim_start_matches('[').trim_end_matches(']');
         if name != "localhost" && name.parse::<std::net::IpAddr>().is_err() {
-            return Err(problem(
+            return Some(problem(
                 StatusCode::FORBIDDEN,
                 format!("open the console at localhost or an IP address, not at `{host}`"),
             ));
@@ -459,12 +462,12 @@ fn own_page_only(request: &Request, remote: bool) -> Result<(), Response> {
         }),
     };
     if cross && !navigation {
-        return Err(problem(
+        return Some(problem(
             StatusCode::FORBIDDEN,
             "the console answers its own page only, not other sites' scripts",
         ));
     }
-    Ok(())
+    None
 }
 
 #[derive(serde::Deserialize)]
