@@ -629,6 +629,48 @@ async fn console_serves_the_page_for_a_remote_agent() {
     assert_eq!(card["name"], s.service.card().name.as_str());
     let _ = child.kill().await;
 
+    // Credentials given on the command line go with the page's calls.
+    let keyed = a2a_tests::serve(
+        a2a_kit::server::AgentService::builder(a2a_tests::TestAgent)
+            .authenticate(a2a_kit::auth::ApiKeys::header("X-Key").key("k-1", "alice")),
+    )
+    .await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args([
+            "console",
+            &keyed.base,
+            "--bind",
+            "127.0.0.1:0",
+            "--api-key",
+            "k-1",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run a2a console");
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
+    let line = lines.next_line().await.unwrap().unwrap();
+    let page = line
+        .split(" at ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let listed: Value = http
+        .post(format!("{page}remote/"))
+        .header("A2A-Version", "1.0")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(listed["result"]["tasks"].is_array(), "{listed}");
+    let _ = child.kill().await;
+
     let gone = a2a(&["console", "http://127.0.0.1:9", "--bind", "127.0.0.1:0"]).await;
     assert_eq!(code(&gone), 3, "{}", stderr(&gone));
     let not_http = a2a(&["console", "ftp://example.com"]).await;

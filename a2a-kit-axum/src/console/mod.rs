@@ -51,7 +51,7 @@ use serde_json::{Value, json};
 
 use crate::webhook::{DeliveryLog, DeliveryRecord, PushTokens, WebhookReceiver};
 
-pub use remote::RemoteError;
+pub use remote::{RemoteError, RemoteOptions};
 
 /// Where the console is mounted.
 pub const CONSOLE_PATH: &str = "/_console";
@@ -117,8 +117,14 @@ impl Console {
     /// [`CONSOLE_PATH`]`/remote/...`, which forwards them, credentials included, to that
     /// origin only. A URL that is not `http(s)://` is an error naming it.
     pub fn remote(url: &str) -> Result<Self, RemoteError> {
+        Console::remote_with(url, RemoteOptions::default())
+    }
+
+    /// [`remote`](Self::remote), reaching the agent as `options` say (credentials to add,
+    /// certificates to trust).
+    pub fn remote_with(url: &str, options: RemoteOptions) -> Result<Self, RemoteError> {
         Ok(Console::with_target(Target::Remote(remote::Remote::new(
-            url,
+            url, options,
         )?)))
     }
 

@@ -13,12 +13,22 @@ use super::{CONSOLE_PATH, problem};
 /// The most bytes of a request body forwarded (a message with files inline).
 const BODY_LIMIT: usize = 16 * 1024 * 1024;
 
-/// Why [`Console::remote`](super::Console::remote) refused a URL.
+/// Why [`Console::remote`](super::Console::remote) refused a URL or its options.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the agent URL `{url}` {reason}")]
 pub struct RemoteError {
     url: String,
-    reason: &'static str,
+    reason: String,
+}
+
+/// How the console reaches a remote agent ([`Console::remote_with`](super::Console::remote_with)).
+#[derive(Debug, Clone, Default)]
+pub struct RemoteOptions {
+    /// Headers sent with every forwarded call the page did not set itself: credentials given
+    /// on the command line (`a2a console URL --api-key KEY`), a gateway's headers.
+    pub headers: http::HeaderMap,
+    /// Also trust these certificates (PEM): a private CA, a self-signed agent.
+    pub root_certificates_pem: Option<Vec<u8>>,
 }
 
 /// The agent the console forwards to.
@@ -29,6 +39,7 @@ pub(super) struct Remote {
     /// `scheme://host[:port]`: the only origin forwarded to.
     origin: String,
     client: reqwest::Client,
+    headers: http::HeaderMap,
 }
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1) or to the browser's view of the
@@ -49,10 +60,10 @@ const NOT_FORWARDED: &[HeaderName] = &[
 ];
 
 impl Remote {
-    pub(super) fn new(url: &str) -> Result<Self, RemoteError> {
-        let fail = |reason| RemoteError {
+    pub(super) fn new(url: &str, options: RemoteOptions) -> Result<Self, RemoteError> {
+        let fail = |reason: &str| RemoteError {
             url: url.to_string(),
-            reason,
+            reason: reason.to_string(),
         };
         let parsed = reqwest::Url::parse(url.trim()).map_err(|_| fail("is not a URL"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -69,15 +80,27 @@ impl Remote {
             None => format!("{}://{host}", parsed.scheme()),
         };
         let base = format!("{origin}{}", parsed.path().trim_end_matches('/'));
-        let client = reqwest::Client::builder()
+        let mut client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        if let Some(pem) = &options.root_certificates_pem {
+            let certificates = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                fail(&format!(
+                    "cannot be trusted: the certificates are not PEM ({e})"
+                ))
+            })?;
+            for certificate in certificates {
+                client = client.add_root_certificate(certificate);
+            }
+        }
+        let client = client
             .build()
-            .map_err(|_| fail("cannot be reached: no HTTP client"))?;
+            .map_err(|e| fail(&format!("cannot be reached: no HTTP client ({e})")))?;
         Ok(Remote {
             base,
             origin,
             client,
+            headers: options.headers,
         })
     }
 
@@ -121,6 +144,11 @@ impl Remote {
         let mut outgoing = self.client.request(parts.method.clone(), &url).body(body);
         for (name, value) in &parts.headers {
             if !NOT_FORWARDED.contains(name) {
+                outgoing = outgoing.header(name, value);
+            }
+        }
+        for (name, value) in &self.headers {
+            if !parts.headers.contains_key(name) {
                 outgoing = outgoing.header(name, value);
             }
         }

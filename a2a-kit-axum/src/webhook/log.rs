@@ -26,7 +26,7 @@ pub struct DeliveryRecord {
 
 /// A bounded log of the deliveries one or more receivers answered
 /// ([`WebhookReceiver::record_to`](super::WebhookReceiver::record_to)). Cheap to clone; the
-/// oldest records go first.
+/// oldest records go first, and refusals keep to a quarter of it.
 #[derive(Debug, Clone)]
 pub struct DeliveryLog {
     records: Arc<Mutex<VecDeque<DeliveryRecord>>>,
@@ -85,7 +85,14 @@ impl DeliveryLog {
             },
         };
         let mut records = lock(&self.records);
-        if records.len() == self.capacity {
+        // Refusals (anyone can post one) keep to a quarter of the log, so a flood of them does
+        // not push out the deliveries that were taken.
+        let refusals = records.iter().filter(|r| r.refused.is_some()).count();
+        if record.refused.is_some() && refusals >= (self.capacity / 4).max(1) {
+            if let Some(oldest) = records.iter().position(|r| r.refused.is_some()) {
+                records.remove(oldest);
+            }
+        } else if records.len() == self.capacity {
             records.pop_front();
         }
         records.push_back(record);
@@ -109,5 +116,43 @@ impl Default for DeliveryLog {
     /// The last 200 deliveries.
     fn default() -> Self {
         DeliveryLog::new(200)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_to_a_quarter_and_the_oldest_go_first() {
+        let log = DeliveryLog::new(8);
+        let taken = |id: &str| {
+            Ok(Notification {
+                task_id: id.into(),
+                event: a2a_kit::protocol::StreamResponse::Task(a2a_kit::protocol::Task {
+                    id: id.into(),
+                    ..Default::default()
+                }),
+                bare_task: true,
+                task: None,
+            })
+        };
+        for i in 0..3 {
+            log.record(&taken(&format!("t{i}")), None);
+        }
+        for _ in 0..10 {
+            log.record(&Err(WebhookRejection::WrongToken), Some("t0".into()));
+        }
+        let records = log.records();
+        assert_eq!(records.len(), 5);
+        assert_eq!(records.iter().filter(|r| r.refused.is_some()).count(), 2);
+        assert_eq!(log.for_task("t0").len(), 3);
+        for i in 3..12 {
+            log.record(&taken(&format!("t{i}")), None);
+        }
+        let records = log.records();
+        assert_eq!(records.len(), 8);
+        assert_eq!(records.last().unwrap().task_id.as_deref(), Some("t11"));
+        assert!(records.iter().all(|r| r.refused.is_none()));
     }
 }

@@ -80,6 +80,13 @@ function curlFor(call) {
   return parts.join(" ");
 }
 
+// The wire view redrawn at most once a frame, however fast events come.
+let wireFrame = 0;
+function wireChanged() {
+  if (currentView() !== "wire" || wireFrame) return;
+  wireFrame = requestAnimationFrame(() => { wireFrame = 0; renderWire(); });
+}
+
 function recordCall(call) {
   state.calls.unshift(call);
   // Polls make way before the calls a person made.
@@ -88,7 +95,7 @@ function recordCall(call) {
     state.calls.splice(poll >= 0 ? poll : state.calls.length - 1, 1);
   }
   $("#wire-count").textContent = String(state.calls.filter((c) => !c.background).length);
-  if (currentView() === "wire") renderWire();
+  wireChanged();
 }
 
 function friendlyFetchError(e, what) {
@@ -112,7 +119,7 @@ async function rpc(method, params, { stream = false, lastEventId, onEvent, signa
     body, started: Date.now(), status: null, response: null, events: [], error: null, ms: null, background,
   };
   recordCall(call);
-  const done = (extra) => { Object.assign(call, extra, { ms: Date.now() - call.started }); if (currentView() === "wire") renderWire(); };
+  const done = (extra) => { Object.assign(call, extra, { ms: Date.now() - call.started }); wireChanged(); };
   let res;
   try {
     res = await fetch(state.rpcUrl, { method: "POST", headers: { ...headers, ...authHeaders() }, body: JSON.stringify(body), signal });
@@ -166,8 +173,9 @@ async function rpc(method, params, { stream = false, lastEventId, onEvent, signa
         if (!data.length) continue;
         let msg;
         try { msg = JSON.parse(data.join("\n")); } catch (_) { msg = { unparsed: data.join("\n") }; }
-        call.events.push({ id: sseId, at: Date.now(), data: msg });
-        if (currentView() === "wire") renderWire();
+        if (call.events.length < 1000) call.events.push({ id: sseId, at: Date.now(), data: msg });
+        else call.eventsDropped = (call.eventsDropped || 0) + 1;
+        wireChanged();
         if (msg.error) throw new RpcError(msg.error.message || "error", { code: msg.error.code, data: msg.error.data });
         last = msg.result;
         if (onEvent) onEvent(msg.result, sseId);
@@ -367,7 +375,7 @@ class TaskView {
     this.question.replaceChildren(el("div", { class: "question" },
       el("p", {}, el("strong", { text: s === "TASK_STATE_AUTH_REQUIRED" ? "The agent needs authorization: " : "The agent asks: " }), text),
       form));
-    setTimeout(() => input.focus(), 0);
+    if (this.root.closest("#view-chat")) setTimeout(() => input.focus(), 0);
   }
 }
 
@@ -378,10 +386,15 @@ function currentView() {
   return h.split("/")[0] || "chat";
 }
 
+let routed = false;
 function route() {
   const [view, arg] = location.hash.replace(/^#\/?/, "").split("/");
   const name = view || "chat";
   for (const s of document.querySelectorAll(".view")) s.hidden = s.id !== `view-${name}`;
+  // A new view is announced by moving to its heading (not on the first load).
+  const heading = document.querySelector(`#view-${name} h2`);
+  if (heading && routed) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
+  routed = true;
   for (const a of document.querySelectorAll(".tabs a")) {
     if (a.dataset.view === name) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
@@ -716,6 +729,8 @@ async function sendChat({ parts, skillId, mode = chatMode(), taskId, contextId, 
   const params = { message };
   const streaming = mode === "stream" && state.card.capabilities && state.card.capabilities.streaming;
   if (!streaming) params.configuration = { returnImmediately: false };
+  const log = $("#chat-log");
+  log.setAttribute("aria-busy", "true");
   try {
     if (streaming) {
       await rpc("SendStreamingMessage", params, { stream: true, onEvent: (ev) => turn.apply(ev) });
@@ -725,6 +740,9 @@ async function sendChat({ parts, skillId, mode = chatMode(), taskId, contextId, 
   } catch (e) {
     turn.error.textContent = describeError(e) + (turn.task ? ` (task ${short(turn.task.id)}: open it under Tasks to resubscribe)` : "");
     turn.root.dataset.error = "true";
+    for (const b of turn.question.querySelectorAll("button")) b.disabled = false;
+  } finally {
+    log.removeAttribute("aria-busy");
   }
   turn.root.scrollIntoView({ block: "end" });
 }
@@ -960,7 +978,7 @@ async function renderPush(page, task, box, deliveriesBox) {
       try {
         const r = await rpc("ListTaskPushNotificationConfigs", { taskId: task.id });
         list.replaceChildren(...(r.configs || []).map((c) => {
-          const del = el("button", { type: "button", text: "Delete" });
+          const del = el("button", { type: "button", text: "Delete", "aria-label": `Delete push config ${c.id}` });
           del.addEventListener("click", async () => {
             try { await rpc("DeleteTaskPushNotificationConfig", { taskId: task.id, id: c.id }); load(); } catch (e) { error.textContent = describeError(e); }
           });
@@ -978,7 +996,14 @@ async function renderPush(page, task, box, deliveriesBox) {
         load();
       } catch (e) { error.textContent = describeError(e); }
     });
-    box.replaceChildren(list, add, error);
+    const remoteHost = state.config.mode === "remote" ? new URL(state.config.remoteOrigin).hostname : null;
+    if (remoteHost && !["localhost", "127.0.0.1", "[::1]", "::1"].includes(remoteHost)) {
+      add.disabled = true;
+      add.title = "The agent is on another machine: it cannot reach this console's inbox.";
+      box.replaceChildren(list, add, el("p", { class: "muted", text: add.title }), error);
+    } else {
+      box.replaceChildren(list, add, error);
+    }
     load();
   }
   const refresh = async () => {
@@ -1012,7 +1037,7 @@ function renderWire() {
     return el("li", { class: "call", "data-call": String(c.id) }, el("details", { "data-call": String(c.id), open: open.has(String(c.id)) },
       el("summary", {}, el("strong", { text: c.method }), " ",
         el("span", { class: ok ? "status-ok" : "status-bad", text: c.error ? `error` : c.status ? `HTTP ${c.status}` : "…" }),
-        c.ms !== null ? ` ${c.ms} ms` : " (open)", c.stream ? ` · ${c.events.length} events` : "", c.error ? ` — ${c.error}` : ""),
+        c.ms !== null ? ` ${c.ms} ms` : " (open)", c.stream ? ` · ${c.events.length + (c.eventsDropped || 0)} events${c.eventsDropped ? ` (the first ${c.events.length} kept)` : ""}` : "", c.error ? ` — ${c.error}` : ""),
       el("h4", { text: "Request" }), el("pre", { class: "code", text: `${c.httpMethod} ${c.curlUrl}\n${Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${c.credentialHeader ? `\n${c.credentialHeader}: (hidden)` : ""}\n\n${c.body === undefined ? "" : pretty(c.body)}` }),
       el("h4", { text: "Response" }), el("pre", { class: "code", text: response }),
       el("div", { class: "row" }, copy), el("pre", { class: "code curl", text: curl })));
@@ -1042,7 +1067,11 @@ function mapUrl(url) {
   // The card names the agent's URLs; the page calls them on its own origin (or the proxy).
   const u = new URL(url, location.href);
   if (state.config.mode === "remote") {
-    if (u.origin !== state.config.remoteOrigin) return null;
+    if (u.origin !== state.config.remoteOrigin) {
+      // The card names another host for itself (localhost for 127.0.0.1, a public name):
+      // its path is called on the origin the console was given, and the user told.
+      state.offOrigin = u.origin;
+    }
     return `${location.origin}${state.config.agentBase}${u.pathname}${u.search}`;
   }
   return `${location.origin}${u.pathname}${u.search}`;
@@ -1072,7 +1101,7 @@ async function start() {
   state.agentUrl = jsonrpc.url;
   state.tenant = jsonrpc.tenant || null;
   state.rpcUrl = mapUrl(jsonrpc.url);
-  if (!state.rpcUrl) { banner(`The card's JSON-RPC URL ${jsonrpc.url} is not on the agent's origin ${state.config.remoteOrigin}: the console forwards only there.`); }
+  if (state.offOrigin) banner(`The card names ${state.offOrigin} for the agent; the console calls the same paths at ${state.config.remoteOrigin}, the URL it was given.`);
   const ext = ((card.capabilities || {}).extensions || []).find((e) => /skill-schemas/.test(e.uri || ""));
   state.schemas = (ext && ext.params && ext.params.skills) || {};
   setUpAuth();
