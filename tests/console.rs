@@ -139,6 +139,31 @@ async fn the_page_is_embedded_revalidated_and_locked_down() {
         .unwrap();
     assert_eq!(again.status(), 304);
 
+    // Every module the page imports is served (one missing would leave the page blank).
+    let mut modules = vec!["app.js".to_string()];
+    let mut read = 0;
+    while read < modules.len() {
+        let js = c
+            .get(format!("{}/_console/{}", s.base, modules[read]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(js.status(), 200, "{}", modules[read]);
+        assert_eq!(
+            js.headers()["content-type"],
+            "text/javascript; charset=utf-8"
+        );
+        let text = js.text().await.unwrap();
+        for import in text.lines().filter_map(|l| l.split(" from \"./").nth(1)) {
+            let name = import.trim_end_matches(['"', ';']).to_string();
+            if !modules.contains(&name) {
+                modules.push(name);
+            }
+        }
+        read += 1;
+    }
+    assert!(modules.len() >= 5, "{modules:?}");
+
     let r = c
         .get(format!("{}/_console/nope.js", s.base))
         .send()

@@ -19,6 +19,26 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("assets/app.js"),
     ),
     (
+        "dom.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("assets/dom.js"),
+    ),
+    (
+        "wire.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("assets/wire.js"),
+    ),
+    (
+        "task-view.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("assets/task-view.js"),
+    ),
+    (
+        "schema-form.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("assets/schema-form.js"),
+    ),
+    (
         "app.css",
         "text/css; charset=utf-8",
         include_bytes!("assets/app.css"),
