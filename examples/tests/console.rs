@@ -447,3 +447,204 @@ async fn a_remote_agents_console_through_the_proxy_in(engine: Engine) {
     screenshot(&b, "remote").await;
     b.close().await;
 }
+
+/// The header name a hostile (or careless) card gives its API key: legal in HTTP, and a
+/// command substitution if a shell ever saw it unquoted.
+const ODD_HEADER: &str = "X-Key`touch$IFS'pwned-by-card'`";
+
+/// An agent another SDK might have built, served by hand: a tenant on its interface, an API
+/// key in a header with an odd name, a skill whose input schema refers to itself, and SSE
+/// written with CRLF line ends cut mid-line and between CR and LF. It records each call's
+/// `tenant` and key.
+async fn foreign_agent() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(Value, String)>>>,
+) {
+    use axum::body::Body;
+    use axum::routing::{get, post};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let node = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object",
+        "properties": {"name": {"type": "string"},
+            "child": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]}},
+        "required": ["name"]}}});
+    let card = json!({
+        "name": "Foreign Agent", "description": "Built elsewhere.", "version": "9",
+        "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0", "tenant": "acme"}],
+        "capabilities": {"streaming": true, "extensions": [{
+            "uri": "https://a2a-kit.dev/extensions/skill-schemas/v1",
+            "params": {"skills": {"tree": {"input": node}}}}]},
+        "securitySchemes": {"odd": {"apiKeySecurityScheme": {"location": "header", "name": ODD_HEADER}}},
+        "securityRequirements": [{"schemes": {"odd": {}}}],
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "tree", "name": "Tree", "description": "Takes a tree.", "tags": []}],
+    });
+    let recorded = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            get(move || {
+                let card = card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/",
+            post(move |headers: axum::http::HeaderMap, axum::Json(call): axum::Json<Value>| {
+                let recorded = recorded.clone();
+                async move {
+                    let key = headers
+                        .get(ODD_HEADER.to_ascii_lowercase().as_str())
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    recorded.lock().unwrap().push((call["params"].clone(), key));
+                    let id = call["id"].clone();
+                    let event = |result: Value| {
+                        json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+                    };
+                    let status = |state: &str, text: Option<&str>| {
+                        let mut s = json!({"state": state});
+                        if let Some(text) = text {
+                            s["message"] = json!({"messageId": format!("m-{state}"), "role": "ROLE_AGENT", "parts": [{"text": text}]});
+                        }
+                        json!({"statusUpdate": {"taskId": "t-1", "contextId": "c-1", "status": s}})
+                    };
+                    let art = |text: &str, append: bool, last: bool| json!({"artifactUpdate": {
+                        "taskId": "t-1", "contextId": "c-1", "append": append, "lastChunk": last,
+                        "artifact": {"artifactId": "a-1", "name": "greeting", "parts": [{"text": text}]}}});
+                    let events = [
+                        json!({"task": {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+                        status("TASK_STATE_WORKING", Some("thinking")),
+                        art("hello ", false, false),
+                        art("world", true, true),
+                        status("TASK_STATE_COMPLETED", Some("done")),
+                    ];
+                    let mut text = String::new();
+                    for (i, e) in events.iter().enumerate() {
+                        text.push_str(&format!("id: {}\r\ndata: {}\r\n\r\n", i + 1, event(e.clone())));
+                    }
+                    // Cut after every CR (between CR and LF) and in the middle of lines.
+                    let mut chunks: Vec<Result<String, std::io::Error>> = Vec::new();
+                    let mut rest = text.as_str();
+                    while !rest.is_empty() {
+                        let cut = rest.find('\r').map_or(rest.len(), |i| i + 1).clamp(1, 17);
+                        chunks.push(Ok(rest[..cut].to_string()));
+                        rest = &rest[cut..];
+                    }
+                    let body = Body::from_stream(futures_stream(chunks));
+                    axum::response::Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(body)
+                        .unwrap()
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, seen)
+}
+
+/// The chunks, each sent after a pause (so the browser reads them apart).
+fn futures_stream(
+    chunks: Vec<Result<String, std::io::Error>>,
+) -> impl futures::Stream<Item = Result<String, std::io::Error>> {
+    use futures::StreamExt as _;
+    futures::stream::iter(chunks).then(|c| async move {
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        c
+    })
+}
+
+#[tokio::test]
+async fn an_agent_from_elsewhere_with_odd_edges() {
+    let (agent, seen) = foreign_agent().await;
+    let console = a2a_kit_axum::console::Console::remote(&agent).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app: axum::Router = console.router();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let b = Browser::start().await;
+    b.goto(&format!("{base}/_console/#/skills")).await;
+    b.wait_for_text("#agent-name", "Foreign Agent").await;
+    b.wait_for_text("#credential-label", "API key").await;
+    b.fill("#credential", "s3cret").await;
+    b.click("#credential-save").await;
+    // A schema that refers to itself: a form a few levels deep, then a JSON box.
+    b.wait_for(r#"form.skill-form[data-skill="tree"] fieldset"#)
+        .await;
+    let depth_box = b
+        .eval(r#"return document.querySelectorAll('form.skill-form[data-skill="tree"] textarea[placeholder="JSON"]').length"#)
+        .await;
+    assert_eq!(depth_box, json!(1), "one JSON box where the form stops");
+
+    // SSE with CRLF cut anywhere: every event arrives whole.
+    b.click(".tabs a[data-view=chat]").await;
+    b.fill("#chat-input", "hi").await;
+    b.click("#chat-send").await;
+    b.wait_for(r#".task-block[data-state="completed"]"#).await;
+    assert_eq!(
+        last_text(&b, ".task-block .artifact-text").await,
+        "hello world"
+    );
+    assert_eq!(last_text(&b, ".task-block .narration").await, "thinking");
+    assert_eq!(last_text(&b, ".task-block .answer").await, "done");
+    {
+        let seen = seen.lock().unwrap();
+        let (params, key) = seen.last().expect("a call");
+        assert_eq!(
+            params["tenant"], "acme",
+            "the interface's tenant is copied: {params}"
+        );
+        assert_eq!(key, "s3cret");
+    }
+
+    // The curl line quotes the card's header name: a shell runs no part of it.
+    b.click(".tabs a[data-view=wire]").await;
+    b.wait_for_text("#wire-log li.call summary", "SendStreamingMessage")
+        .await;
+    let curl = b
+        .eval("return [...document.querySelectorAll('#wire-log li.call')].find(li => li.querySelector('summary').innerText.includes('SendStreamingMessage')).querySelector('pre.curl').textContent")
+        .await;
+    let curl = curl.as_str().unwrap();
+    // Each event kept its SSE id, though CR and LF came apart.
+    let response = b
+        .eval("return [...document.querySelectorAll('#wire-log li.call')].find(li => li.querySelector('summary').innerText.includes('SendStreamingMessage')).querySelectorAll('pre.code')[1].textContent")
+        .await;
+    let ids: Vec<&str> = response
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"], "{response}");
+    let dir = std::env::temp_dir().join(format!("a2a-console-curl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new("sh")
+        .current_dir(&dir)
+        .env("A2A_CREDENTIAL", "s3cret")
+        .arg("-c")
+        .arg(format!(
+            "curl() {{ for a in \"$@\"; do printf '%s\\n' \"$a\"; done; }}; {curl}"
+        ))
+        .output()
+        .unwrap();
+    let args = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{curl}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !dir.join("pwned-by-card").exists(),
+        "the card's header name ran: {curl}"
+    );
+    assert!(
+        args.lines().any(|l| l == format!("{ODD_HEADER}: s3cret")),
+        "{args}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    b.close().await;
+}

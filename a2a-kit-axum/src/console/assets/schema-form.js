@@ -21,8 +21,9 @@ export function schemaEditor(root, skillId) {
   };
   const fields = [];
   const build = (schema, path, label, required) => {
-    // A schema that refers to itself (a tree) gets a JSON box below a few levels.
-    const s = path.length > 6 ? { ...resolve({ description: schema && schema.description }), type: undefined } : resolve(schema);
+    // A schema that refers to itself (a tree) gets a JSON box for its objects below a few levels.
+    const resolved = resolve(schema);
+    const s = path.length > 6 && resolved.type === "object" ? { description: resolved.description, nullable: resolved.nullable } : resolved;
     const id = `f-${skillId}-${path.join(".") || "value"}`.replace(/[^a-zA-Z0-9_.-]/g, "_");
     const errId = id + "-error";
     const title = label || s.title || "value";
