@@ -580,13 +580,11 @@ async fn a_404_names_the_url_and_what_it_likely_means() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
 
-/// `a2a console URL` serves the console for a remote agent, forwarding the page's calls to
-/// it; an agent that is not there is refused before anything is served.
-#[tokio::test(flavor = "multi_thread")]
-async fn console_serves_the_page_for_a_remote_agent() {
-    let s = serve_test_agent().await;
+/// `a2a console ARGS..` running, and the URL of the page it says it serves.
+async fn spawn_console(args: &[&str]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(["console", &s.base, "--bind", "127.0.0.1:0"])
+        .arg("console")
+        .args(args)
         .env("NO_COLOR", "1")
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -606,26 +604,25 @@ async fn console_serves_the_page_for_a_remote_agent() {
         .unwrap_or_else(|| panic!("{line}"))
         .to_string();
     assert!(page.ends_with("/_console/"), "{line}");
+    (child, page)
+}
+
+async fn get_json(http: &reqwest::Client, url: String) -> Value {
+    http.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// `a2a console URL` serves the console for a remote agent, forwarding the page's calls to
+/// it; an agent that is not there is refused before anything is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn console_serves_the_page_for_a_remote_agent() {
+    let s = serve_test_agent().await;
+    let (mut child, page) = spawn_console(&[&s.base, "--bind", "127.0.0.1:0"]).await;
     let http = reqwest::Client::new();
     let html = http.get(&page).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("A2A console"), "{html}");
-    let config: Value = http
-        .get(format!("{page}config.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let config = get_json(&http, format!("{page}config.json")).await;
     assert_eq!(config["remote"], Value::String(s.base.clone()));
-    let card: Value = http
-        .get(format!("{page}remote/.well-known/agent-card.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = get_json(&http, format!("{page}remote/.well-known/agent-card.json")).await;
     assert_eq!(card["name"], s.service.card().name.as_str());
     let _ = child.kill().await;
 
@@ -635,29 +632,14 @@ async fn console_serves_the_page_for_a_remote_agent() {
             .authenticate(a2a_kit::auth::ApiKeys::header("X-Key").key("k-1", "alice")),
     )
     .await;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args([
-            "console",
-            &keyed.base,
-            "--bind",
-            "127.0.0.1:0",
-            "--api-key",
-            "k-1",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run a2a console");
-    let mut lines =
-        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
-    let line = lines.next_line().await.unwrap().unwrap();
-    let page = line
-        .split(" at ")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap();
+    let args = [
+        keyed.base.as_str(),
+        "--bind",
+        "127.0.0.1:0",
+        "--api-key",
+        "k-1",
+    ];
+    let (mut child, page) = spawn_console(&args).await;
     let listed: Value = http
         .post(format!("{page}remote/"))
         .header("A2A-Version", "1.0")
