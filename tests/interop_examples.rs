@@ -150,6 +150,7 @@ fn calls() -> Value {
         {"agent": "travel", "skill": "convert", "data": {"amount": 100, "from": "EUR", "to": "USD"}},
         {"agent": "travel", "skill": "suggest", "text": "somewhere warm in winter"},
         {"agent": "workshop", "skill": "build", "text": "a stool", "reply": "oak"},
+        {"agent": "workshop", "skill": "quote", "data": {"thing": "stool", "quantity": 2, "finish": "oak"}},
         {"agent": "streaming", "skill": "count", "text": "4", "stream": true},
         {"agent": "worker", "skill": "work", "text": "write the launch announcement"},
         {"agent": "worker", "skill": "clarify", "text": "a product launch", "reply": "engineers"},
@@ -200,6 +201,14 @@ fn check(agent: &str, skill: &str, r: &Value) -> Result<(), String> {
                 && completed
                 && text == "1. cut the parts\n2. sand them\n3. assemble\n4. apply the oak finish\n"
                 && status == "Done: a stool, finished in oak."
+        }
+        // The SDKs send numbers as doubles (`2.0`): the u8 quantity still quotes.
+        ("workshop", "quote") => {
+            completed
+                && data["thing"] == "stool"
+                && data["finish"] == "oak"
+                && data["price_eur"].as_f64() == Some(360.0)
+                && data["days"].as_f64() == Some(7.0)
         }
         // Streamed: one chunk a number, then the closing chunk.
         ("streaming", "count") => {
