@@ -5,7 +5,7 @@
 //! page with a push config to the console's inbox, read the task list, the event timeline
 //! and the wire; then a broken data form, a failing skill and the agent going away
 //! mid-stream, each a clear message on the page; and an agent behind API keys, whose console
-//! shows a caller only their own tasks. Screenshots go to `target/console-screenshots/`,
+//! shows a caller only their own tasks. Each view is checked for accessibility (axe-core). Screenshots go to `target/console-screenshots/`,
 //! Firefox's named `firefox-…` (`A2A_UPDATE_CONSOLE_PICTURE=1` also copies Chromium's chat to
 //! `docs/console.png`).
 
@@ -38,6 +38,16 @@ async fn screenshot(b: &Browser, name: &str) -> PathBuf {
         Engine::Chromium => b.screenshot(name).await,
         Engine::Firefox => b.screenshot(&format!("firefox-{name}")).await,
     }
+}
+
+/// No accessibility violation on the page as it is (axe-core, every rule it runs by default).
+async fn accessible(b: &Browser, view: &str) {
+    let found = support::a11y::violations(b).await;
+    assert!(
+        found.is_empty(),
+        "the {view} view has accessibility violations:\n{}",
+        found.join("\n")
+    );
 }
 
 /// The last element matching `css`'s text (the newest chat turn's).
@@ -108,12 +118,14 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
     let card: Value = serde_json::from_str(raw.as_str().unwrap()).unwrap();
     assert_eq!(card["name"], "Workshop");
     screenshot(&b, "card").await;
+    accessible(&b, "card").await;
 
     // Run `build` from its form; the question comes back inline; answer it.
     run_build(&b, "a bookshelf").await;
     b.wait_for_text(".task-block .question", "Which finish for a bookshelf")
         .await;
     screenshot(&b, "question").await;
+    accessible(&b, "question").await;
     b.fill(".answer-form input[name=answer]", "oak").await;
     b.click(".answer-form button").await;
     // Narration apart from the answer; the artifact grows chunk by chunk.
@@ -156,6 +168,7 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
         !answer.contains("Gathering"),
         "narration is not the answer: {answer}"
     );
+    accessible(&b, "chat").await;
     let shot = screenshot(&b, "chat").await;
     if engine == Engine::Chromium && std::env::var_os("A2A_UPDATE_CONSOLE_PICTURE").is_some() {
         let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/console.png");
@@ -172,6 +185,7 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
     let waiting = row.attr("data-task-id").await.unwrap().unwrap();
     b.wait_for_text("#task-list tbody", "completed").await;
     screenshot(&b, "tasks").await;
+    accessible(&b, "tasks").await;
     b.click(&format!(r#"tr[data-task-id="{waiting}"] a"#)).await;
     b.wait_for_text("#task-state", "input-required").await;
     b.wait_for("#task-timeline li[data-event-id]").await;
@@ -183,6 +197,7 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
     b.wait_for_text("#delivery-list li", "HTTP 204").await;
     b.wait_for_text("#delivery-list li", "canceled").await;
     screenshot(&b, "task").await;
+    accessible(&b, "task").await;
 
     // The finished bookshelf's page replays its events with their SSE ids; resubscribing
     // after one of them replays what followed it.
@@ -251,6 +266,7 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
         "{curl}"
     );
     screenshot(&b, "wire").await;
+    accessible(&b, "wire").await;
     b.close().await;
 }
 
@@ -297,6 +313,7 @@ async fn broken_input_a_failing_skill_and_the_agent_gone_in(engine: Engine) {
     )
     .await;
     screenshot(&b, "broken-input").await;
+    accessible(&b, "broken-input").await;
     assert_eq!(calls().await, calls_before, "no call for a broken form");
 
     // The agent's own check, past the form: raw JSON with a wrong type names the field.

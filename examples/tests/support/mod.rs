@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod a11y;
 pub mod browser;
 
 use std::io::{BufRead, BufReader};

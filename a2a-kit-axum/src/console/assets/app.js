@@ -540,8 +540,8 @@ function renderWire() {
       el("summary", {}, el("strong", { text: c.method }), " ",
         el("span", { class: ok ? "status-ok" : "status-bad", text: c.error ? `error` : c.status ? `HTTP ${c.status}` : "…" }),
         c.ms !== null ? ` ${c.ms} ms` : " (open)", c.stream ? ` · ${c.events.length + (c.eventsDropped || 0)} events${c.eventsDropped ? ` (the first ${c.events.length} kept)` : ""}` : "", c.error ? ` — ${c.error}` : ""),
-      el("h4", { text: "Request" }), el("pre", { class: "code", text: `${c.httpMethod} ${c.curlUrl}\n${Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${c.credentialHeader ? `\n${c.credentialHeader}: (hidden)` : ""}\n\n${c.body === undefined ? "" : pretty(c.body)}` }),
-      el("h4", { text: "Response" }), el("pre", { class: "code", text: response }),
+      el("h3", { text: "Request" }), el("pre", { class: "code", text: `${c.httpMethod} ${c.curlUrl}\n${Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${c.credentialHeader ? `\n${c.credentialHeader}: (hidden)` : ""}\n\n${c.body === undefined ? "" : pretty(c.body)}` }),
+      el("h3", { text: "Response" }), el("pre", { class: "code", text: response }),
       el("div", { class: "row" }, copy), el("pre", { class: "code curl", text: curl })));
   }));
 }

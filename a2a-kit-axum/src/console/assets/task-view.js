@@ -118,7 +118,7 @@ export class TaskView {
     let entry = this.arts.get(key);
     if (!entry) {
       const pre = el("pre", { class: "artifact-text" });
-      const box = el("div", { class: "artifact", "data-artifact-id": key }, el("h4", { text: `Artifact: ${a.name || key}` }), pre);
+      const box = el("div", { class: "artifact", "data-artifact-id": key }, el("h3", { text: `Artifact: ${a.name || key}` }), pre);
       entry = { box, pre, text: "" };
       this.arts.set(key, entry);
       this.artifacts.append(box);
