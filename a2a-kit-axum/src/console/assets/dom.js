@@ -4,6 +4,8 @@ export const TERMINAL = new Set(["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "T
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
+  // A <pre> scrolls when long (CSS caps its height): the keyboard must be able to reach it.
+  if (tag === "pre") node.tabIndex = 0;
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") node.className = v;
