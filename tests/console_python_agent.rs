@@ -14,35 +14,7 @@ mod python;
 #[path = "../examples/tests/support/browser.rs"]
 mod browser;
 
-use std::time::{Duration, Instant};
-
 use browser::Browser;
-use serde_json::json;
-
-/// The last element matching `css`'s text (the newest chat turn's).
-async fn last_text(b: &Browser, css: &str) -> String {
-    let js = format!(
-        "const all = document.querySelectorAll({}); return all.length ? all[all.length - 1].innerText : null;",
-        json!(css)
-    );
-    b.eval(&js).await.as_str().unwrap_or_default().to_string()
-}
-
-/// Wait until the last element matching `css` contains `needle`.
-async fn wait_last(b: &Browser, css: &str, needle: &str) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = last_text(b, css).await;
-        if text.contains(needle) {
-            return text;
-        }
-        if Instant::now() > until {
-            let page = b.eval("return document.body.innerText").await;
-            panic!("the last `{css}` never said {needle:?}: it says {text:?}; the page: {page}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn say(b: &Browser, text: &str) {
     b.click(".tabs a[data-view=chat]").await;
@@ -70,32 +42,35 @@ async fn the_console_drives_a_python_sdk_agent() {
 
     // A streamed artifact, chunk by chunk, then COMPLETED.
     say(&b, "chunks 5").await;
-    wait_last(&b, ".task-block", "completed").await;
+    b.wait_last(".task-block", "completed").await;
     assert_eq!(
-        last_text(&b, ".task-block .artifact-text").await,
+        b.last_text(".task-block .artifact-text").await,
         "c0 c1 c2 c3 c4 "
     );
     // Status messages are narration, the artifact the answer.
     say(&b, "status").await;
-    wait_last(&b, ".task-block .artifact-text", "final").await;
-    let narration = last_text(&b, ".task-block .narration").await;
+    b.wait_last(".task-block .artifact-text", "final").await;
+    let narration = b.last_text(".task-block .narration").await;
     assert_eq!(narration, "step 1\nstep 2\nstep 3", "{narration}");
     // A question, answered inline.
     say(&b, "ask").await;
-    wait_last(&b, ".task-block .question", "What is your name?").await;
+    b.wait_last(".task-block .question", "What is your name?")
+        .await;
     b.fill(".answer-form input[name=answer]", "Ada").await;
     b.click(".answer-form button").await;
-    wait_last(&b, ".task-block .artifact-text", "Hello, Ada").await;
+    b.wait_last(".task-block .artifact-text", "Hello, Ada")
+        .await;
     // A failure, and a direct reply (no task).
     say(&b, "fail").await;
-    wait_last(&b, ".task-block .error", "The task failed: it broke").await;
+    b.wait_last(".task-block .error", "The task failed: it broke")
+        .await;
     say(&b, "direct hi").await;
-    wait_last(&b, ".task-block .answer", "direct: hi").await;
+    b.wait_last(".task-block .answer", "direct: hi").await;
     b.screenshot("python-agent").await;
 
     // A slow one, canceled from its page, found in the task list.
     say(&b, "slow 30").await;
-    wait_last(&b, ".task-block", "working").await;
+    b.wait_last(".task-block", "working").await;
     let slow = b
         .eval("const all = document.querySelectorAll('.task-block'); return all[all.length - 1].dataset.taskId")
         .await;

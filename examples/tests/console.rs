@@ -50,31 +50,6 @@ async fn accessible(b: &Browser, view: &str) {
     );
 }
 
-/// The last element matching `css`'s text (the newest chat turn's).
-async fn last_text(b: &Browser, css: &str) -> String {
-    let js = format!(
-        "const all = document.querySelectorAll({}); return all.length ? all[all.length - 1].innerText : null;",
-        json!(css)
-    );
-    b.eval(&js).await.as_str().unwrap_or_default().to_string()
-}
-
-/// Wait until the last element matching `css` contains `needle`.
-async fn wait_last(b: &Browser, css: &str, needle: &str) -> String {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = last_text(b, css).await;
-        if text.contains(needle) {
-            return text;
-        }
-        if Instant::now() > until {
-            let page = b.eval("return document.body.innerText").await;
-            panic!("the last `{css}` never said {needle:?}: it says {text:?}; the page: {page}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Load the console afresh (a new page, not only a new `#` view) at `view`.
 async fn open_console(b: &Browser, agent: &Example, view: &str) {
     b.goto("about:blank").await;
@@ -137,7 +112,7 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
     let mut lengths = Vec::new();
     let until = Instant::now() + Duration::from_secs(20);
     while Instant::now() < until {
-        let text = last_text(&b, ".task-block .artifact-text").await;
+        let text = b.last_text(".task-block .artifact-text").await;
         let lines = text.lines().count();
         if lengths.last() != Some(&lines) {
             lengths.push(lines);
@@ -151,19 +126,15 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
         lengths.iter().filter(|n| **n > 0).count() >= 3 && lengths.last() == Some(&4),
         "the artifact grew in steps: {lengths:?}"
     );
-    wait_last(
-        &b,
-        ".task-block .answer",
-        "Done: a bookshelf, finished in oak.",
-    )
-    .await;
+    b.wait_last(".task-block .answer", "Done: a bookshelf, finished in oak.")
+        .await;
     b.wait_for(r#".task-block[data-state="completed"]"#).await;
-    let narration = last_text(&b, ".task-block .narration").await;
+    let narration = b.last_text(".task-block .narration").await;
     assert!(
         !narration.contains("Done:"),
         "the answer is not narration: {narration}"
     );
-    let answer = last_text(&b, ".task-block .answer").await;
+    let answer = b.last_text(".task-block .answer").await;
     assert!(
         !answer.contains("Gathering"),
         "narration is not the answer: {answer}"
@@ -177,7 +148,8 @@ async fn run_answer_watch_cancel_and_read_the_wire_in(engine: Engine) {
 
     // Another run, left waiting for its answer: cancel it from its task page.
     run_build(&b, "a table").await;
-    wait_last(&b, ".task-block .question", "Which finish for a table").await;
+    b.wait_last(".task-block .question", "Which finish for a table")
+        .await;
     b.click(".tabs a[data-view=tasks]").await;
     let row = b
         .wait_for_text("#task-list tbody tr[data-task-id]", "input-required")
@@ -325,7 +297,8 @@ async fn broken_input_a_failing_skill_and_the_agent_gone_in(engine: Engine) {
     .await;
     b.click(&format!(r#"{form} button[data-send="blocking"]"#))
         .await;
-    wait_last(&b, ".task-block .error", "message.parts[0].data.quantity").await;
+    b.wait_last(".task-block .error", "message.parts[0].data.quantity")
+        .await;
 
     // A failing skill: its reason, shown as the failure it is.
     open_console(&b, &agent, "skills").await;
@@ -338,8 +311,7 @@ async fn broken_input_a_failing_skill_and_the_agent_gone_in(engine: Engine) {
         .unwrap();
     b.click(&format!(r#"{form} button[data-send="stream"]"#))
         .await;
-    wait_last(
-        &b,
+    b.wait_last(
         ".task-block .error",
         "The task failed: not enough walnut veneer for 6 × chair: 4 in stock",
     )
@@ -353,14 +325,13 @@ async fn broken_input_a_failing_skill_and_the_agent_gone_in(engine: Engine) {
         .await;
     b.fill(".answer-form input[name=answer]", "paint").await;
     b.click(".answer-form button").await;
-    wait_last(
-        &b,
+    b.wait_last(
         ".task-block .narration",
         "Gathering materials for a cabinet",
     )
     .await;
     drop(agent);
-    let shown = wait_last(&b, ".task-block .error", "broke off").await;
+    let shown = b.wait_last(".task-block .error", "broke off").await;
     assert!(shown.contains("resubscribe"), "{shown}");
     screenshot(&b, "agent-gone").await;
     b.close().await;
@@ -455,12 +426,8 @@ async fn a_remote_agents_console_through_the_proxy_in(engine: Engine) {
         .await;
     b.fill(".answer-form input[name=answer]", "walnut").await;
     b.click(".answer-form button").await;
-    wait_last(
-        &b,
-        ".task-block .answer",
-        "Done: a lamp, finished in walnut.",
-    )
-    .await;
+    b.wait_last(".task-block .answer", "Done: a lamp, finished in walnut.")
+        .await;
     screenshot(&b, "remote").await;
     b.close().await;
 }
@@ -603,11 +570,11 @@ async fn an_agent_from_elsewhere_with_odd_edges() {
     b.click("#chat-send").await;
     b.wait_for(r#".task-block[data-state="completed"]"#).await;
     assert_eq!(
-        last_text(&b, ".task-block .artifact-text").await,
+        b.last_text(".task-block .artifact-text").await,
         "hello world"
     );
-    assert_eq!(last_text(&b, ".task-block .narration").await, "thinking");
-    assert_eq!(last_text(&b, ".task-block .answer").await, "done");
+    assert_eq!(b.last_text(".task-block .narration").await, "thinking");
+    assert_eq!(b.last_text(".task-block .answer").await, "done");
     {
         let seen = seen.lock().unwrap();
         let (params, key) = seen.last().expect("a call");

@@ -45,7 +45,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, Query, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{Redirect, Response};
 use axum::routing::{any, get, post};
 use serde_json::{Value, json};
 
@@ -495,5 +495,5 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 
 /// An error the page shows as it is: `{"error": message}`.
 fn problem(status: StatusCode, message: impl Into<String>) -> Response {
-    json_response(status, &json!({ "error": message.into() })).into_response()
+    json_response(status, &json!({ "error": message.into() }))
 }

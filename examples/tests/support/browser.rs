@@ -260,6 +260,38 @@ impl Browser {
             .unwrap_or_else(|e| panic!("text of `{css}`: {e}"))
     }
 
+    /// The rendered text of the last element matching `css` (the newest of several, such as
+    /// chat turns); empty when there is none.
+    pub async fn last_text(&self, css: &str) -> String {
+        let js = format!(
+            "const all = document.querySelectorAll({}); return all.length ? all[all.length - 1].innerText : null;",
+            json!(css)
+        );
+        self.eval(&js)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Wait (up to 20 s) until the last element matching `css` contains `needle`; its text.
+    pub async fn wait_last(&self, css: &str, needle: &str) -> String {
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = self.last_text(css).await;
+            if text.contains(needle) {
+                return text;
+            }
+            if Instant::now() > until {
+                let page = self.eval("return document.body.innerText").await;
+                panic!(
+                    "the last `{css}` never said {needle:?}: it says {text:?}; the page: {page}"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Run `js` in the page as a function body; what it `return`s (JSON), `null` without one.
     pub async fn eval(&self, js: &str) -> Value {
         self.client
